@@ -1,0 +1,51 @@
+//! Throughput benchmark of the switch model: switch-cycles per second.
+
+use crate::config::{FlowControl, SimConfig};
+use crate::error::Result;
+use crate::sim::Simulation;
+use crate::topology::TopologyKind;
+use crate::traffic::Traffic;
+use std::time::Instant;
+
+/// The benchmark configuration of the foundation issue: a 1024-input butterfly, B = 2, L = 4,
+/// Bernoulli traffic at rate 0.3, 10 000 cycles, wormhole.
+pub fn default_config() -> SimConfig {
+    SimConfig {
+        topology: TopologyKind::Butterfly,
+        inputs: 1024,
+        vcs: 2,
+        flits: 4,
+        mode: FlowControl::Wormhole,
+        traffic: Traffic::Bernoulli { rate: 0.3 },
+        cycles: Some(10_000),
+        ..SimConfig::default()
+    }
+}
+
+/// A measured run.
+#[derive(Clone, Debug)]
+pub struct BenchResult {
+    pub switches: u64,
+    pub cycles: u64,
+    pub seconds: f64,
+    pub switch_cycles_per_second: f64,
+    pub flits_delivered_per_cycle: f64,
+}
+
+/// Runs `config` with invariant checks off and measures the cycle loop (not set-up).
+pub fn run(config: SimConfig) -> Result<BenchResult> {
+    let mut sim = Simulation::new(config)?;
+    sim.set_check_invariants(false);
+    let start = Instant::now();
+    let report = sim.run()?;
+    let seconds = start.elapsed().as_secs_f64();
+    let switches = sim.fabric.topo.node_count() as u64;
+    Ok(BenchResult {
+        switches,
+        cycles: report.cycles,
+        seconds,
+        switch_cycles_per_second: (switches * report.cycles) as f64 / seconds,
+        flits_delivered_per_cycle: report.throughput.flits_per_input_cycle
+            * f64::from(report.config.inputs),
+    })
+}

@@ -1,0 +1,260 @@
+//! The resolved configuration of a run: one serde struct, read from TOML (unknown keys
+//! rejected) or built from command-line flags, validated in one place, and written back into
+//! every JSON report so a run can be repeated from its output alone.
+
+use crate::error::{Error, Result};
+use crate::flit::{HeaderLayout, ProtocolFields};
+use crate::topology::{SplitterWiring, TopologyKind, check_inputs};
+use crate::traffic::Traffic;
+use serde::{Deserialize, Serialize};
+
+/// How a switch treats a header that cannot get a virtual channel on its next link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowControl {
+    /// The header waits in its VC register and the body stalls behind it (seed 000 §1.1).
+    Wormhole,
+    /// Whole packets hop: a header asks for the next link only once its tail has arrived in
+    /// the same VC buffer (depth raised to `L`), so every hop buffers the complete packet.
+    StoreForward,
+    /// The header is discarded with the rest of its worm behind it; the source learns it by a
+    /// negative acknowledgement and retries (seeds 003 §3.1, 004 §3).
+    Drop,
+}
+
+/// How many flits a physical link carries per cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkBandwidth {
+    /// B flits, one per virtual channel (seed 000's flit step).
+    PerVc,
+    /// One flit per link per cycle, B buffers (seed 000 §1.4 "Remarks").
+    One,
+}
+
+/// Which free edge of the logical direction a header takes on dilated and splitter networks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaneChoice {
+    /// The lowest-index edge with a free VC, then its lowest free VC.
+    Lowest,
+    /// The scan over edges starts at a pseudo-random edge drawn from a 16-bit LFSR per switch.
+    Random,
+}
+
+/// Middle column of a Beneš route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Middle {
+    /// Uniformly random per message (seeded).
+    Random,
+    /// The same given column for every message.
+    Column(u32),
+}
+
+/// A complete run configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    pub topology: TopologyKind,
+    /// Number of inputs n (a power of two).
+    pub inputs: u32,
+    /// Multiplicity d of dilated and splitter networks.
+    pub dilation: u32,
+    pub wiring: SplitterWiring,
+    /// Virtual channels per link, B.
+    pub vcs: u32,
+    /// Flits one VC register holds.
+    pub vc_depth: u32,
+    /// Flits per message, L.
+    pub flits: u32,
+    /// Bits per flit, W.
+    pub flit_bits: u32,
+    pub mode: FlowControl,
+    pub link_bandwidth: LinkBandwidth,
+    pub lane_choice: LaneChoice,
+    pub middle: Middle,
+    /// Store-and-forward only: a header may enter a switch only while that switch held fewer
+    /// than this many packets at the end of the previous cycle (per-switch queue bound A).
+    /// Without it the bound is per edge: B packet buffers at the head of every link.
+    pub switch_queue: Option<u32>,
+    /// Drop mode: attempts per message before it is given up and reported dropped.
+    pub max_attempts: u32,
+    /// Drop mode: cycles a source waits after a negative acknowledgement before retrying.
+    pub retry_backoff: u64,
+    pub traffic: Traffic,
+    /// Cycle limit; the injection horizon for continuous traffic. Batch traffic runs until
+    /// every message is delivered or dropped when absent.
+    pub cycles: Option<u64>,
+    pub seed: u64,
+    /// Cycles without any flit moving, while messages remain, before a deadlock is reported.
+    pub watchdog: u64,
+    pub protocol: ProtocolFields,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            topology: TopologyKind::Butterfly,
+            inputs: 64,
+            dilation: 2,
+            wiring: SplitterWiring::default(),
+            vcs: 2,
+            vc_depth: 1,
+            flits: 4,
+            flit_bits: 32,
+            mode: FlowControl::Wormhole,
+            link_bandwidth: LinkBandwidth::PerVc,
+            lane_choice: LaneChoice::Lowest,
+            middle: Middle::Random,
+            switch_queue: None,
+            max_attempts: 16,
+            retry_backoff: 0,
+            traffic: Traffic::RandomPermutation,
+            cycles: None,
+            seed: 1,
+            watchdog: 10_000,
+            protocol: ProtocolFields::default(),
+        }
+    }
+}
+
+/// Memory a run may plan to use before it is refused.
+pub const MEMORY_LIMIT_BYTES: u64 = 16 << 30;
+
+impl SimConfig {
+    /// Reads a TOML file; unknown keys are errors.
+    pub fn from_toml_file(path: &str) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        toml::from_str(&text).map_err(|e| Error::parse(path, e))
+    }
+
+    /// The multiplicity the topology actually uses.
+    pub fn multiplicity(&self) -> u32 {
+        match self.topology {
+            TopologyKind::Dilated | TopologyKind::Splitter => self.dilation,
+            TopologyKind::Butterfly | TopologyKind::Benes => 1,
+        }
+    }
+
+    /// Switch levels of the topology.
+    pub fn levels(&self) -> u32 {
+        let log_n = self.inputs.max(2).trailing_zeros();
+        match self.topology {
+            TopologyKind::Benes => 2 * log_n + 1,
+            _ => log_n + 1,
+        }
+    }
+
+    /// Depth of a VC buffer as the switches build it (store-and-forward holds whole packets).
+    pub fn effective_depth(&self) -> u32 {
+        match self.mode {
+            FlowControl::StoreForward => self.vc_depth.max(self.flits),
+            _ => self.vc_depth,
+        }
+    }
+
+    /// The header layout this configuration implies.
+    pub fn header_layout(&self) -> Result<HeaderLayout> {
+        let log_n = self.inputs.max(2).trailing_zeros();
+        HeaderLayout::new(
+            self.flit_bits,
+            log_n,
+            self.topology == TopologyKind::Benes,
+            self.protocol,
+        )
+    }
+
+    /// Checks every parameter against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        let log_n = check_inputs(self.inputs)?;
+        range("vcs", self.vcs, 1, 16)?;
+        range("vc-depth", self.vc_depth, 1, 64)?;
+        range("flits", self.flits, 1, 4096)?;
+        range("dilation", self.dilation, 1, 8)?;
+        range("max-attempts", self.max_attempts, 1, 1_000_000)?;
+        if self.watchdog == 0 {
+            return Err(Error::invalid("watchdog", 0, "at least 1 cycle"));
+        }
+        if self.mode == FlowControl::StoreForward && self.effective_depth() > 4096 {
+            return Err(Error::invalid("flits", self.flits, "1..=4096"));
+        }
+        if let Some(a) = self.switch_queue {
+            if self.mode != FlowControl::StoreForward {
+                return Err(Error::invalid(
+                    "switch-queue",
+                    a,
+                    "only with --mode store-forward",
+                ));
+            }
+            range("switch-queue", a, 1, 65_535)?;
+        }
+        if let Middle::Column(c) = self.middle
+            && c >= self.inputs
+        {
+            return Err(Error::invalid(
+                "middle",
+                c,
+                format!("0..={}", self.inputs - 1),
+            ));
+        }
+        if self.topology == TopologyKind::Splitter && self.dilation > self.inputs / 2 {
+            return Err(Error::invalid(
+                "dilation",
+                self.dilation,
+                format!(
+                    "1..={} for a splitter network with {} inputs",
+                    self.inputs / 2,
+                    self.inputs
+                ),
+            ));
+        }
+        self.traffic.validate()?;
+        if self.traffic.is_continuous() && self.cycles.is_none() {
+            return Err(Error::invalid(
+                "cycles",
+                "none",
+                "a cycle count (--cycles C) for continuous traffic",
+            ));
+        }
+        let _ = log_n;
+        self.header_layout()?;
+        let need = self.memory_estimate();
+        if need > MEMORY_LIMIT_BYTES {
+            return Err(Error::invalid(
+                "inputs",
+                self.inputs,
+                format!(
+                    "a network this run can hold in memory: it needs about {:.1} GiB (estimate), the limit is {} GiB",
+                    need as f64 / f64::from(1u32 << 30),
+                    MEMORY_LIMIT_BYTES >> 30
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rough bytes a run needs: links and their VC registers, plus message records.
+    pub fn memory_estimate(&self) -> u64 {
+        let n = u64::from(self.inputs);
+        let links = u64::from(self.levels() - 1) * n * 2 * u64::from(self.multiplicity());
+        let vcs = (links + n) * u64::from(self.vcs);
+        let per_vc = 24 + 8 * u64::from(self.effective_depth());
+        let messages = match &self.traffic {
+            Traffic::Bernoulli { rate } => {
+                (n as f64 * self.cycles.unwrap_or(0) as f64 * rate.clamp(0.0, 1.0)) as u64
+            }
+            Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),
+            _ => n,
+        };
+        links * 24 + vcs * per_vc + messages * 96
+    }
+}
+
+fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<()> {
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, value, format!("{lo}..={hi}")))
+    }
+}

@@ -1,0 +1,24 @@
+//! flitforge: routing-network switches modelled the way hardware builds them, cycle by cycle.
+//!
+//! Layers, each changing for its own reasons: [`topology`] (pure graphs and routing rules),
+//! [`switch`] (registers and next-state logic), [`kernel`] (the two-phase clock), [`source`]
+//! and [`traffic`] (what is injected), [`sim`] (a whole run), [`invariants`], [`stats`], and
+//! [`config`]. The command-line interface in `main.rs` is a thin layer over these.
+
+pub mod bench;
+pub mod config;
+pub mod error;
+pub mod flit;
+pub mod invariants;
+pub mod kernel;
+pub mod rng;
+pub mod sim;
+pub mod source;
+pub mod stats;
+pub mod switch;
+pub mod topology;
+pub mod traffic;
+
+pub use config::SimConfig;
+pub use error::{Error, Result};
+pub use sim::Simulation;

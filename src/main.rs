@@ -1,0 +1,271 @@
+//! The `flitforge` command: a thin layer over the library.
+
+use clap::{Args, Parser, Subcommand};
+use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
+use flitforge::topology::TopologyKind;
+use flitforge::traffic::Traffic;
+use flitforge::{Error, Result, Simulation};
+use serde::de::DeserializeOwned;
+use std::process::ExitCode;
+
+/// Routing-network switches modelled cycle by cycle, the way hardware builds them.
+///
+/// Every switch is a clocked state machine (per-virtual-channel flit registers, valid bits,
+/// allocation state) advanced by a two-phase clock. Runs are reproducible from their seed.
+#[derive(Parser)]
+#[command(name = "flitforge", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a network cycle by cycle and report latency, throughput and drops.
+    ///
+    /// Flags override a --config file, which overrides the defaults (64-input butterfly, B = 2,
+    /// L = 4, W = 32, random permutation, wormhole). Example:
+    ///   flitforge sim --topology butterfly --inputs 1024 --vcs 2 --flits 4
+    ///       --traffic random-permutation --seed 1 --json out.json
+    Sim(SimArgs),
+    /// Run the built-in default (64-input butterfly, B = 2, L = 4, random permutation,
+    /// wormhole) and print a readable summary.
+    Demo {
+        /// Also write the statistics as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+    },
+    /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
+    /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
+    Bench(SimArgs),
+}
+
+#[derive(Args, Clone, Default)]
+struct SimArgs {
+    /// TOML file with any SimConfig keys (unknown keys are rejected).
+    #[arg(long, value_name = "FILE.toml")]
+    config: Option<String>,
+    /// Network family.
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes"])]
+    topology: Option<String>,
+    /// Number of inputs n: a power of two from 2 to 2^20.
+    #[arg(long, value_name = "N")]
+    inputs: Option<u32>,
+    /// Multiplicity d of dilated and splitter networks (1..=8).
+    #[arg(long, value_name = "D")]
+    dilation: Option<u32>,
+    /// Virtual channels per link, B (1..=16).
+    #[arg(long, value_name = "B")]
+    vcs: Option<u32>,
+    /// Flits one VC register holds (1..=64; store-and-forward raises it to L).
+    #[arg(long, value_name = "K")]
+    vc_depth: Option<u32>,
+    /// Flits per message, L (1..=4096).
+    #[arg(long, value_name = "L")]
+    flits: Option<u32>,
+    /// Bits per flit, W: at least the header (log2 n destination bits, twice that on a Beneš
+    /// network), at most 256.
+    #[arg(long, value_name = "W")]
+    flit_bits: Option<u32>,
+    /// Flow control: a blocked header waits (wormhole), whole packets hop (store-forward), or
+    /// the worm is discarded and retried after a negative acknowledgement (drop).
+    #[arg(long, value_parser = ["wormhole", "store-forward", "drop"])]
+    mode: Option<String>,
+    /// Flits per link per cycle: one per VC (per-vc) or one in all (one, seed 000 §1.4).
+    #[arg(long, value_parser = ["per-vc", "one"])]
+    link_bandwidth: Option<String>,
+    /// Which free edge of a direction a header takes on dilated and splitter networks.
+    #[arg(long, value_parser = ["lowest", "random"])]
+    lane_choice: Option<String>,
+    /// Beneš middle column: "random" per message, or a column number for all.
+    #[arg(long, value_name = "random|COLUMN")]
+    middle: Option<String>,
+    /// Store-and-forward: per-switch queue bound A (default: per edge, B packets per link).
+    #[arg(long, value_name = "A")]
+    switch_queue: Option<u32>,
+    /// Drop mode: attempts per message before it is reported dropped.
+    #[arg(long, value_name = "K")]
+    max_attempts: Option<u32>,
+    /// Drop mode: retry after a uniformly random 0..=K cycles of back-off.
+    #[arg(long, value_name = "K")]
+    retry_backoff: Option<u64>,
+    /// Traffic pattern.
+    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file"])]
+    traffic: Option<String>,
+    /// Bernoulli injection probability per input per cycle, in [0, 1].
+    #[arg(long, value_name = "P")]
+    rate: Option<f64>,
+    /// Messages per input (uniform) or per input and output (q-relation).
+    #[arg(long, value_name = "Q")]
+    q: Option<u32>,
+    /// JSON message list for --traffic file: [{"source": 0, "destination": 5, "release": 0}, ...].
+    #[arg(long, value_name = "FILE.json")]
+    messages: Option<String>,
+    /// Cycles to simulate (required for Bernoulli traffic; batch traffic runs to completion).
+    #[arg(long, value_name = "C")]
+    cycles: Option<u64>,
+    /// Seed of every random choice (traffic, wiring, Beneš middles, back-off, LFSRs).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Cycles without any flit moving before a deadlock is reported.
+    #[arg(long, value_name = "K")]
+    watchdog: Option<u64>,
+    /// Write the statistics (and the full resolved configuration) as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Include every message's record in the JSON.
+    #[arg(long)]
+    per_message: bool,
+    /// Check every invariant after every cycle (always on in debug builds).
+    #[arg(long)]
+    check: bool,
+}
+
+/// Parses a kebab-case enum value the way the config file spells it.
+fn parse_name<T: DeserializeOwned>(flag: &str, value: &str, allowed: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_string()))
+        .map_err(|_| Error::invalid(flag, value, allowed))
+}
+
+impl SimArgs {
+    /// The configuration these flags describe, starting from `base` (or the --config file).
+    fn resolve(&self, base: SimConfig) -> Result<SimConfig> {
+        let mut c = match &self.config {
+            Some(path) => SimConfig::from_toml_file(path)?,
+            None => base,
+        };
+        if let Some(t) = &self.topology {
+            c.topology =
+                parse_name::<TopologyKind>("topology", t, "butterfly|dilated|splitter|benes")?;
+        }
+        macro_rules! set {
+            ($($field:ident),*) => { $(if let Some(v) = self.$field { c.$field = v; })* };
+        }
+        set!(
+            inputs,
+            dilation,
+            vcs,
+            vc_depth,
+            flits,
+            flit_bits,
+            max_attempts,
+            retry_backoff,
+            seed,
+            watchdog
+        );
+        if let Some(v) = self.cycles {
+            c.cycles = Some(v);
+        }
+        if let Some(v) = self.switch_queue {
+            c.switch_queue = Some(v);
+        }
+        if let Some(m) = &self.mode {
+            c.mode = parse_name::<FlowControl>("mode", m, "wormhole|store-forward|drop")?;
+        }
+        if let Some(m) = &self.link_bandwidth {
+            c.link_bandwidth = parse_name::<LinkBandwidth>("link-bandwidth", m, "per-vc|one")?;
+        }
+        if let Some(m) = &self.lane_choice {
+            c.lane_choice = parse_name::<LaneChoice>("lane-choice", m, "lowest|random")?;
+        }
+        if let Some(m) = &self.middle {
+            c.middle =
+                match m.as_str() {
+                    "random" => Middle::Random,
+                    col => Middle::Column(col.parse().map_err(|_| {
+                        Error::invalid("middle", col, "\"random\" or a column number")
+                    })?),
+                };
+        }
+        if let Some(t) = &self.traffic {
+            c.traffic = match t.as_str() {
+                "bernoulli" => Traffic::Bernoulli {
+                    rate: self.rate.ok_or_else(|| {
+                        Error::invalid(
+                            "rate",
+                            "none",
+                            "--rate P in [0, 1] with --traffic bernoulli",
+                        )
+                    })?,
+                },
+                "uniform" => Traffic::Uniform {
+                    q: self.q.unwrap_or(1),
+                },
+                "q-relation" => Traffic::QRelation {
+                    q: self.q.unwrap_or(1),
+                },
+                "file" => Traffic::File {
+                    path: self.messages.clone().ok_or_else(|| {
+                        Error::invalid(
+                            "messages",
+                            "none",
+                            "--messages FILE.json with --traffic file",
+                        )
+                    })?,
+                },
+                other => serde_json::from_value(serde_json::json!({ "pattern": other }))
+                    .map_err(|_| Error::invalid("traffic", other, Traffic::NAMES.join("|")))?,
+            };
+        } else if let (Some(rate), Traffic::Bernoulli { .. }) = (self.rate, &c.traffic) {
+            c.traffic = Traffic::Bernoulli { rate };
+        }
+        Ok(c)
+    }
+}
+
+fn write(path: &str, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
+    let mut sim = Simulation::new(config)?;
+    if args.check {
+        sim.set_check_invariants(true);
+    }
+    let mut report = sim.run()?;
+    println!("{}", report.summary());
+    if let Some(path) = &args.json {
+        if args.per_message {
+            report = sim.report(true);
+        }
+        write(path, &report.to_json())?;
+        println!("statistics written to {path}");
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),
+        Command::Demo { json } => {
+            let args = SimArgs {
+                json,
+                ..SimArgs::default()
+            };
+            simulate(SimConfig::default(), &args)
+        }
+        Command::Bench(args) => {
+            let config = args.resolve(flitforge::bench::default_config())?;
+            let r = flitforge::bench::run(config)?;
+            println!(
+                "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6,
+                r.flits_delivered_per_cycle
+            );
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! A whole network run cycle by cycle: the fabric of switches, the sources, the message table,
+//! the clock, statistics and the checked invariants.
+
+use crate::config::{LinkBandwidth, Middle, SimConfig};
+use crate::error::{Error, Result};
+use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues};
+use crate::invariants;
+use crate::kernel::{Clock, Clocked};
+use crate::rng::{Stream, stream};
+use crate::source::Sources;
+use crate::stats::{MessageRecord, Report, Status, Summary, Throughput, Utilisation, round6};
+use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind};
+use crate::topology::{
+    Topology, TopologyKind, benes, butterfly, dilated_butterfly, random_splitter,
+};
+use crate::traffic::{MessageSpec, Traffic};
+use rand::RngExt;
+
+/// A message and its per-attempt flit accounting.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub record: MessageRecord,
+    /// Flits of the current attempt written into the network.
+    pub sent: u16,
+    /// Flits of the current attempt that left it (delivered or discarded).
+    pub gone: u16,
+    /// The current attempt was discarded.
+    pub discarded: bool,
+}
+
+/// Builds the topology a configuration names.
+pub fn build_topology(config: &SimConfig) -> Result<Topology> {
+    match config.topology {
+        TopologyKind::Butterfly => butterfly(config.inputs),
+        TopologyKind::Dilated => dilated_butterfly(config.inputs, config.dilation),
+        TopologyKind::Splitter => {
+            random_splitter(config.inputs, config.dilation, config.wiring, config.seed)
+        }
+        TopologyKind::Benes => benes(config.inputs),
+    }
+}
+
+/// A network under simulation.
+pub struct Simulation {
+    pub config: SimConfig,
+    pub header_layout: HeaderLayout,
+    pub fabric: Fabric,
+    pub sources: Sources,
+    pub messages: Vec<Message>,
+    headers: Vec<Header>,
+    next_release: usize,
+    transfers: Vec<Transfer>,
+    clock: Clock,
+    check_invariants: bool,
+    /// Flits carried per link.
+    link_flits: Vec<u64>,
+    flits_delivered: u64,
+    discarded_worms: u64,
+    retried: u64,
+    last_progress: u64,
+    retry_rng: crate::rng::Rng,
+}
+
+impl Simulation {
+    /// Validates `config`, builds its network and generates its traffic.
+    pub fn new(config: SimConfig) -> Result<Self> {
+        config.validate()?;
+        let specs = match &config.traffic {
+            Traffic::File { path } => crate::traffic::load_messages(path, config.inputs)?,
+            t => t.messages(config.inputs, config.cycles.unwrap_or(0), config.seed)?,
+        };
+        Self::with_messages(config, specs)
+    }
+
+    /// Builds the network of `config` and injects exactly `specs` (sorted by release).
+    pub fn with_messages(config: SimConfig, mut specs: Vec<MessageSpec>) -> Result<Self> {
+        config.validate()?;
+        let header_layout = config.header_layout()?;
+        let topo = build_topology(&config)?;
+        for (i, s) in specs.iter().enumerate() {
+            if s.source >= config.inputs || s.destination >= config.inputs {
+                return Err(Error::invalid(
+                    &format!("message {i} source/destination"),
+                    format!("{}/{}", s.source, s.destination),
+                    format!("0..={}", config.inputs - 1),
+                ));
+            }
+        }
+        specs.sort_by_key(|s| s.release);
+        let mut middle_rng = stream(config.seed, Stream::Routing);
+        let mut headers = Vec::with_capacity(specs.len());
+        let messages = specs
+            .iter()
+            .enumerate()
+            .map(|(id, s)| {
+                let middle = match (config.topology, config.middle) {
+                    (TopologyKind::Benes, Middle::Random) => {
+                        middle_rng.random_range(0..config.inputs)
+                    }
+                    (TopologyKind::Benes, Middle::Column(c)) => c,
+                    _ => 0,
+                };
+                headers.push(Header {
+                    destination: s.destination,
+                    middle,
+                });
+                Message {
+                    record: MessageRecord {
+                        id: id as u32,
+                        source: s.source,
+                        destination: s.destination,
+                        middle,
+                        release: s.release,
+                        status: Status::Pending,
+                        attempts: 0,
+                        injected: None,
+                        head_arrival: None,
+                        tail_arrival: None,
+                        hops: 0,
+                        stalled: 0,
+                    },
+                    sent: 0,
+                    gone: 0,
+                    discarded: false,
+                }
+            })
+            .collect();
+        let fabric = Fabric::new(topo, SwitchParams::of(&config), config.seed);
+        let sources = Sources::new(
+            config.inputs,
+            config.vcs,
+            config.flits,
+            config.link_bandwidth,
+        );
+        let links = fabric.topo.links.len();
+        let mut sim = Simulation {
+            header_layout,
+            fabric,
+            sources,
+            messages,
+            headers,
+            next_release: 0,
+            transfers: Vec::new(),
+            clock: Clock::arbitrary(Vec::new()),
+            check_invariants: cfg!(debug_assertions),
+            link_flits: vec![0; links],
+            flits_delivered: 0,
+            discarded_worms: 0,
+            retried: 0,
+            last_progress: 0,
+            retry_rng: stream(config.seed, Stream::Retry),
+            config,
+        };
+        sim.clock = Clock::settled(&sim);
+        Ok(sim)
+    }
+
+    /// Evaluate components in `order` (sweeping until stable) instead of the settle order.
+    pub fn set_evaluation_order(&mut self, order: Vec<usize>) {
+        let cycle = self.clock.cycle;
+        self.clock = Clock::arbitrary(order);
+        self.clock.cycle = cycle;
+    }
+
+    /// Check invariants after every cycle (on by default in debug builds).
+    pub fn set_check_invariants(&mut self, on: bool) {
+        self.check_invariants = on;
+    }
+
+    /// Completed cycles.
+    pub fn cycle(&self) -> u64 {
+        self.clock.cycle
+    }
+
+    /// The flit events of the last clock edge.
+    pub fn last_transfers(&self) -> &[Transfer] {
+        &self.transfers
+    }
+
+    /// The routing fields of every message, indexed by message id.
+    pub fn headers(&self) -> &[Header] {
+        &self.headers
+    }
+
+    /// The `W` data bits of a stored flit.
+    pub fn flit_bits(&self, flit: FlitSlot) -> FlitBits {
+        if flit.seq == 0 {
+            let m = &self.messages[flit.msg as usize].record;
+            self.header_layout.header_bits(&HeaderValues {
+                destination: m.destination,
+                middle: m.middle,
+                id: m.id,
+                birth: m.release,
+                copy: m.attempts.saturating_sub(1),
+                ..HeaderValues::default()
+            })
+        } else {
+            self.header_layout.body_bits(flit.msg, flit.seq)
+        }
+    }
+
+    /// Every message is delivered or dropped and the network is empty.
+    pub fn finished(&self) -> bool {
+        self.next_release == self.messages.len()
+            && self.sources.waiting() == 0
+            && self.sources.sending() == 0
+            && self.fabric.flits_in_network() == 0
+    }
+
+    /// Runs one cycle.
+    pub fn step(&mut self) -> Result<()> {
+        let cycle = self.clock.cycle;
+        while let Some(m) = self.messages.get_mut(self.next_release) {
+            if m.record.release > cycle {
+                break;
+            }
+            m.record.status = Status::Waiting;
+            self.sources.release(m.record.source, m.record.id);
+            self.next_release += 1;
+        }
+        for msg in self.sources.due_retries(cycle) {
+            let source = self.messages[msg as usize].record.source;
+            self.sources.release(source, msg);
+        }
+        let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
+        clock.tick(self);
+        self.clock = clock;
+        self.account(cycle)?;
+        if self.check_invariants {
+            invariants::check(self, cycle)?;
+        }
+        let in_network = self.fabric.flits_in_network() > 0 || self.sources.sending() > 0;
+        if in_network && cycle - self.last_progress >= self.config.watchdog {
+            return Err(Error::Deadlock(invariants::deadlock_report(self, cycle)));
+        }
+        Ok(())
+    }
+
+    /// Runs to the end: the cycle limit, or (batch traffic without a limit) until every message
+    /// is delivered or dropped.
+    pub fn run(&mut self) -> Result<Report> {
+        loop {
+            if self
+                .config
+                .cycles
+                .is_some_and(|limit| self.clock.cycle >= limit)
+            {
+                break;
+            }
+            if !self.config.traffic.is_continuous() && self.finished() {
+                break;
+            }
+            self.step()?;
+        }
+        Ok(self.report(false))
+    }
+
+    /// Books the last clock edge's transfers into messages and statistics.
+    fn account(&mut self, cycle: u64) -> Result<()> {
+        let last = self.fabric.topo.last_level();
+        let b = self.config.vcs;
+        let tail = (self.config.flits - 1) as u16;
+        let mut progressed = false;
+        for t in &self.transfers {
+            let m = &mut self.messages[t.flit.msg as usize];
+            match t.kind {
+                TransferKind::Stalled => {
+                    m.record.stalled += 1;
+                    continue;
+                }
+                TransferKind::Injected => {
+                    m.sent += 1;
+                    if t.flit.seq == 0 {
+                        m.record.attempts += 1;
+                        m.record.status = Status::InFlight;
+                        m.record.injected.get_or_insert(cycle);
+                        m.record.hops = 0;
+                        m.sent = 1;
+                        m.gone = 0;
+                        m.discarded = false;
+                    }
+                }
+                TransferKind::Crossed { ov } => {
+                    self.link_flits[(ov / b) as usize] += 1;
+                    if t.flit.seq == 0 {
+                        m.record.hops += 1;
+                    }
+                    if self
+                        .fabric
+                        .topo
+                        .node(self.fabric.topo.links[(ov / b) as usize].head)
+                        .level
+                        == last
+                    {
+                        if t.flit.seq == 0 {
+                            m.record.head_arrival = Some(cycle);
+                        }
+                        if t.flit.seq == tail {
+                            m.record.tail_arrival = Some(cycle);
+                            m.record.status = Status::Delivered;
+                        }
+                    }
+                }
+                TransferKind::Delivered => {
+                    m.gone += 1;
+                    self.flits_delivered += 1;
+                }
+                TransferKind::Discarded => {
+                    m.gone += 1;
+                    if t.flit.seq == 0 {
+                        m.discarded = true;
+                        self.discarded_worms += 1;
+                    }
+                    if t.flit.seq == tail {
+                        if m.record.attempts < self.config.max_attempts {
+                            m.record.status = Status::Waiting;
+                            let backoff = match self.config.retry_backoff {
+                                0 => 0,
+                                w => self.retry_rng.random_range(0..=w),
+                            };
+                            self.sources.retry_at(cycle + 1 + backoff, m.record.id);
+                            self.retried += 1;
+                        } else {
+                            m.record.status = Status::Dropped;
+                        }
+                    }
+                }
+            }
+            progressed = true;
+        }
+        if progressed {
+            self.last_progress = cycle;
+        }
+        Ok(())
+    }
+
+    /// The run's statistics so far; with `per_message`, every message's record.
+    pub fn report(&self, per_message: bool) -> Report {
+        let cycles = self.clock.cycle;
+        let n = u64::from(self.config.inputs);
+        let count = |s: Status| {
+            self.messages
+                .iter()
+                .filter(|m| m.record.status == s)
+                .count() as u64
+        };
+        let delivered = count(Status::Delivered);
+        let dropped = count(Status::Dropped);
+        let in_flight = count(Status::InFlight);
+        let waiting = count(Status::Waiting) + count(Status::Pending);
+        let done: Vec<&MessageRecord> = self
+            .messages
+            .iter()
+            .map(|m| &m.record)
+            .filter(|r| r.status == Status::Delivered)
+            .collect();
+        let mut latency: Vec<u64> = done
+            .iter()
+            .filter_map(|r| Some(r.tail_arrival? - r.release))
+            .collect();
+        let mut network: Vec<u64> = done
+            .iter()
+            .filter_map(|r| Some(r.tail_arrival? - r.injected?))
+            .collect();
+        let bandwidth = match self.config.link_bandwidth {
+            LinkBandwidth::PerVc => u64::from(self.config.vcs),
+            LinkBandwidth::One => 1,
+        };
+        let capacity = (cycles.max(1) * bandwidth) as f64;
+        let max_link = self.link_flits.iter().copied().max().unwrap_or(0);
+        let total_link: u64 = self.link_flits.iter().sum();
+        let per_input_cycle = (n * cycles.max(1)) as f64;
+        Report {
+            offered: self.messages.len() as u64,
+            injected: self
+                .messages
+                .iter()
+                .filter(|m| m.record.injected.is_some())
+                .count() as u64,
+            delivered,
+            dropped,
+            retried: self.retried,
+            discarded_worms: self.discarded_worms,
+            in_flight,
+            waiting,
+            makespan_cycles: done
+                .iter()
+                .filter_map(|r| r.tail_arrival)
+                .max()
+                .unwrap_or(0),
+            cycles,
+            latency: Summary::of(&mut latency),
+            network_latency: Summary::of(&mut network),
+            throughput: Throughput {
+                flits_per_input_cycle: round6(self.flits_delivered as f64 / per_input_cycle),
+                messages_per_input_cycle: round6(delivered as f64 / per_input_cycle),
+            },
+            stalled_cycles: self
+                .messages
+                .iter()
+                .map(|m| u64::from(m.record.stalled))
+                .sum(),
+            link_utilisation: Utilisation {
+                mean: round6(total_link as f64 / (capacity * self.link_flits.len().max(1) as f64)),
+                max: round6(max_link as f64 / capacity),
+            },
+            config: self.config.clone(),
+            seed: self.config.seed,
+            messages: per_message.then(|| self.messages.iter().map(|m| m.record.clone()).collect()),
+        }
+    }
+}
+
+impl Clocked for Simulation {
+    fn components(&self) -> usize {
+        self.fabric.topo.node_count() + self.config.inputs as usize
+    }
+
+    /// Last level first (their registers drain unconditionally), then upward, then sources.
+    fn settle_order(&self) -> Vec<usize> {
+        let n = self.config.inputs as usize;
+        let levels = self.fabric.topo.levels as usize;
+        let mut order: Vec<usize> = (0..levels).rev().flat_map(|l| l * n..(l + 1) * n).collect();
+        order.extend(levels * n..(levels + 1) * n);
+        order
+    }
+
+    fn evaluate(&mut self, c: usize) -> bool {
+        let switches = self.fabric.topo.node_count();
+        if c < switches {
+            self.fabric.evaluate_switch(c as u32, &self.headers)
+        } else {
+            self.sources.evaluate((c - switches) as u32, &self.fabric);
+            false
+        }
+    }
+
+    fn commit(&mut self) {
+        self.transfers.clear();
+        self.fabric.commit_departures(&mut self.transfers);
+        self.sources.commit(&mut self.transfers, &self.fabric);
+        self.fabric.commit_arrivals(&self.transfers);
+    }
+}

@@ -1,0 +1,141 @@
+//! Sources (notes §1.1): per input an unbounded injection queue outside the network, feeding
+//! the B virtual channels of the level-0 switch's injection port. A source starts its queued
+//! messages in order, one per free injection VC, and sends each worm's flits contiguously, one
+//! per cycle. In drop mode a worm whose header was discarded is queued again after the
+//! negative acknowledgement and a back-off, until it has used its attempts.
+
+use crate::config::LinkBandwidth;
+use crate::flit::FlitSlot;
+use crate::switch::{Fabric, NONE, Transfer, TransferKind};
+use std::collections::{BTreeSet, VecDeque};
+
+/// The injection side of a network.
+#[derive(Clone, Debug)]
+pub struct Sources {
+    vcs: u32,
+    flits: u16,
+    bandwidth: LinkBandwidth,
+    /// Released messages waiting to start, per input.
+    queues: Vec<VecDeque<u32>>,
+    /// Per injection VC (`input * B + vc`): the message being sent, or `NONE`.
+    worm: Vec<u32>,
+    /// Per injection VC: index of the next flit to send.
+    next_seq: Vec<u16>,
+    /// Per input: round-robin pointer over its VCs (one-flit-per-link bandwidth).
+    rr: Vec<u16>,
+    /// Proposed sends of the cycle being evaluated, per injection VC.
+    send: Vec<Option<FlitSlot>>,
+    /// Retries not yet due: (cycle, message).
+    retries: BTreeSet<(u64, u32)>,
+}
+
+impl Sources {
+    /// Idle sources for `inputs` inputs.
+    pub fn new(inputs: u32, vcs: u32, flits: u32, bandwidth: LinkBandwidth) -> Self {
+        let slots = (inputs * vcs) as usize;
+        Sources {
+            vcs,
+            flits: flits as u16,
+            bandwidth,
+            queues: vec![VecDeque::new(); inputs as usize],
+            worm: vec![NONE; slots],
+            next_seq: vec![0; slots],
+            rr: vec![0; inputs as usize],
+            send: vec![None; slots],
+            retries: BTreeSet::new(),
+        }
+    }
+
+    /// Queues message `msg` at input `source`.
+    pub fn release(&mut self, source: u32, msg: u32) {
+        self.queues[source as usize].push_back(msg);
+    }
+
+    /// Schedules a retry of `msg` (from input `source`) for cycle `at`.
+    pub fn retry_at(&mut self, at: u64, msg: u32) {
+        self.retries.insert((at, msg));
+    }
+
+    /// Retries due at `cycle`, in (cycle, message) order.
+    pub fn due_retries(&mut self, cycle: u64) -> Vec<u32> {
+        let mut due = Vec::new();
+        while let Some(&(at, msg)) = self.retries.first() {
+            if at > cycle {
+                break;
+            }
+            self.retries.pop_first();
+            due.push(msg);
+        }
+        due
+    }
+
+    /// Messages waiting in queues or for a retry.
+    pub fn waiting(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum::<usize>() + self.retries.len()
+    }
+
+    /// Worms partly sent.
+    pub fn sending(&self) -> usize {
+        self.worm.iter().filter(|&&w| w != NONE).count()
+    }
+
+    /// Decides which flits input `input` sends this cycle, from the injection VCs' `ready` and
+    /// `accepts_new_worm` signals.
+    pub fn evaluate(&mut self, input: u32, fabric: &Fabric) {
+        let b = self.vcs;
+        let mut queued = self.queues[input as usize].iter();
+        let start = u32::from(self.rr[input as usize]);
+        let mut sent_one = false;
+        for k in 0..b {
+            let v = match self.bandwidth {
+                LinkBandwidth::PerVc => k,
+                LinkBandwidth::One => (start + k) % b,
+            };
+            let slot = (input * b + v) as usize;
+            let ivc = fabric.vc_base(input) + v;
+            self.send[slot] = None;
+            if self.bandwidth == LinkBandwidth::One && sent_one {
+                continue;
+            }
+            let flit = if self.worm[slot] != NONE {
+                fabric.ready(ivc).then(|| FlitSlot {
+                    msg: self.worm[slot],
+                    seq: self.next_seq[slot],
+                })
+            } else if fabric.accepts_new_worm(ivc) {
+                queued.next().map(|&msg| FlitSlot { msg, seq: 0 })
+            } else {
+                None
+            };
+            sent_one |= flit.is_some();
+            self.send[slot] = flit;
+        }
+    }
+
+    /// Commits the cycle's sends as `Injected` transfers.
+    pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
+        let b = self.vcs;
+        for slot in 0..self.send.len() {
+            let Some(flit) = self.send[slot].take() else {
+                continue;
+            };
+            let input = slot as u32 / b;
+            if flit.seq == 0 {
+                self.queues[input as usize].pop_front();
+                self.worm[slot] = flit.msg;
+            }
+            self.next_seq[slot] = flit.seq + 1;
+            if flit.seq + 1 == self.flits {
+                self.worm[slot] = NONE;
+            }
+            self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
+            let to = fabric.vc_base(input) + slot as u32 % b;
+            transfers.push(Transfer {
+                flit,
+                from: NONE,
+                to,
+                kind: TransferKind::Injected,
+            });
+        }
+    }
+}

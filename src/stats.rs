@@ -1,0 +1,195 @@
+//! Run statistics (notes §1.5): per message timings, per run counts, latency percentiles,
+//! throughput and link utilisation, serialised as byte-stable JSON.
+
+use crate::config::SimConfig;
+use serde::Serialize;
+
+/// Where a message is at the end of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Created, not yet released into its source queue.
+    Pending,
+    /// In a source queue or waiting for a retry.
+    Waiting,
+    /// Flits in the network or at the source mid-worm.
+    InFlight,
+    /// Tail arrived at the destination.
+    Delivered,
+    /// Given up after its last attempt was discarded (drop mode).
+    Dropped,
+}
+
+/// One message and what happened to it.
+#[derive(Clone, Debug, Serialize)]
+pub struct MessageRecord {
+    pub id: u32,
+    pub source: u32,
+    pub destination: u32,
+    /// Middle column (Beneš routes; 0 elsewhere).
+    pub middle: u32,
+    /// Cycle it joined its source queue.
+    pub release: u64,
+    pub status: Status,
+    /// Attempts started (more than one only in drop mode).
+    pub attempts: u32,
+    /// Cycle its header entered the network on the first attempt.
+    pub injected: Option<u64>,
+    /// Cycle its header reached the last level.
+    pub head_arrival: Option<u64>,
+    /// Cycle its tail reached the last level.
+    pub tail_arrival: Option<u64>,
+    /// Links its header crossed (last attempt).
+    pub hops: u32,
+    /// Cycles its header waited for an output VC or a link.
+    pub stalled: u32,
+}
+
+/// Mean and order statistics of a sample (nearest-rank percentiles).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub mean: f64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl Summary {
+    /// Summarises `values` (sorted in place).
+    pub fn of(values: &mut [u64]) -> Self {
+        if values.is_empty() {
+            return Summary::default();
+        }
+        values.sort_unstable();
+        let rank = |p: f64| {
+            let r = (p * values.len() as f64).ceil() as usize;
+            values[r.clamp(1, values.len()) - 1]
+        };
+        let sum: u128 = values.iter().map(|&v| u128::from(v)).sum();
+        Summary {
+            mean: round6(sum as f64 / values.len() as f64),
+            p50: rank(0.50),
+            p99: rank(0.99),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// Accepted throughput.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Throughput {
+    /// Flits delivered per input per cycle.
+    pub flits_per_input_cycle: f64,
+    /// Messages delivered per input per cycle.
+    pub messages_per_input_cycle: f64,
+}
+
+/// Link utilisation: flits carried over flits the link could have carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// The result of a run. Key order is fixed, so equal runs give byte-identical JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Messages the traffic created.
+    pub offered: u64,
+    /// Messages whose header entered the network at least once.
+    pub injected: u64,
+    pub delivered: u64,
+    /// Messages given up (drop mode).
+    pub dropped: u64,
+    /// Attempts after the first (drop mode).
+    pub retried: u64,
+    /// Worms discarded in the network (drop mode), counting every attempt.
+    pub discarded_worms: u64,
+    /// Messages with flits in the network or mid-injection when the run ended.
+    pub in_flight: u64,
+    /// Messages still queued at their source when the run ended.
+    pub waiting: u64,
+    /// Cycle of the last tail arrival.
+    pub makespan_cycles: u64,
+    /// Cycles simulated.
+    pub cycles: u64,
+    /// Tail arrival minus release, over delivered messages.
+    pub latency: Summary,
+    /// Tail arrival minus first injection, over delivered messages.
+    pub network_latency: Summary,
+    pub throughput: Throughput,
+    /// Header stall cycles, summed over messages.
+    pub stalled_cycles: u64,
+    pub link_utilisation: Utilisation,
+    pub config: SimConfig,
+    pub seed: u64,
+    /// Per-message records, when requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<MessageRecord>>,
+}
+
+impl Report {
+    /// Pretty JSON with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        s.push('\n');
+        s
+    }
+
+    /// A short human-readable summary.
+    pub fn summary(&self) -> String {
+        let c = &self.config;
+        format!(
+            "flitforge: {topo} n={n} B={b} L={l} W={w} mode={mode:?} traffic={traffic} seed={seed}\n\
+             messages: {offered} offered, {inj} injected, {del} delivered, {drop} dropped, {retry} retried, {fl} in flight, {wait} waiting\n\
+             makespan: {mk} cycles ({cyc} simulated)\n\
+             latency (cycles): mean {lm:.2}, p50 {l50}, p99 {l99}, max {lmax}\n\
+             throughput: {tf:.4} flits/input/cycle; link utilisation mean {um:.3}, max {ux:.3}; header stalls {st}",
+            topo = c.topology.name(),
+            n = c.inputs,
+            b = c.vcs,
+            l = c.flits,
+            w = c.flit_bits,
+            mode = c.mode,
+            traffic = c.traffic.name(),
+            seed = self.seed,
+            offered = self.offered,
+            inj = self.injected,
+            del = self.delivered,
+            drop = self.dropped,
+            retry = self.retried,
+            fl = self.in_flight,
+            wait = self.waiting,
+            mk = self.makespan_cycles,
+            cyc = self.cycles,
+            lm = self.latency.mean,
+            l50 = self.latency.p50,
+            l99 = self.latency.p99,
+            lmax = self.latency.max,
+            tf = self.throughput.flits_per_input_cycle,
+            um = self.link_utilisation.mean,
+            ux = self.link_utilisation.max,
+            st = self.stalled_cycles,
+        )
+    }
+}
+
+/// Rounds to 6 decimals so JSON output does not depend on summation noise.
+pub fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut v: Vec<u64> = (1..=100).rev().collect();
+        let s = Summary::of(&mut v);
+        assert_eq!((s.p50, s.p99, s.max), (50, 99, 100));
+        assert_eq!(s.mean, 50.5);
+        assert_eq!(Summary::of(&mut []), Summary::default());
+    }
+}

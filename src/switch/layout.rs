@@ -1,0 +1,238 @@
+//! The register layout of a switch, declared once: names, widths, array shape and enum
+//! encodings. The waveform writer walks it to declare and dump VCD variables, the Verilog back
+//! end walks it to declare `reg`s, so a signal has the same name and width in both by
+//! construction. [`Fabric::read_register`] reads any element of any register of any switch.
+
+use super::{Fabric, VcState};
+use crate::config::{LaneChoice, LinkBandwidth};
+use crate::flit::{FlitBits, FlitSlot, clog2, mask};
+use crate::topology::NodeId;
+use bitvec::prelude::*;
+use serde::Serialize;
+
+/// One array axis of a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Axis {
+    /// Input port (level 0: the injection port).
+    InPort,
+    /// Virtual channel.
+    Vc,
+    /// Position in a VC's FIFO, 0 = front.
+    Slot,
+    /// Output port: `direction * d + lane` (last level: the ejection port).
+    OutPort,
+    /// Output direction (0 = up, 1 = down).
+    Direction,
+}
+
+/// One register (array) of a switch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Register {
+    pub name: &'static str,
+    /// Bits per element.
+    pub width: u32,
+    /// Array shape, outermost first; empty for a scalar.
+    pub dims: Vec<(Axis, u32)>,
+    /// Names of the encoded values, for enumerated registers.
+    pub encoding: Option<&'static [&'static str]>,
+    pub doc: &'static str,
+}
+
+impl Register {
+    /// Number of elements.
+    pub fn elements(&self) -> u32 {
+        self.dims.iter().map(|&(_, n)| n).product()
+    }
+
+    /// The multi-index of element `k` (row-major, outermost first).
+    pub fn index_of(&self, mut k: u32) -> Vec<u32> {
+        let mut idx = vec![0; self.dims.len()];
+        for (slot, &(_, n)) in idx.iter_mut().zip(&self.dims).rev() {
+            *slot = k % n;
+            k /= n;
+        }
+        idx
+    }
+}
+
+/// The registers of the switches at one level class of a fabric.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SwitchLayout {
+    /// Module name of this switch kind in the generated Verilog.
+    pub module: &'static str,
+    pub in_ports: u32,
+    pub out_ports: u32,
+    pub vcs: u32,
+    pub depth: u32,
+    pub registers: Vec<Register>,
+}
+
+/// Level classes: the three switch kinds of a leveled network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SwitchKind {
+    /// Level 0: fed by the source through the injection port.
+    Inject,
+    /// Interior levels.
+    Route,
+    /// Last level: drains into the destination.
+    Eject,
+}
+
+impl Fabric {
+    /// The kind of switch at `level`.
+    pub fn switch_kind(&self, level: u32) -> SwitchKind {
+        if level == 0 {
+            SwitchKind::Inject
+        } else if level == self.topo.last_level() {
+            SwitchKind::Eject
+        } else {
+            SwitchKind::Route
+        }
+    }
+
+    /// The register layout of the switches of `kind`. `flit_bits` is W, `id_bits` the width of
+    /// the header's id field (the owner register holds the id truncated to it).
+    pub fn layout(&self, kind: SwitchKind, flit_bits: u32, id_bits: u32) -> SwitchLayout {
+        let p = self.params;
+        let m = self.topo.multiplicity;
+        let in_ports = if kind == SwitchKind::Inject { 1 } else { 2 * m };
+        let out_ports = if kind == SwitchKind::Eject { 1 } else { 2 * m };
+        let in_vcs = u64::from(in_ports * p.vcs);
+        let per_vc = vec![(Axis::InPort, in_ports), (Axis::Vc, p.vcs)];
+        let per_slot = vec![
+            (Axis::InPort, in_ports),
+            (Axis::Vc, p.vcs),
+            (Axis::Slot, p.depth),
+        ];
+        let reg = |name, width, dims: &Vec<(Axis, u32)>, doc| Register {
+            name,
+            width,
+            dims: dims.clone(),
+            encoding: None,
+            doc,
+        };
+        let mut regs = vec![
+            reg("vc_valid", 1, &per_slot, "FIFO slot holds a flit"),
+            reg("vc_head", 1, &per_slot, "flit is a header"),
+            reg("vc_tail", 1, &per_slot, "flit is a tail"),
+            reg("vc_flit", flit_bits, &per_slot, "flit data bits"),
+            Register {
+                encoding: Some(&VcState::NAMES),
+                ..reg("vc_state", 2, &per_vc, "VC state")
+            },
+            reg(
+                "vc_owner",
+                id_bits.max(1),
+                &per_vc,
+                "id of the owning message (truncated)",
+            ),
+        ];
+        if kind != SwitchKind::Eject {
+            let per_out = vec![(Axis::OutPort, out_ports), (Axis::Vc, p.vcs)];
+            regs.extend([
+                reg(
+                    "vc_out_port",
+                    clog2(out_ports.into()),
+                    &per_vc,
+                    "output port held",
+                ),
+                reg("vc_out_vc", clog2(p.vcs.into()), &per_vc, "output VC held"),
+                reg("out_alloc_valid", 1, &per_out, "output VC is held"),
+                reg(
+                    "out_alloc_in",
+                    clog2(in_vcs),
+                    &per_out,
+                    "input VC (port*B+vc) holding it",
+                ),
+                reg(
+                    "rr_ptr",
+                    clog2(in_vcs),
+                    &vec![(Axis::Direction, 2)],
+                    "round-robin pointer",
+                ),
+            ]);
+            if p.bandwidth == LinkBandwidth::One {
+                let per_link = vec![(Axis::OutPort, out_ports)];
+                regs.push(reg(
+                    "link_rr_ptr",
+                    clog2(in_vcs),
+                    &per_link,
+                    "link round-robin pointer",
+                ));
+            }
+            if p.lane_choice == LaneChoice::Random {
+                regs.push(reg("lfsr", 16, &vec![], "lane-choice LFSR"));
+            }
+        }
+        let module = match kind {
+            SwitchKind::Inject => "ff_switch_inject",
+            SwitchKind::Route => "ff_switch",
+            SwitchKind::Eject => "ff_switch_eject",
+        };
+        SwitchLayout {
+            module,
+            in_ports,
+            out_ports,
+            vcs: p.vcs,
+            depth: p.depth,
+            registers: regs,
+        }
+    }
+
+    /// Reads element `index` of register `reg` of switch `s`. `flit_data` gives the data bits
+    /// of a stored flit.
+    pub fn read_register(
+        &self,
+        s: NodeId,
+        reg: &Register,
+        index: &[u32],
+        id_bits: u32,
+        flit_data: &dyn Fn(FlitSlot) -> FlitBits,
+    ) -> FlitBits {
+        let b = self.params.vcs;
+        let ivc = || self.vc_base(s) + index[0] * b + index[1];
+        let slot = || self.flit(ivc(), index[2]);
+        let value: u64 = match reg.name {
+            "vc_valid" => slot().is_some().into(),
+            "vc_head" => slot().is_some_and(|f| f.seq == 0).into(),
+            "vc_tail" => slot()
+                .is_some_and(|f| u32::from(f.seq) + 1 == self.params.flits)
+                .into(),
+            "vc_flit" => {
+                return match slot() {
+                    Some(f) => flit_data(f),
+                    None => bitvec![u64, Lsb0; 0; reg.width as usize],
+                };
+            }
+            "vc_state" => self.state(ivc()) as u64,
+            "vc_owner" => self
+                .owner(ivc())
+                .map_or(0, |o| u64::from(o) & mask(id_bits)),
+            "vc_out_port" => self
+                .out_vc(ivc())
+                .map_or(0, |ov| u64::from(ov / b - self.first_link(s))),
+            "vc_out_vc" => self.out_vc(ivc()).map_or(0, |ov| u64::from(ov % b)),
+            "out_alloc_valid" | "out_alloc_in" => {
+                let ov = (self.first_link(s) + index[0]) * b + index[1];
+                match (reg.name, self.allocated_to(ov)) {
+                    ("out_alloc_valid", held) => held.is_some().into(),
+                    (_, Some(i)) => u64::from(i - self.vc_base(s)),
+                    (_, None) => 0,
+                }
+            }
+            "rr_ptr" => self.rr(s, index[0] as u8).into(),
+            "link_rr_ptr" => self.link_rr(self.first_link(s) + index[0]).into(),
+            "lfsr" => self.lfsr(s).into(),
+            _ => 0,
+        };
+        let mut bits = bitvec![u64, Lsb0; 0; reg.width as usize];
+        let low = reg.width.min(64) as usize;
+        bits[..low].store::<u64>(value & mask(reg.width));
+        bits
+    }
+
+    /// Id of the first out link of switch `s` (its out ports are consecutive links).
+    fn first_link(&self, s: NodeId) -> u32 {
+        s * 2 * self.topo.multiplicity
+    }
+}

@@ -1,0 +1,265 @@
+//! Topologies as pure graphs: switches on levels, directed links between consecutive levels,
+//! and each network's routing rule. No clocks and no flits here (see [`crate::switch`]).
+//!
+//! Every network in this module has `n` switches per level, node id `level * n + column`, and
+//! every switch below the last level has two *directions* (output groups) of `d` links each:
+//! direction `b` leads to the child whose routed address bit equals `b` ("up" = 0, "down" = 1 in
+//! seed 002's splitter terms). A header is routed at level `l` by reading one bit of its
+//! destination (or, in the first half of a Beneš network, of its middle column): see
+//! [`Topology::route_bit`]. That makes the routing rule a constant bit-select per level, which is
+//! exactly what the generated Verilog does.
+
+mod benes;
+mod butterfly;
+mod splitter;
+
+pub use benes::benes;
+pub use butterfly::{
+    WrappedButterfly, butterfly, dilated_butterfly, node_of_row_level, row_level_of,
+    wrapped_butterfly,
+};
+pub use splitter::{Expansion, SplitterWiring, expansion, parallel_links, random_splitter};
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Index of a switch (node): `level * n + column`.
+pub type NodeId = u32;
+/// Index of a directed link in [`Topology::links`].
+pub type LinkId = u32;
+
+/// Largest supported number of inputs (2^20).
+pub const MAX_INPUTS: u32 = 1 << 20;
+
+/// The network families flitforge builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// Radix-2 butterfly (seed 000 §1.2).
+    Butterfly,
+    /// d-dilated butterfly: every butterfly edge is a channel of d wires (seed 002 §I-B).
+    Dilated,
+    /// Randomly-wired splitter network of multiplicity d (seed 002 §I-B/C).
+    Splitter,
+    /// Beneš network: two butterflies back to back (seed 000 §1.4).
+    Benes,
+}
+
+impl TopologyKind {
+    /// All kinds with their command-line names, for help texts and errors.
+    pub const ALL: [(&'static str, TopologyKind); 4] = [
+        ("butterfly", TopologyKind::Butterfly),
+        ("dilated", TopologyKind::Dilated),
+        ("splitter", TopologyKind::Splitter),
+        ("benes", TopologyKind::Benes),
+    ];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+}
+
+/// A switch position: level (0 = inputs) and column (row, in seed 002's words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Node {
+    pub level: u32,
+    pub column: u32,
+}
+
+/// A directed link from `tail` (level l) to `head` (level l + 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Link {
+    pub tail: NodeId,
+    pub head: NodeId,
+    /// Output direction at the tail (0 = up, 1 = down).
+    pub direction: u8,
+    /// Index among the `d` links of that direction at the tail.
+    pub lane: u16,
+    /// Input port index at the head (position in [`Topology::in_links`] of the head).
+    pub head_port: u16,
+}
+
+/// Which header field a level's routing bit is taken from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RouteField {
+    /// The destination column.
+    Destination,
+    /// The middle column (first half of a Beneš network).
+    Middle,
+}
+
+/// A leveled network: `levels` levels of `n` switches, links only from level l to l + 1.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    /// Number of inputs (= switches per level), a power of two.
+    pub n: u32,
+    /// `log2 n`.
+    pub log_n: u32,
+    /// Number of switch levels (butterfly: log n + 1; Beneš: 2 log n + 1).
+    pub levels: u32,
+    /// Links per direction (1 for butterfly and Beneš, d for dilated and splitter networks).
+    pub multiplicity: u32,
+    /// All links, sorted by (tail, direction, lane), so that the out links of a node are the
+    /// contiguous range starting at `tail * 2 * multiplicity` (see [`Topology::out_link`]).
+    pub links: Vec<Link>,
+    /// In links of every node above level 0, `2 * multiplicity` per node, ordered by head port:
+    /// `in_links[(node - n) * 2 * multiplicity + port]`.
+    pub in_links: Vec<LinkId>,
+}
+
+impl Topology {
+    /// Number of switches.
+    pub fn node_count(&self) -> usize {
+        (self.n as usize) * (self.levels as usize)
+    }
+
+    /// Node id of `(level, column)`.
+    pub fn node_id(&self, level: u32, column: u32) -> NodeId {
+        level * self.n + column
+    }
+
+    /// Position of a node id.
+    pub fn node(&self, id: NodeId) -> Node {
+        Node {
+            level: id / self.n,
+            column: id % self.n,
+        }
+    }
+
+    /// The last level (outputs).
+    pub fn last_level(&self) -> u32 {
+        self.levels - 1
+    }
+
+    /// Routing rule: at `level` (below the last), the header's direction is bit `bit` (position
+    /// counted from the most significant of `log_n` bits, 0-based) of `field`.
+    pub fn route_bit(&self, level: u32) -> (RouteField, u32) {
+        debug_assert!(level < self.last_level());
+        match self.kind {
+            TopologyKind::Benes if level < self.log_n => (RouteField::Middle, level),
+            // Second butterfly mirrored: between levels log n + j and log n + j + 1 the cross
+            // link flips bit position log n - j (1-based), i.e. 0-based log n - 1 - j.
+            TopologyKind::Benes => (RouteField::Destination, 2 * self.log_n - 1 - level),
+            _ => (RouteField::Destination, level),
+        }
+    }
+
+    /// Direction (0 = up, 1 = down) a header for `destination` via `middle` takes at `level`.
+    pub fn direction(&self, level: u32, destination: u32, middle: u32) -> u8 {
+        let (field, bit) = self.route_bit(level);
+        let value = match field {
+            RouteField::Destination => destination,
+            RouteField::Middle => middle,
+        };
+        ((value >> (self.log_n - 1 - bit)) & 1) as u8
+    }
+
+    /// Out link `lane` of `node` in `direction` (node below the last level).
+    pub fn out_link(&self, node: NodeId, direction: u8, lane: u32) -> LinkId {
+        let m = self.multiplicity;
+        node * 2 * m + direction as u32 * m + lane
+    }
+
+    /// The out links of `node` in `direction`.
+    pub fn lanes(&self, node: NodeId, direction: u8) -> std::ops::Range<LinkId> {
+        let first = self.out_link(node, direction, 0);
+        first..first + self.multiplicity
+    }
+
+    /// In link at input `port` of `node` (node above level 0).
+    pub fn in_link(&self, node: NodeId, port: u32) -> LinkId {
+        let m = self.multiplicity;
+        self.in_links[((node - self.n) * 2 * m + port) as usize]
+    }
+
+    /// Number of input ports of a switch at `level` (level 0: the injection port).
+    pub fn in_ports(&self, level: u32) -> usize {
+        if level == 0 {
+            1
+        } else {
+            2 * self.multiplicity as usize
+        }
+    }
+
+    /// Number of output ports of a switch at `level` (last level: the ejection port).
+    pub fn out_ports(&self, level: u32) -> usize {
+        if level == self.last_level() {
+            1
+        } else {
+            2 * self.multiplicity as usize
+        }
+    }
+
+    /// Number of link hops from an input to an output.
+    pub fn depth(&self) -> u32 {
+        self.levels - 1
+    }
+
+    /// Follows the routing rule from input `source` and returns the columns visited, one per
+    /// level, choosing lane 0 wherever there is a choice.
+    pub fn path_columns(&self, source: u32, destination: u32, middle: u32) -> Vec<u32> {
+        let mut node = self.node_id(0, source);
+        let mut cols = vec![source];
+        for level in 0..self.last_level() {
+            let dir = self.direction(level, destination, middle);
+            let link = self.links[self.out_link(node, dir, 0) as usize];
+            node = link.head;
+            cols.push(self.node(node).column);
+        }
+        cols
+    }
+}
+
+/// Checks that `n` is a power of two in `2..=2^20`.
+pub fn check_inputs(n: u32) -> Result<u32> {
+    if !(2..=MAX_INPUTS).contains(&n) || !n.is_power_of_two() {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            "a power of two from 2 to 1048576 (2^20)",
+        ));
+    }
+    Ok(n.trailing_zeros())
+}
+
+/// Sorts the links, numbers the head ports and builds the in-link table. Shared by every builder
+/// so port numbering is the same everywhere: a switch's input ports are ordered by (tail column,
+/// direction, lane). Every node below the last level must have exactly `multiplicity` links per
+/// direction and every node above level 0 exactly `2 * multiplicity` in links.
+pub(crate) fn assemble(
+    kind: TopologyKind,
+    n: u32,
+    levels: u32,
+    multiplicity: u32,
+    mut links: Vec<Link>,
+) -> Topology {
+    let log_n = n.trailing_zeros();
+    let per_node = 2 * multiplicity as usize;
+    links.sort_unstable_by_key(|l| (l.tail, l.direction, l.lane));
+    debug_assert_eq!(links.len(), (levels as usize - 1) * n as usize * per_node);
+    let mut filled = vec![0u16; (levels as usize - 1) * n as usize];
+    let mut in_links = vec![0 as LinkId; links.len()];
+    for (id, link) in links.iter_mut().enumerate() {
+        let slot = (link.head - n) as usize;
+        let port = filled[slot];
+        filled[slot] += 1;
+        link.head_port = port;
+        in_links[slot * per_node + port as usize] = id as LinkId;
+    }
+    debug_assert!(filled.iter().all(|&f| f as usize == per_node));
+    Topology {
+        kind,
+        n,
+        log_n,
+        levels,
+        multiplicity,
+        links,
+        in_links,
+    }
+}

@@ -1,0 +1,461 @@
+//! Randomly-wired splitter networks and splitter expansion (seed 002 §I-B/C, §IV; notes
+//! §3.2.3–3.2.5).
+//!
+//! Level `l` is split into `2^l` blocks of `M = n / 2^l` consecutive rows; block `b` with its
+//! upper child (rows `[bM, bM + M/2)` of level `l + 1`, direction 0) and lower child (the other
+//! half, direction 1) forms one `M`-input splitter.
+
+use super::butterfly::check_multiplicity;
+use super::{Link, Topology, TopologyKind, assemble, check_inputs};
+use crate::error::Result;
+use crate::rng::{Rng, Stream, stream};
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// How a random splitter network is wired (seed 002 §IV: the networks were "cleaned up" to
+/// remove parallel edges "where possible").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SplitterWiring {
+    /// Swap link ends to remove parallel links where possible.
+    pub cleanup: bool,
+    /// Swap attempts per splitter and direction before the clean-up gives up.
+    pub cleanup_budget: u32,
+}
+
+impl Default for SplitterWiring {
+    fn default() -> Self {
+        SplitterWiring {
+            cleanup: true,
+            cleanup_budget: 10_000,
+        }
+    }
+}
+
+/// A randomly-wired splitter network of multiplicity `d` (`1..=8`) with `n` inputs (seed 002
+/// §I-C, notes §3.2.4). For every splitter and direction (in the order level, block, direction,
+/// all from the one `Wiring` stream of `seed`) the `dM` input stubs (each input `d` times) are
+/// matched uniformly at random to the `dM` output stubs (each child output `2d` times), then
+/// parallel links are cleaned up (see [`SplitterWiring`]) unless they are unavoidable
+/// (`M/2 < d`). Lanes of a (node, direction) are numbered in increasing head column.
+pub fn random_splitter(n: u32, d: u32, wiring: SplitterWiring, seed: u64) -> Result<Topology> {
+    let log_n = check_inputs(n)?;
+    check_multiplicity("multiplicity", d)?;
+    let mut rng = stream(seed, Stream::Wiring);
+    let du = d as usize;
+    let mut links = Vec::with_capacity(log_n as usize * n as usize * 2 * du);
+    // outs[k] = local output of input stub k (input k / d); reused by every splitter.
+    let mut outs: Vec<u32> = Vec::with_capacity(n as usize * du);
+    for level in 0..log_n {
+        let m = n >> level;
+        let half = m / 2;
+        for block in 0..(1u32 << level) {
+            let base = block * m;
+            for direction in 0..2u8 {
+                outs.clear();
+                outs.extend((0..half).flat_map(|o| std::iter::repeat_n(o, 2 * du)));
+                outs.shuffle(&mut rng);
+                if wiring.cleanup && half >= d {
+                    clean_up(&mut outs, du, wiring.cleanup_budget, &mut rng);
+                }
+                let child = (level + 1) * n + base + u32::from(direction) * half;
+                for (i, lanes) in outs.chunks_mut(du).enumerate() {
+                    lanes.sort_unstable();
+                    let tail = level * n + base + i as u32;
+                    for (lane, &o) in lanes.iter().enumerate() {
+                        let lane = lane as u16;
+                        links.push(Link {
+                            tail,
+                            head: child + o,
+                            direction,
+                            lane,
+                            head_port: 0,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(assemble(TopologyKind::Splitter, n, log_n + 1, d, links))
+}
+
+/// Seed 002's clean-up: while stub `k` duplicates an earlier link of its input, swap its output
+/// end with that of a random stub `j` of another input, provided neither input then has a
+/// parallel link; at most `budget` attempts.
+fn clean_up(outs: &mut [u32], d: usize, budget: u32, rng: &mut Rng) {
+    let mut attempts = 0;
+    for k in 0..outs.len() {
+        let first = k - k % d;
+        while outs[first..k].contains(&outs[k]) {
+            if attempts == budget {
+                return;
+            }
+            attempts += 1;
+            let j = rng.random_range(0..outs.len());
+            let j_first = j - j % d;
+            if j_first == first {
+                continue;
+            }
+            let (ok, oj) = (outs[k], outs[j]);
+            let k_clash = (first..first + d).any(|x| x != k && outs[x] == oj);
+            let j_clash = (j_first..j_first + d).any(|x| x != j && outs[x] == ok);
+            if !k_clash && !j_clash {
+                outs.swap(k, j);
+            }
+        }
+    }
+}
+
+/// Number of extra parallel links: links whose (tail, head) pair occurred on an earlier link.
+pub fn parallel_links(topo: &Topology) -> usize {
+    let per_node = 2 * topo.multiplicity as usize;
+    topo.links
+        .chunks(per_node)
+        .map(|out| {
+            (1..out.len())
+                .filter(|&j| out[..j].iter().any(|l| l.head == out[j].head))
+                .count()
+        })
+        .sum()
+}
+
+/// Measured expansion of one splitter (seed 002 §I-C, notes §3.2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Expansion {
+    /// The α asked for.
+    pub alpha: f64,
+    /// min over the sets S of |N_up(S)| / |S|.
+    pub up: f64,
+    /// min over the sets S of |N_down(S)| / |S|.
+    pub down: f64,
+    /// True: every set was enumerated. False: `up`/`down` are upper bounds from sampled sets.
+    pub exact: bool,
+}
+
+/// Largest splitter measured exactly (2^20 subsets at most).
+const EXACT_MAX_INPUTS: u32 = 20;
+/// Sampled sets per direction when the splitter is too large to enumerate.
+const TRIALS: u32 = 2000;
+/// Largest set a sampled trial grows to.
+const MAX_GROWTH: usize = 256;
+/// Covered outputs whose in-neighbours a greedy step examines.
+const PROBES: usize = 2;
+
+/// Expansion of the splitter of block `block` at `level`: the minimum over nonempty input sets
+/// S with |S| ≤ max(1, ⌊α M⌋) of |N_up(S)| / |S| and of |N_down(S)| / |S| (seed 002 §I-C: the
+/// splitter has (α, β)-expansion iff both are ≥ β). Exact by enumeration when `M ≤ 20`;
+/// otherwise an upper bound from 2000 sets per direction, each grown greedily (up to 256
+/// inputs) from a random input by adding a neighbour-sharing input that adds the fewest new
+/// outputs (a fixed seed per splitter, so the result is deterministic). Works for every topology
+/// whose level-`level` blocks are splitters (butterfly, dilated, splitter, first half of Beneš).
+///
+/// # Panics
+/// If `level >= log n` or `block >= 2^level`.
+pub fn expansion(topo: &Topology, level: u32, block: u32, alpha: f64) -> Expansion {
+    assert!(
+        level < topo.log_n && block < (1 << level),
+        "no splitter at {level}/{block}"
+    );
+    let sp = Splitter::new(topo, level, block);
+    let m = 2 * sp.half;
+    let max_size = ((alpha * f64::from(m)).floor() as usize).clamp(1, m as usize);
+    let (best, exact) = if m <= EXACT_MAX_INPUTS {
+        (exact_expansion(&sp, max_size), true)
+    } else {
+        let mut rng = Rng::seed_from_u64(0x5EED_E7A9 ^ (u64::from(level) << 32 | u64::from(block)));
+        (sampled_expansion(&sp, max_size, &mut rng), false)
+    };
+    let [up, down] = best;
+    Expansion {
+        alpha,
+        up,
+        down,
+        exact,
+    }
+}
+
+/// One splitter of a topology, inputs and outputs as local indices.
+struct Splitter<'a> {
+    topo: &'a Topology,
+    level: u32,
+    base: u32,
+    half: u32,
+}
+
+impl<'a> Splitter<'a> {
+    fn new(topo: &'a Topology, level: u32, block: u32) -> Self {
+        let m = topo.n >> level;
+        Splitter {
+            topo,
+            level,
+            base: block * m,
+            half: m / 2,
+        }
+    }
+
+    /// Distinct local outputs of input `i` in direction `dir`, into `buf`; returns how many.
+    fn outputs(&self, i: u32, dir: u8, buf: &mut [u32; 8]) -> usize {
+        let t = self.topo;
+        let first = (self.level + 1) * t.n + self.base + u32::from(dir) * self.half;
+        let mut len = 0;
+        for id in t.lanes(t.node_id(self.level, self.base + i), dir) {
+            let o = t.links[id as usize].head - first;
+            if !buf[..len].contains(&o) {
+                buf[len] = o;
+                len += 1;
+            }
+        }
+        len
+    }
+
+    /// Local inputs linked to local output `o` of direction `dir` (with repetitions).
+    fn inputs_of(&self, o: u32, dir: u8) -> impl Iterator<Item = u32> + '_ {
+        let t = self.topo;
+        let node = (self.level + 1) * t.n + self.base + u32::from(dir) * self.half + o;
+        (0..2 * t.multiplicity)
+            .map(move |p| t.node(t.links[t.in_link(node, p) as usize].tail).column - self.base)
+    }
+}
+
+/// Exact minimum ratios `[up, down]` by enumerating every set of `1..=max_size` inputs.
+fn exact_expansion(sp: &Splitter, max_size: usize) -> [f64; 2] {
+    let m = 2 * sp.half as usize;
+    let mut masks = [[0u32; EXACT_MAX_INPUTS as usize]; 2];
+    let mut buf = [0u32; 8];
+    for (dir, row) in masks.iter_mut().enumerate() {
+        for (i, mask) in row.iter_mut().enumerate().take(m) {
+            let len = sp.outputs(i as u32, dir as u8, &mut buf);
+            *mask = buf[..len].iter().fold(0, |acc, &o| acc | 1 << o);
+        }
+    }
+    fn visit(
+        masks: &[[u32; 20]; 2],
+        m: usize,
+        start: usize,
+        size: usize,
+        max: usize,
+        acc: [u32; 2],
+        best: &mut [f64; 2],
+    ) {
+        for i in start..m {
+            let next = [acc[0] | masks[0][i], acc[1] | masks[1][i]];
+            for dir in 0..2 {
+                best[dir] = best[dir].min(f64::from(next[dir].count_ones()) / (size + 1) as f64);
+            }
+            if size + 1 < max {
+                visit(masks, m, i + 1, size + 1, max, next, best);
+            }
+        }
+    }
+    let mut best = [f64::INFINITY; 2];
+    visit(&masks, m, 0, 0, max_size, [0, 0], &mut best);
+    best
+}
+
+/// Upper bounds `[up, down]` from greedily grown sets (see [`expansion`]).
+fn sampled_expansion(sp: &Splitter, max_size: usize, rng: &mut Rng) -> [f64; 2] {
+    let m = 2 * sp.half;
+    let target = max_size.min(MAX_GROWTH);
+    let mut in_set = vec![false; m as usize];
+    let mut covered = vec![false; sp.half as usize];
+    let (mut set, mut nbrs) = (Vec::with_capacity(target), Vec::new());
+    let mut buf = [0u32; 8];
+    let mut best = [f64::INFINITY; 2];
+    for dir in 0..2u8 {
+        for _ in 0..TRIALS {
+            set.iter().for_each(|&i: &u32| in_set[i as usize] = false);
+            nbrs.iter().for_each(|&o: &u32| covered[o as usize] = false);
+            set.clear();
+            nbrs.clear();
+            let mut next = rng.random_range(0..m);
+            loop {
+                in_set[next as usize] = true;
+                set.push(next);
+                let len = sp.outputs(next, dir, &mut buf);
+                for &o in &buf[..len] {
+                    if !std::mem::replace(&mut covered[o as usize], true) {
+                        nbrs.push(o);
+                    }
+                }
+                let ratio = nbrs.len() as f64 / set.len() as f64;
+                best[dir as usize] = best[dir as usize].min(ratio);
+                if set.len() >= target {
+                    break;
+                }
+                // Greedy step: among in-neighbours of a few covered outputs, the input adding
+                // the fewest new outputs; a random outside input if they are all taken.
+                let mut pick: Option<(usize, u32)> = None;
+                for _ in 0..PROBES {
+                    let o = nbrs[rng.random_range(0..nbrs.len())];
+                    for i in sp.inputs_of(o, dir).filter(|&i| !in_set[i as usize]) {
+                        let len = sp.outputs(i, dir, &mut buf);
+                        let new = buf[..len].iter().filter(|&&x| !covered[x as usize]).count();
+                        if pick.is_none_or(|(n, _)| new < n) {
+                            pick = Some((new, i));
+                        }
+                    }
+                }
+                next = match pick {
+                    Some((_, i)) => i,
+                    None => loop {
+                        let i = rng.random_range(0..m);
+                        if !in_set[i as usize] {
+                            break i;
+                        }
+                    },
+                };
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::topology::{butterfly, dilated_butterfly};
+
+    fn splitter(n: u32, d: u32, seed: u64) -> Topology {
+        random_splitter(n, d, SplitterWiring::default(), seed).unwrap()
+    }
+
+    #[test]
+    fn splitter_degrees_match_seed_002() {
+        for d in 1..=4 {
+            let t = splitter(64, d, 7);
+            assert_eq!(
+                (t.kind, t.levels, t.multiplicity),
+                (TopologyKind::Splitter, 7, d)
+            );
+            let mut out = vec![[0u32; 2]; t.node_count()];
+            let mut inn = vec![0u32; t.node_count()];
+            for l in &t.links {
+                let (tail, head) = (t.node(l.tail), t.node(l.head));
+                let m = t.n >> tail.level;
+                let child = tail.column / m * m + u32::from(l.direction) * m / 2;
+                assert_eq!(head.level, tail.level + 1);
+                assert!((child..child + m / 2).contains(&head.column), "{l:?}");
+                out[l.tail as usize][l.direction as usize] += 1;
+                inn[l.head as usize] += 1;
+            }
+            let n = t.n as usize;
+            assert!(out[..n * 6].iter().all(|&c| c == [d, d]));
+            assert!(inn[n..].iter().all(|&c| c == 2 * d));
+        }
+    }
+
+    #[test]
+    fn splitter_wiring_is_deterministic_per_seed() {
+        assert_eq!(splitter(64, 2, 1).links, splitter(64, 2, 1).links);
+        assert_ne!(splitter(64, 2, 1).links, splitter(64, 2, 2).links);
+    }
+
+    #[test]
+    fn splitter_wiring_config_defaults_and_rejects_unknown_fields() {
+        let w: SplitterWiring = toml::from_str("cleanup = false").unwrap();
+        assert_eq!(
+            w,
+            SplitterWiring {
+                cleanup: false,
+                cleanup_budget: 10_000
+            }
+        );
+        assert!(toml::from_str::<SplitterWiring>("clean = true").is_err());
+    }
+
+    #[test]
+    fn splitter_rejects_invalid_parameters() {
+        for (n, d) in [(64, 0), (64, 9), (48, 2), (1, 2), (1 << 21, 2)] {
+            let r = random_splitter(n, d, SplitterWiring::default(), 1);
+            assert!(matches!(r, Err(Error::Invalid { .. })), "n = {n}, d = {d}");
+        }
+    }
+
+    #[test]
+    fn cleanup_removes_parallel_links_when_possible() {
+        let per_level = |t: &Topology, level: u32| {
+            let (a, b) = ((level * t.n * 4) as usize, ((level + 1) * t.n * 4) as usize);
+            let sub = Topology {
+                links: t.links[a..b].to_vec(),
+                ..t.clone()
+            };
+            parallel_links(&sub)
+        };
+        for seed in 0..20 {
+            let t = splitter(64, 2, seed);
+            for level in 0..4 {
+                assert_eq!(
+                    per_level(&t, level),
+                    0,
+                    "seed {seed} level {level} (M >= 8)"
+                );
+            }
+            // M = 2: both lanes of every direction go to the single child output.
+            assert_eq!(per_level(&t, 5), 64 * 2);
+        }
+        let raw = SplitterWiring {
+            cleanup: false,
+            ..SplitterWiring::default()
+        };
+        let t = random_splitter(64, 2, raw, 0).unwrap();
+        assert!((0..4).map(|level| per_level(&t, level)).sum::<usize>() > 0);
+        assert_eq!(parallel_links(&butterfly(64).unwrap()), 0);
+        assert_eq!(
+            parallel_links(&dilated_butterfly(8, 3).unwrap()),
+            8 * 3 * 2 * 2
+        );
+    }
+
+    #[test]
+    fn splitter_routing_reaches_every_destination() {
+        let t = splitter(32, 2, 3);
+        for s in 0..32 {
+            for dst in 0..32 {
+                let cols = t.path_columns(s, dst, 0);
+                assert_eq!((cols[0], cols[5]), (s, dst));
+            }
+        }
+    }
+
+    #[test]
+    fn butterfly_splitter_expansion_is_one_half() {
+        // Inputs c and c ^ (bit l) share their one up and one down neighbour: |N(S)| / |S| = 1/2.
+        let e = expansion(&butterfly(8).unwrap(), 0, 0, 0.25);
+        assert_eq!(
+            e,
+            Expansion {
+                alpha: 0.25,
+                up: 0.5,
+                down: 0.5,
+                exact: true
+            }
+        );
+        let e = expansion(&butterfly(32).unwrap(), 2, 3, 0.25);
+        assert_eq!((e.up, e.down, e.exact), (0.5, 0.5, true));
+        let e = expansion(&dilated_butterfly(64, 2).unwrap(), 0, 0, 0.25);
+        assert_eq!((e.up, e.down, e.exact), (0.5, 0.5, false));
+    }
+
+    #[test]
+    fn random_d3_splitter_expands() {
+        // Seed 1: the 16-input splitter of a d = 3 network has (1/4, >1)-expansion.
+        let e = expansion(&splitter(16, 3, 1), 0, 0, 0.25);
+        assert!(e.exact && e.up > 1.0 && e.down > 1.0, "{e:?}");
+    }
+
+    #[test]
+    fn sampled_expansion_bounds_exact_from_above() {
+        let t = splitter(64, 3, 5);
+        for block in 0..4 {
+            let sp = Splitter::new(&t, 2, block);
+            let exact = exact_expansion(&sp, 4);
+            let sampled = sampled_expansion(&sp, 4, &mut Rng::seed_from_u64(block.into()));
+            assert!(
+                sampled[0] >= exact[0] && sampled[1] >= exact[1],
+                "{sampled:?} {exact:?}"
+            );
+        }
+    }
+}
