@@ -198,17 +198,6 @@ impl SimConfig {
                 format!("0..={}", self.inputs - 1),
             ));
         }
-        if self.topology == TopologyKind::Splitter && self.dilation > self.inputs / 2 {
-            return Err(Error::invalid(
-                "dilation",
-                self.dilation,
-                format!(
-                    "1..={} for a splitter network with {} inputs",
-                    self.inputs / 2,
-                    self.inputs
-                ),
-            ));
-        }
         self.traffic.validate()?;
         if self.traffic.is_continuous() && self.cycles.is_none() {
             return Err(Error::invalid(

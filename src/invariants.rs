@@ -43,7 +43,7 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
     for t in sim.last_transfers() {
         match t.kind {
             TransferKind::Crossed { ov } => per_link
-                .entry((false, ov / b))
+                .entry((false, f.output_vc_parts(ov).0))
                 .or_default()
                 .push(t.flit.msg),
             TransferKind::Injected => per_link

@@ -23,10 +23,13 @@ struct Cli {
 enum Command {
     /// Simulate a network cycle by cycle and report latency, throughput and drops.
     ///
-    /// Flags override a --config file, which overrides the defaults (64-input butterfly, B = 2,
-    /// L = 4, W = 32, random permutation, wormhole). Example:
-    ///   flitforge sim --topology butterfly --inputs 1024 --vcs 2 --flits 4
-    ///       --traffic random-permutation --seed 1 --json out.json
+    /// Flags override a --config file, which overrides the defaults (64-input butterfly,
+    /// B = 2, L = 4, W = 32, random permutation, wormhole). Examples:
+    ///   flitforge sim --inputs 1024 --traffic random-permutation --seed 1 --json out.json
+    ///   flitforge sim --mode drop --vcs 1 --traffic uniform --q 4 --retry-backoff 8
+    ///   flitforge sim --traffic bernoulli --rate 0.3 --cycles 10000
+    ///   flitforge sim --topology benes --middle 5 --traffic transpose
+    #[command(verbatim_doc_comment)]
     Sim(SimArgs),
     /// Run the built-in default (64-input butterfly, B = 2, L = 4, random permutation,
     /// wormhole) and print a readable summary.
@@ -34,6 +37,18 @@ enum Command {
         /// Also write the statistics as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
+    },
+    /// Print a topology's switch and link counts and, for splitter-based networks, the
+    /// measured (α, β) expansion of each level's splitters (seed 002 §I-C).
+    ///
+    /// Exact by enumeration for splitters of at most 20 inputs, an upper bound from sampled
+    /// and greedily grown sets above that.
+    Topology {
+        #[command(flatten)]
+        args: SimArgs,
+        /// Largest input set, as a fraction α of a splitter's inputs.
+        #[arg(long, default_value_t = 0.25, value_name = "ALPHA")]
+        alpha: f64,
     },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
@@ -234,6 +249,45 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
+fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
+    use flitforge::topology::{expansion, parallel_links};
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        return Err(Error::invalid("alpha", alpha, "(0, 1]"));
+    }
+    config.validate()?;
+    let topo = flitforge::sim::build_topology(config)?;
+    println!(
+        "{}: n = {}, {} levels, {} switches, {} links ({} per level, multiplicity {}), {} parallel links",
+        topo.kind.name(),
+        topo.n,
+        topo.levels,
+        topo.node_count(),
+        topo.links.len(),
+        topo.links.len() as u32 / (topo.levels - 1),
+        topo.multiplicity,
+        parallel_links(&topo)
+    );
+    let splitter_levels = topo.log_n.min(topo.levels - 1);
+    println!(
+        "level  inputs/splitter  min up  min down  (expansion at alpha = {alpha}, over all splitters)"
+    );
+    for level in 0..splitter_levels {
+        let (mut up, mut down, mut exact) = (f64::INFINITY, f64::INFINITY, true);
+        for block in 0..1u32 << level {
+            let e = expansion(&topo, level, block, alpha);
+            up = up.min(e.up);
+            down = down.min(e.down);
+            exact &= e.exact;
+        }
+        let how = if exact { "exact" } else { "upper bound" };
+        println!(
+            "{level:>5}  {:>15}  {up:>6.3}  {down:>8.3}  {how}",
+            topo.n >> level
+        );
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),
@@ -243,6 +297,9 @@ fn run(cli: Cli) -> Result<()> {
                 ..SimArgs::default()
             };
             simulate(SimConfig::default(), &args)
+        }
+        Command::Topology { args, alpha } => {
+            describe_topology(&args.resolve(SimConfig::default())?, alpha)
         }
         Command::Bench(args) => {
             let config = args.resolve(flitforge::bench::default_config())?;

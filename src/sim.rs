@@ -257,8 +257,6 @@ impl Simulation {
 
     /// Books the last clock edge's transfers into messages and statistics.
     fn account(&mut self, cycle: u64) -> Result<()> {
-        let last = self.fabric.topo.last_level();
-        let b = self.config.vcs;
         let tail = (self.config.flits - 1) as u16;
         let mut progressed = false;
         for t in &self.transfers {
@@ -281,17 +279,11 @@ impl Simulation {
                     }
                 }
                 TransferKind::Crossed { ov } => {
-                    self.link_flits[(ov / b) as usize] += 1;
+                    self.link_flits[self.fabric.output_vc_parts(ov).0 as usize] += 1;
                     if t.flit.seq == 0 {
                         m.record.hops += 1;
                     }
-                    if self
-                        .fabric
-                        .topo
-                        .node(self.fabric.topo.links[(ov / b) as usize].head)
-                        .level
-                        == last
-                    {
+                    if self.fabric.is_ejection_vc(t.to) {
                         if t.flit.seq == 0 {
                             m.record.head_arrival = Some(cycle);
                         }

@@ -208,12 +208,14 @@ impl Fabric {
             "vc_owner" => self
                 .owner(ivc())
                 .map_or(0, |o| u64::from(o) & mask(id_bits)),
-            "vc_out_port" => self
+            "vc_out_port" => self.out_vc(ivc()).map_or(0, |ov| {
+                u64::from(self.output_vc_parts(ov).0 - self.first_link(s))
+            }),
+            "vc_out_vc" => self
                 .out_vc(ivc())
-                .map_or(0, |ov| u64::from(ov / b - self.first_link(s))),
-            "vc_out_vc" => self.out_vc(ivc()).map_or(0, |ov| u64::from(ov % b)),
+                .map_or(0, |ov| u64::from(self.output_vc_parts(ov).1)),
             "out_alloc_valid" | "out_alloc_in" => {
-                let ov = (self.first_link(s) + index[0]) * b + index[1];
+                let ov = self.output_vc(self.first_link(s) + index[0], index[1]);
                 match (reg.name, self.allocated_to(ov)) {
                     ("out_alloc_valid", held) => held.is_some().into(),
                     (_, Some(i)) => u64::from(i - self.vc_base(s)),

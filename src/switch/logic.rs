@@ -4,11 +4,12 @@
 //! 1. An `ACTIVE` VC passes its front flit to the output VC its worm holds if that register is
 //!    *ready*: not full, or its own front flit leaves this cycle (same-cycle reuse).
 //! 2. `ROUTING` VCs (a header at the front) request the direction named by one address bit
-//!    ([`Topology::route_bit`]). Per direction, requesters are served in round-robin order from
-//!    the direction's pointer; the k-th requester gets the k-th *free* output VC, scanning lanes
-//!    from the lowest (or from an LFSR-drawn lane) and VCs from the lowest. An output VC is free
-//!    if no input VC holds it and its register can take a new worm: idle, or holding only the
-//!    previous worm's tail, which leaves this cycle. A granted header crosses at once.
+//!    ([`crate::topology::Topology::route_bit`]). Per direction, requesters are served in
+//!    round-robin order from the direction's pointer; the k-th requester gets the k-th *free*
+//!    output VC, scanning lanes from the lowest (or from an LFSR-drawn lane) and VCs from the
+//!    lowest. An output VC is free if no input VC holds it and its register can take a new
+//!    worm: idle, or holding only the previous worm's tail, which leaves this cycle. A granted
+//!    header crosses at once; the pointer moves past the last requester served.
 //! 3. A header that gets nothing waits (wormhole, store-and-forward) or is discarded (drop), and
 //!    its VC then discards the rest of the worm as it arrives.
 //! 4. With one flit per link per cycle, the VCs that would cross one link are cut to the first
@@ -17,9 +18,9 @@
 //! Store-and-forward: a header requests only once its whole packet is in the VC, and with a
 //! per-switch bound A only output VCs into switches that held fewer than A packets at the end of
 //! the previous cycle count as free. Last-level switches pass every front flit to the
-//! destination each cycle.
+//! destination each cycle. Faulty switches pass nothing.
 
-use super::{DROP, Fabric, NO_GRANT, VcState};
+use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, VcState};
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::topology::{NodeId, RouteField};
@@ -36,13 +37,13 @@ pub struct Header {
 pub enum TransferKind {
     /// Written into a level-0 injection VC by the source.
     Injected,
-    /// Crossed link `ov / B` into the input VC `to`.
+    /// Crossed output VC `ov` into the input VC `to`.
     Crossed { ov: u32 },
     /// Left a last-level register into the destination.
     Delivered,
     /// Discarded (drop mode).
     Discarded,
-    /// Did not move: a header (front flit 0) that waited this cycle.
+    /// Did not move: a header (flit 0) at the front of its VC that waited this cycle.
     Stalled,
 }
 
@@ -50,211 +51,273 @@ pub enum TransferKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transfer {
     pub flit: FlitSlot,
-    /// Input VC the flit left (or, for `Stalled`, stayed in); `u32::MAX` for injections.
+    /// Input VC the flit left (or, for `Stalled`, stayed in); [`NONE`] for injections.
     pub from: u32,
-    /// Input VC the flit enters, `u32::MAX` if none.
+    /// Input VC the flit enters, [`NONE`] if none.
     pub to: u32,
     pub kind: TransferKind,
 }
 
 /// Marker for "no input VC".
 pub const NONE: u32 = u32::MAX;
-const NOT_REQUESTING: u8 = u8::MAX;
-/// Most input VCs one switch can have: 2 · 8 lanes · 16 VCs.
+/// Most input VCs one switch can have: 2 directions · 8 lanes · 16 VCs.
 const MAX_SWITCH_VCS: usize = 256;
+const WORDS: usize = MAX_SWITCH_VCS / 64;
+
+/// A set of a switch's input VCs.
+#[derive(Clone, Copy, Default)]
+struct VcSet([u64; WORDS]);
+
+impl VcSet {
+    #[inline]
+    fn insert(&mut self, j: usize) {
+        self.0[j >> 6] |= 1 << (j & 63);
+    }
+    #[inline]
+    fn remove(&mut self, j: usize) {
+        self.0[j >> 6] &= !(1 << (j & 63));
+    }
+    #[inline]
+    fn contains(&self, j: usize) -> bool {
+        self.0[j >> 6] >> (j & 63) & 1 != 0
+    }
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
+/// `j + 1` wrapped to `0..n`.
+#[inline]
+fn next(j: usize, n: usize) -> usize {
+    if j + 1 == n { 0 } else { j + 1 }
+}
 
 impl Fabric {
     /// Register `d` can take a flit this cycle.
     #[inline]
     pub(crate) fn ready(&self, d: u32) -> bool {
-        let d = d as usize;
-        u32::from(self.count[d]) < self.params.depth || self.leaving[d]
+        let vc = &self.vcs[d as usize];
+        u32::from(vc.count) < self.params.depth || vc.leaving()
     }
 
     /// Register `d` can take the header of a new worm this cycle.
     #[inline]
     pub(crate) fn accepts_new_worm(&self, d: u32) -> bool {
-        let du = d as usize;
-        if self.state[du] == VcState::Idle as u8 {
+        let vc = &self.vcs[d as usize];
+        if vc.state == VcState::Idle as u8 {
             return true;
         }
-        self.count[du] == 1
-            && self.leaving[du]
-            && u32::from(self.fifo[du * self.params.depth as usize + self.front[du] as usize].seq)
+        vc.count == 1
+            && vc.leaving()
+            && u32::from(self.fifo[d as usize * self.params.depth as usize + vc.front as usize].seq)
                 == self.params.flits - 1
     }
 
-    /// Output VC `ov` of switch `s` can be allocated to a new worm this cycle.
+    /// Output VC `ov` can be allocated to a new worm this cycle.
     #[inline]
-    fn free(&self, ov: u32, link_head: NodeId) -> bool {
-        if self.alloc[ov as usize] != 0 || !self.accepts_new_worm(self.down[ov as usize]) {
+    fn free(&self, ov: u32) -> bool {
+        let d = self.down[ov as usize];
+        if self.alloc[ov as usize] != 0
+            || self.vcs[d as usize].flags & FAULTY != 0
+            || !self.accepts_new_worm(d)
+        {
             return false;
         }
         match self.params.switch_queue {
-            Some(a) if self.topo.node(link_head).level < self.topo.last_level() => {
-                u32::from(self.occupancy[link_head as usize]) < a
+            Some(a) if !self.is_ejection_vc(d) => {
+                let (head, _) = self.vc_switch(d);
+                u32::from(self.occupancy[head as usize]) < a
             }
             _ => true,
         }
     }
 
-    /// Evaluates switch `s`: sets its VCs' `leaving` flags and header grants from registered
-    /// state and the downstream `leaving` flags. Returns true if a `leaving` flag changed.
+    /// Evaluates switch `s`: sets its VCs' `LEAVING` flags and header grants from registered
+    /// state and the downstream `LEAVING` flags. Returns true if a `LEAVING` flag changed.
     pub fn evaluate_switch(&mut self, s: NodeId, headers: &[Header]) -> bool {
-        let level = self.topo.node(s).level;
-        let base = self.vc_base(s);
-        let nv = self.vc_count(s);
-        let mut leave = [false; MAX_SWITCH_VCS];
-        if level == self.topo.last_level() {
+        let base = self.vc_base(s) as usize;
+        let nv = self.vc_count(s) as usize;
+        let mut leave = VcSet::default();
+        if self.vcs[base].flags & FAULTY != 0 {
+            return self.set_leaving(base, nv, &leave);
+        }
+        if base >= self.last_base as usize {
             for j in 0..nv {
-                leave[j as usize] = self.count[(base + j) as usize] > 0;
+                if self.vcs[base + j].count > 0 {
+                    leave.insert(j);
+                }
             }
-            return self.set_leaving(base, &leave[..nv as usize]);
+            return self.set_leaving(base, nv, &leave);
         }
         let p = self.params;
-        let b = p.vcs;
-        let m = self.topo.multiplicity;
+        let level = s >> self.topo.log_n;
         let (field, bit) = self.topo.route_bit(level);
         let shift = self.topo.log_n - 1 - bit;
-        let mut request = [NOT_REQUESTING; MAX_SWITCH_VCS];
+        let mut request = [VcSet::default(); 2];
         for j in 0..nv {
-            let i = (base + j) as usize;
-            self.grant[i] = NO_GRANT;
-            if self.count[i] == 0 {
+            let i = base + j;
+            self.vcs[i].grant = NO_GRANT;
+            let vc = self.vcs[i];
+            if vc.count == 0 {
                 continue;
             }
-            match VcState::from_u8(self.state[i]) {
-                VcState::Active => leave[j as usize] = self.ready(self.down[self.out[i] as usize]),
-                VcState::Dropping => leave[j as usize] = true,
-                VcState::Routing => {
-                    let whole =
-                        p.mode != FlowControl::StoreForward || u32::from(self.count[i]) == p.flits;
-                    if whole {
-                        let h = headers[self.owner[i] as usize];
-                        let addr = match field {
-                            RouteField::Destination => h.destination,
-                            RouteField::Middle => h.middle,
-                        };
-                        request[j as usize] = ((addr >> shift) & 1) as u8;
-                    }
+            let whole_packet =
+                p.mode != FlowControl::StoreForward || u32::from(vc.count) == p.flits;
+            match VcState::from_u8(vc.state) {
+                VcState::Active if self.ready(self.down[vc.out as usize]) => leave.insert(j),
+                VcState::Dropping => leave.insert(j),
+                VcState::Routing if whole_packet => {
+                    let h = headers[vc.owner as usize];
+                    let addr = match field {
+                        RouteField::Destination => h.destination,
+                        RouteField::Middle => h.middle,
+                    };
+                    request[((addr >> shift) & 1) as usize].insert(j);
                 }
-                VcState::Idle => {}
+                _ => {}
             }
         }
         for dir in 0..2u8 {
-            let first_lane = match p.lane_choice {
-                LaneChoice::Lowest => 0,
-                LaneChoice::Random => u32::from(self.lfsr[s as usize]) % m,
-            };
-            let (mut lane_k, mut vc) = (0u32, 0u32);
-            let start = u32::from(self.rr[s as usize * 2 + dir as usize]);
-            let mut last_granted = None;
-            for k in 0..nv {
-                let j = (start + k) % nv;
-                if request[j as usize] != dir {
-                    continue;
-                }
-                let mut granted = None;
-                while lane_k < m {
-                    let link = self.topo.out_link(s, dir, (first_lane + lane_k) % m);
-                    let ov = link * b + vc;
-                    vc += 1;
-                    if vc == b {
-                        vc = 0;
-                        lane_k += 1;
-                    }
-                    if self.free(ov, self.topo.links[link as usize].head) {
-                        granted = Some(ov);
-                        break;
-                    }
-                }
-                let i = (base + j) as usize;
-                match granted {
-                    Some(ov) => {
-                        self.grant[i] = ov;
-                        leave[j as usize] = true;
-                        last_granted = Some(j);
-                    }
-                    None if p.mode == FlowControl::Drop => {
-                        self.grant[i] = DROP;
-                        leave[j as usize] = true;
-                    }
-                    None => {}
-                }
+            if request[dir as usize].is_empty() {
+                continue;
             }
-            self.rr_next[s as usize * 2 + dir as usize] = match last_granted {
-                Some(j) => ((j + 1) % nv) as u16,
-                None => start as u16,
-            };
+            self.allocate(s, dir, base, nv, &request[dir as usize], &mut leave);
         }
         if p.bandwidth == LinkBandwidth::One {
             self.arbitrate_links(s, base, nv, &mut leave);
         }
-        self.set_leaving(base, &leave[..nv as usize])
+        self.set_leaving(base, nv, &leave)
+    }
+
+    /// VC allocation for direction `dir` of switch `s` (rule 2 and 3 of the module doc).
+    fn allocate(
+        &mut self,
+        s: NodeId,
+        dir: u8,
+        base: usize,
+        nv: usize,
+        request: &VcSet,
+        leave: &mut VcSet,
+    ) {
+        let p = self.params;
+        let m = self.topo.multiplicity;
+        let first_lane = match p.lane_choice {
+            LaneChoice::Lowest => 0,
+            LaneChoice::Random => u32::from(self.lfsr[s as usize]) % m,
+        };
+        let (mut lane_k, mut vc) = (0u32, 0u32);
+        let slot = s as usize * 2 + dir as usize;
+        let start = usize::from(self.rr[slot]);
+        let mut last_granted = None;
+        let mut j = start;
+        for _ in 0..nv {
+            if request.contains(j) {
+                let mut granted = None;
+                while lane_k < m {
+                    let lane = if first_lane + lane_k >= m {
+                        first_lane + lane_k - m
+                    } else {
+                        first_lane + lane_k
+                    };
+                    let ov = self.output_vc(self.topo.out_link(s, dir, lane), vc);
+                    vc += 1;
+                    if vc == p.vcs {
+                        vc = 0;
+                        lane_k += 1;
+                    }
+                    if self.free(ov) {
+                        granted = Some(ov);
+                        break;
+                    }
+                }
+                match granted {
+                    Some(ov) => {
+                        self.vcs[base + j].grant = ov;
+                        leave.insert(j);
+                        last_granted = Some(j);
+                    }
+                    None if p.mode == FlowControl::Drop => {
+                        self.vcs[base + j].grant = DROP;
+                        leave.insert(j);
+                    }
+                    None => {}
+                }
+            }
+            j = next(j, nv);
+        }
+        // Written on every evaluation: a later sweep of the same cycle may grant differently.
+        self.rr_next[slot] = last_granted.map_or(start, |j| next(j, nv)) as u16;
+        self.rr_dirty.push(slot as u32);
     }
 
     /// One flit per link per cycle: of the VCs about to cross each out link of `s`, only the
     /// first in the link's round-robin order does.
-    fn arbitrate_links(&mut self, s: NodeId, base: u32, nv: u32, leave: &mut [bool]) {
-        let b = self.params.vcs;
+    fn arbitrate_links(&mut self, s: NodeId, base: usize, nv: usize, leave: &mut VcSet) {
         let links = 2 * self.topo.multiplicity;
         for l in s * links..(s + 1) * links {
-            let start = u32::from(self.link_rr[l as usize]);
+            let start = usize::from(self.link_rr[l as usize]);
             let mut winner = None;
-            for k in 0..nv {
-                let j = (start + k) % nv;
-                let i = (base + j) as usize;
-                if !leave[j as usize] {
-                    continue;
-                }
-                let target = match VcState::from_u8(self.state[i]) {
-                    VcState::Active => self.out[i],
-                    VcState::Routing if self.grant[i] < DROP => self.grant[i],
-                    _ => continue,
+            let mut j = start;
+            for _ in 0..nv {
+                let vc = self.vcs[base + j];
+                let target = match vc.state {
+                    st if st == VcState::Active as u8 => vc.out,
+                    st if st == VcState::Routing as u8 && vc.grant < DROP => vc.grant,
+                    _ => NO_GRANT,
                 };
-                if target / b != l {
-                    continue;
+                if leave.contains(j) && target != NO_GRANT && self.output_vc_parts(target).0 == l {
+                    if winner.is_none() {
+                        winner = Some(j);
+                    } else {
+                        leave.remove(j);
+                    }
                 }
-                if winner.is_none() {
-                    winner = Some(j);
-                } else {
-                    leave[j as usize] = false;
-                }
+                j = next(j, nv);
             }
-            self.link_rr_next[l as usize] = match winner {
-                Some(j) => ((j + 1) % nv) as u16,
-                None => start as u16,
-            };
+            self.link_rr_next[l as usize] = winner.map_or(start, |j| next(j, nv)) as u16;
+            self.link_rr_dirty.push(l);
         }
     }
 
-    fn set_leaving(&mut self, base: u32, leave: &[bool]) -> bool {
-        let slots = &mut self.leaving[base as usize..base as usize + leave.len()];
-        let changed = slots != leave;
-        slots.copy_from_slice(leave);
+    fn set_leaving(&mut self, base: usize, nv: usize, leave: &VcSet) -> bool {
+        let mut changed = false;
+        for (j, vc) in self.vcs[base..base + nv].iter_mut().enumerate() {
+            let flags = if leave.contains(j) {
+                vc.flags | LEAVING
+            } else {
+                vc.flags & !LEAVING
+            };
+            changed |= flags != vc.flags;
+            vc.flags = flags;
+        }
         changed
     }
 
     /// First half of the clock edge: every leaving front flit is popped and described in
-    /// `transfers`; allocations, tails and drops update the VC state. Waiting headers are
-    /// reported as `Stalled`. Clears the cycle's combinational signals.
+    /// `transfers`; allocations, tails and drops update the VC state; waiting headers are
+    /// reported as `Stalled`; arbitration pointers and LFSRs advance. Clears the cycle's
+    /// combinational signals.
     pub fn commit_departures(&mut self, transfers: &mut Vec<Transfer>) {
         let depth = self.params.depth as usize;
         let tail = (self.params.flits - 1) as u16;
-        let last_base = self.vc_base(self.topo.node_id(self.topo.last_level(), 0)) as usize;
-        for i in 0..self.count.len() {
-            let g = self.grant[i];
-            if g < DROP {
-                self.out[i] = g;
-                self.alloc[g as usize] = i as u32 + 1;
-                self.state[i] = VcState::Active as u8;
-            }
-            if self.count[i] == 0 {
+        let last_base = self.last_base as usize;
+        let shared_queue = self.params.switch_queue.is_some();
+        for i in 0..self.vcs.len() {
+            let mut vc = self.vcs[i];
+            if vc.count == 0 {
                 continue;
             }
-            let front = i * depth + self.front[i] as usize;
-            let flit = self.fifo[front];
-            if !self.leaving[i] {
+            let g = vc.grant;
+            vc.grant = NO_GRANT;
+            if g < DROP {
+                vc.out = g;
+                vc.state = VcState::Active as u8;
+                self.alloc[g as usize] = i as u32 + 1;
+            }
+            let flit = self.fifo[i * depth + vc.front as usize];
+            if !vc.leaving() {
+                self.vcs[i] = vc;
                 if flit.seq == 0 {
                     transfers.push(Transfer {
                         flit,
@@ -265,29 +328,37 @@ impl Fabric {
                 }
                 continue;
             }
-            self.leaving[i] = false;
-            self.front[i] = ((self.front[i] as usize + 1) % depth) as u8;
-            self.count[i] -= 1;
+            vc.flags &= !LEAVING;
+            vc.front = if vc.front as usize + 1 == depth {
+                0
+            } else {
+                vc.front + 1
+            };
+            vc.count -= 1;
+            self.held -= 1;
             let (to, kind) = if i >= last_base {
                 (NONE, TransferKind::Delivered)
-            } else if g == DROP || self.state[i] == VcState::Dropping as u8 {
-                self.state[i] = VcState::Dropping as u8;
+            } else if g == DROP || vc.state == VcState::Dropping as u8 {
+                vc.state = VcState::Dropping as u8;
                 (NONE, TransferKind::Discarded)
             } else {
-                let ov = self.out[i];
                 if flit.seq == tail {
-                    self.alloc[ov as usize] = 0;
+                    self.alloc[vc.out as usize] = 0;
                 }
-                (self.down[ov as usize], TransferKind::Crossed { ov })
+                (
+                    self.down[vc.out as usize],
+                    TransferKind::Crossed { ov: vc.out },
+                )
             };
             if flit.seq == tail {
-                self.state[i] = VcState::Idle as u8;
-                self.out[i] = NO_GRANT;
-                if self.params.switch_queue.is_some() {
+                vc.state = VcState::Idle as u8;
+                vc.out = NO_GRANT;
+                if shared_queue {
                     let (sw, _) = self.vc_switch(i as u32);
                     self.occupancy[sw as usize] -= 1;
                 }
             }
+            self.vcs[i] = vc;
             transfers.push(Transfer {
                 flit,
                 from: i as u32,
@@ -295,14 +366,11 @@ impl Fabric {
                 kind,
             });
         }
-        for g in &mut self.grant {
-            *g = NO_GRANT;
+        for slot in self.rr_dirty.drain(..) {
+            self.rr[slot as usize] = self.rr_next[slot as usize];
         }
-        std::mem::swap(&mut self.rr, &mut self.rr_next);
-        self.rr_next.copy_from_slice(&self.rr);
-        if self.params.bandwidth == LinkBandwidth::One {
-            std::mem::swap(&mut self.link_rr, &mut self.link_rr_next);
-            self.link_rr_next.copy_from_slice(&self.link_rr);
+        for l in self.link_rr_dirty.drain(..) {
+            self.link_rr[l as usize] = self.link_rr_next[l as usize];
         }
         if self.params.lane_choice == LaneChoice::Random {
             for v in &mut self.lfsr {
@@ -316,24 +384,28 @@ impl Fabric {
     /// ejecting) and names its owner.
     pub fn commit_arrivals(&mut self, transfers: &[Transfer]) {
         let depth = self.params.depth as usize;
-        let last_base = self.vc_base(self.topo.node_id(self.topo.last_level(), 0)) as usize;
         for t in transfers {
             if t.to == NONE {
                 continue;
             }
             let d = t.to as usize;
-            let pos = (self.front[d] as usize + self.count[d] as usize) % depth;
+            let vc = &mut self.vcs[d];
+            let mut pos = vc.front as usize + vc.count as usize;
+            if pos >= depth {
+                pos -= depth;
+            }
             self.fifo[d * depth + pos] = t.flit;
-            self.count[d] += 1;
+            vc.count += 1;
+            self.held += 1;
             if t.flit.seq == 0 {
-                self.owner[d] = t.flit.msg;
-                self.state[d] = if d >= last_base {
+                vc.owner = t.flit.msg;
+                vc.state = if t.to >= self.last_base {
                     VcState::Active
                 } else {
                     VcState::Routing
                 } as u8;
                 if self.params.switch_queue.is_some() {
-                    let (sw, _) = self.vc_switch(d as u32);
+                    let (sw, _) = self.vc_switch(t.to);
                     self.occupancy[sw as usize] += 1;
                 }
             }

@@ -74,39 +74,86 @@ impl SwitchParams {
     }
 }
 
-/// Sentinel in [`Fabric::grant`]: no output VC this cycle.
+/// Sentinel in [`Vc::grant`] and [`Vc::out`]: no output VC.
 pub(crate) const NO_GRANT: u32 = u32::MAX;
-/// Sentinel in [`Fabric::grant`]: the header is discarded (drop mode).
+/// Sentinel in [`Vc::grant`]: the header is discarded (drop mode).
 pub(crate) const DROP: u32 = u32::MAX - 1;
+/// [`Vc::flags`]: the front flit leaves in the cycle being evaluated (combinational).
+pub(crate) const LEAVING: u8 = 1;
+/// [`Vc::flags`]: the VC belongs to a faulty switch.
+pub(crate) const FAULTY: u8 = 2;
+
+/// The registers of one input virtual channel, plus its combinational outputs, in one
+/// 16-byte record so that a switch's VCs share a cache line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Vc {
+    /// Flits held.
+    pub count: u8,
+    /// FIFO position of the front flit.
+    pub front: u8,
+    /// [`VcState`] encoding.
+    pub state: u8,
+    /// [`LEAVING`] | [`FAULTY`].
+    pub flags: u8,
+    /// Owning message.
+    pub owner: u32,
+    /// Output VC held (`ACTIVE`), else [`NO_GRANT`].
+    pub out: u32,
+    /// Combinational: output VC granted to the header this cycle, [`DROP`] or [`NO_GRANT`].
+    pub grant: u32,
+}
+
+impl Vc {
+    const IDLE: Vc = Vc {
+        count: 0,
+        front: 0,
+        state: 0,
+        flags: 0,
+        owner: 0,
+        out: NO_GRANT,
+        grant: NO_GRANT,
+    };
+
+    #[inline]
+    pub fn leaving(&self) -> bool {
+        self.flags & LEAVING != 0
+    }
+}
 
 /// The registers and combinational signals of every switch of a network.
+///
+/// Output VCs are numbered `ov = link << vc_shift | vc`, so the link of an output VC is a shift
+/// away; `vc_shift = ceil(log2 B)`.
 #[derive(Clone, Debug)]
 pub struct Fabric {
     pub topo: Topology,
     pub params: SwitchParams,
-    /// `down[ov]`: the input VC at the head of output VC `ov = link * B + vc`.
-    down: Vec<u32>,
-    // --- registers, per input VC (`ivc`) ---
-    count: Vec<u8>,
-    front: Vec<u8>,
-    fifo: Vec<FlitSlot>,
-    state: Vec<u8>,
-    owner: Vec<u32>,
-    out: Vec<u32>,
-    // --- registers, per output VC ---
-    alloc: Vec<u32>,
-    // --- registers, per switch direction / link / switch ---
-    rr: Vec<u16>,
-    link_rr: Vec<u16>,
-    lfsr: Vec<u16>,
-    // --- next-state of the arbitration pointers, proposed during evaluation ---
-    rr_next: Vec<u16>,
-    link_rr_next: Vec<u16>,
-    // --- combinational, recomputed every cycle ---
-    leaving: Vec<bool>,
-    grant: Vec<u32>,
-    /// Packets (non-idle input VCs) per switch at the end of the previous cycle.
-    occupancy: Vec<u16>,
+    pub(crate) vc_shift: u32,
+    /// `down[ov]`: the input VC at the head of output VC `ov`.
+    pub(crate) down: Vec<u32>,
+    /// Input VCs, indexed by [`Fabric::vc_base`] + `port * B + vc`.
+    pub(crate) vcs: Vec<Vc>,
+    /// FIFO storage, `depth` slots per input VC.
+    pub(crate) fifo: Vec<FlitSlot>,
+    /// Per output VC: the input VC holding it, plus one (0 = free).
+    pub(crate) alloc: Vec<u32>,
+    /// Round-robin pointer per switch direction, and its proposed next value.
+    pub(crate) rr: Vec<u16>,
+    pub(crate) rr_next: Vec<u16>,
+    /// Round-robin pointer per link (one flit per link per cycle), and its proposed next value.
+    pub(crate) link_rr: Vec<u16>,
+    pub(crate) link_rr_next: Vec<u16>,
+    /// Pointers whose proposed value may differ (indices into `rr` / `link_rr`).
+    pub(crate) rr_dirty: Vec<u32>,
+    pub(crate) link_rr_dirty: Vec<u32>,
+    /// Lane-choice LFSR per switch.
+    pub(crate) lfsr: Vec<u16>,
+    /// Packets (non-idle input VCs) per switch, for the per-switch store-and-forward bound.
+    pub(crate) occupancy: Vec<u16>,
+    /// First input VC of the last level.
+    pub(crate) last_base: u32,
+    /// Flits held by all registers.
+    pub(crate) held: u64,
 }
 
 impl Fabric {
@@ -115,34 +162,37 @@ impl Fabric {
         let b = params.vcs as usize;
         let n = topo.n as usize;
         let total_vcs = n * b + topo.links.len() * b;
-        let depth = params.depth as usize;
+        let vc_shift = params.vcs.next_power_of_two().trailing_zeros();
+        let ovs = topo.links.len() << vc_shift;
         let mut f = Fabric {
-            down: Vec::with_capacity(topo.links.len() * b),
-            count: vec![0; total_vcs],
-            front: vec![0; total_vcs],
-            fifo: vec![FlitSlot::default(); total_vcs * depth],
-            state: vec![VcState::Idle as u8; total_vcs],
-            owner: vec![0; total_vcs],
-            out: vec![NO_GRANT; total_vcs],
-            alloc: vec![0; topo.links.len() * b],
+            vc_shift,
+            down: vec![NO_GRANT; ovs],
+            vcs: vec![Vc::IDLE; total_vcs],
+            fifo: vec![FlitSlot::default(); total_vcs * params.depth as usize],
+            alloc: vec![0; ovs],
             rr: vec![0; topo.node_count() * 2],
-            link_rr: vec![0; topo.links.len()],
             rr_next: vec![0; topo.node_count() * 2],
+            link_rr: vec![0; topo.links.len()],
             link_rr_next: vec![0; topo.links.len()],
+            rr_dirty: Vec::new(),
+            link_rr_dirty: Vec::new(),
             lfsr: (0..topo.node_count())
                 .map(|s| lfsr_seed(seed, s as u64))
                 .collect(),
-            leaving: vec![false; total_vcs],
-            grant: vec![NO_GRANT; total_vcs],
             occupancy: vec![0; topo.node_count()],
+            last_base: 0,
+            held: 0,
             topo,
             params,
         };
         for link in 0..f.topo.links.len() {
             let l = f.topo.links[link];
             let base = f.vc_base(l.head) + u32::from(l.head_port) * params.vcs;
-            f.down.extend((0..params.vcs).map(|v| base + v));
+            for v in 0..params.vcs {
+                f.down[(link << vc_shift) + v as usize] = base + v;
+            }
         }
+        f.last_base = f.vc_base(f.topo.node_id(f.topo.last_level(), 0));
         f
     }
 
@@ -159,12 +209,16 @@ impl Fabric {
 
     /// Number of input VCs of switch `s`.
     pub fn vc_count(&self, s: NodeId) -> u32 {
-        self.topo.in_ports(self.topo.node(s).level) as u32 * self.params.vcs
+        if s < self.topo.n {
+            self.params.vcs
+        } else {
+            2 * self.topo.multiplicity * self.params.vcs
+        }
     }
 
     /// Total input VCs of the fabric.
     pub fn total_vcs(&self) -> usize {
-        self.count.len()
+        self.vcs.len()
     }
 
     /// The switch owning input VC `ivc` and its local index there.
@@ -180,6 +234,21 @@ impl Fabric {
         }
     }
 
+    /// Whether input VC `ivc` belongs to a last-level (ejecting) switch.
+    pub fn is_ejection_vc(&self, ivc: u32) -> bool {
+        ivc >= self.last_base
+    }
+
+    /// Output VC number of (`link`, `vc`).
+    pub fn output_vc(&self, link: LinkId, vc: u32) -> u32 {
+        link << self.vc_shift | vc
+    }
+
+    /// Link and VC of output VC `ov`.
+    pub fn output_vc_parts(&self, ov: u32) -> (LinkId, u32) {
+        (ov >> self.vc_shift, ov & ((1 << self.vc_shift) - 1))
+    }
+
     /// Input VC at the head of output VC `ov`.
     pub fn down(&self, ov: u32) -> u32 {
         self.down[ov as usize]
@@ -187,7 +256,7 @@ impl Fabric {
 
     /// Flits held by input VC `ivc`.
     pub fn count(&self, ivc: u32) -> u32 {
-        u32::from(self.count[ivc as usize])
+        u32::from(self.vcs[ivc as usize].count)
     }
 
     /// Flit `k` (0 = front) of input VC `ivc`.
@@ -196,23 +265,23 @@ impl Fabric {
             return None;
         }
         let depth = self.params.depth;
-        let pos = (u32::from(self.front[ivc as usize]) + k) % depth;
+        let pos = (u32::from(self.vcs[ivc as usize].front) + k) % depth;
         Some(self.fifo[(ivc * depth + pos) as usize])
     }
 
     /// State of input VC `ivc`.
     pub fn state(&self, ivc: u32) -> VcState {
-        VcState::from_u8(self.state[ivc as usize])
+        VcState::from_u8(self.vcs[ivc as usize].state)
     }
 
     /// Owner (message index) of input VC `ivc`, if any.
     pub fn owner(&self, ivc: u32) -> Option<u32> {
-        (self.state(ivc) != VcState::Idle).then(|| self.owner[ivc as usize])
+        (self.state(ivc) != VcState::Idle).then(|| self.vcs[ivc as usize].owner)
     }
 
-    /// Output VC (`link * B + vc`) the worm in `ivc` holds, if allocated.
+    /// Output VC the worm in `ivc` holds, if allocated.
     pub fn out_vc(&self, ivc: u32) -> Option<u32> {
-        let o = self.out[ivc as usize];
+        let o = self.vcs[ivc as usize].out;
         (self.state(ivc) == VcState::Active && o != NO_GRANT).then_some(o)
     }
 
@@ -238,12 +307,31 @@ impl Fabric {
 
     /// Whether input VC `ivc` passes its front flit on in the cycle being evaluated.
     pub fn leaving(&self, ivc: u32) -> bool {
-        self.leaving[ivc as usize]
+        self.vcs[ivc as usize].leaving()
+    }
+
+    /// Marks switch `s` faulty (or repaired): a faulty switch forwards nothing, and no output
+    /// VC into it is ever free (seed 002 §III).
+    pub fn set_faulty(&mut self, s: NodeId, faulty: bool) {
+        let base = self.vc_base(s) as usize;
+        let count = self.vc_count(s) as usize;
+        for vc in &mut self.vcs[base..base + count] {
+            vc.flags = if faulty {
+                vc.flags | FAULTY
+            } else {
+                vc.flags & !FAULTY
+            };
+        }
+    }
+
+    /// Whether switch `s` is faulty.
+    pub fn is_faulty(&self, s: NodeId) -> bool {
+        self.vcs[self.vc_base(s) as usize].flags & FAULTY != 0
     }
 
     /// Total flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
-        self.count.iter().map(|&c| u64::from(c)).sum()
+        self.held
     }
 }
 
