@@ -74,13 +74,16 @@ pub struct SimConfig {
     pub link_bandwidth: LinkBandwidth,
     pub lane_choice: LaneChoice,
     pub middle: Middle,
-    /// Store-and-forward only: a header may enter a switch only while that switch held fewer
-    /// than this many packets at the end of the previous cycle (per-switch queue bound A).
-    /// Without it the bound is per edge: B packet buffers at the head of every link.
+    /// Store-and-forward only: per-switch admission threshold A. A header may enter a switch
+    /// only while that switch held fewer than A packets at the end of the previous cycle (the
+    /// rule of seed 002 §IV; several packets admitted in one cycle may take a switch past A, by
+    /// at most its in-degree · B − 1). Without it the bound is per edge and hard: B packet
+    /// buffers at the head of every link.
     pub switch_queue: Option<u32>,
     /// Drop mode: attempts per message before it is given up and reported dropped.
     pub max_attempts: u32,
-    /// Drop mode: cycles a source waits after a negative acknowledgement before retrying.
+    /// Drop mode: a retry starts a uniformly random 0..=this many cycles after the negative
+    /// acknowledgement (0..=1 000 000).
     pub retry_backoff: u64,
     pub traffic: Traffic,
     /// Cycle limit; the injection horizon for continuous traffic. Batch traffic runs until
@@ -167,7 +170,7 @@ impl SimConfig {
 
     /// Checks every parameter against its allowed range.
     pub fn validate(&self) -> Result<()> {
-        let log_n = check_inputs(self.inputs)?;
+        check_inputs(self.inputs)?;
         range("vcs", self.vcs, 1, 16)?;
         range("vc-depth", self.vc_depth, 1, 64)?;
         range("flits", self.flits, 1, 4096)?;
@@ -176,8 +179,18 @@ impl SimConfig {
         if self.watchdog == 0 {
             return Err(Error::invalid("watchdog", 0, "at least 1 cycle"));
         }
-        if self.mode == FlowControl::StoreForward && self.effective_depth() > 4096 {
-            return Err(Error::invalid("flits", self.flits, "1..=4096"));
+        if self.mode == FlowControl::StoreForward {
+            // A store-and-forward VC buffers a whole packet in an 8-bit-counted FIFO.
+            range("flits", self.flits, 1, 255).map_err(|_| {
+                Error::invalid("flits", self.flits, "1..=255 with --mode store-forward")
+            })?;
+        }
+        if self.retry_backoff > 1_000_000 {
+            return Err(Error::invalid(
+                "retry-backoff",
+                self.retry_backoff,
+                "0..=1000000 cycles",
+            ));
         }
         if let Some(a) = self.switch_queue {
             if self.mode != FlowControl::StoreForward {
@@ -206,25 +219,31 @@ impl SimConfig {
                 "a cycle count (--cycles C) for continuous traffic",
             ));
         }
-        let _ = log_n;
         self.header_layout()?;
-        let need = self.memory_estimate();
-        if need > MEMORY_LIMIT_BYTES {
-            return Err(Error::invalid(
-                "inputs",
-                self.inputs,
-                format!(
-                    "a network this run can hold in memory: it needs about {:.1} GiB (estimate), the limit is {} GiB",
-                    need as f64 / f64::from(1u32 << 30),
-                    MEMORY_LIMIT_BYTES >> 30
-                ),
-            ));
+        let (network, messages) = self.memory_estimate();
+        if network + messages > MEMORY_LIMIT_BYTES {
+            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+            let why = format!(
+                "a run this machine can hold: it needs about {:.1} GiB (estimate: {:.1} GiB network, {:.1} GiB message records), the limit is {} GiB",
+                gib(network + messages),
+                gib(network),
+                gib(messages),
+                MEMORY_LIMIT_BYTES >> 30
+            );
+            return Err(if messages > network {
+                Error::invalid("cycles", self.cycles.unwrap_or(0), why)
+            } else {
+                Error::invalid("inputs", self.inputs, why)
+            });
         }
         Ok(())
     }
 
-    /// Rough bytes a run needs: links and their VC registers, plus message records.
-    pub fn memory_estimate(&self) -> u64 {
+    /// Rough bytes a run needs: (links and their VC registers, message records). The network
+    /// part grows linearly with n log n; the records with the number of messages the traffic
+    /// creates (for Bernoulli traffic, n · cycles · rate), since every message's timings are
+    /// kept for the statistics.
+    pub fn memory_estimate(&self) -> (u64, u64) {
         let n = u64::from(self.inputs);
         let links = u64::from(self.levels() - 1) * n * 2 * u64::from(self.multiplicity());
         let vcs = (links + n) * u64::from(self.vcs);
@@ -236,7 +255,7 @@ impl SimConfig {
             Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),
             _ => n,
         };
-        links * 24 + vcs * per_vc + messages * 96
+        (links * 24 + vcs * per_vc, messages * 128)
     }
 }
 

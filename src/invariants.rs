@@ -151,19 +151,30 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
                 ));
             }
         }
-        if !matches!(
-            m.record.status,
-            Status::InFlight | Status::Delivered | Status::Waiting
-        ) {
+        if !matches!(m.record.status, Status::InFlight | Status::Delivered) {
             return fail(format!(
                 "message {msg} has flits in the network but is {:?}",
                 m.record.status
             ));
         }
     }
+    let mut outstanding = 0u64;
     for m in &sim.messages {
         let r = &m.record;
         let in_net = m.sent > m.gone;
+        if m.gone > m.sent {
+            return fail(format!(
+                "message {}: {} flits left the network but {} entered",
+                r.id, m.gone, m.sent
+            ));
+        }
+        outstanding += u64::from(m.sent - m.gone);
+        if in_net && !footprints.contains_key(&r.id) {
+            return fail(format!(
+                "message {} sent {} flits and {} left, but none is in the network: flits were lost",
+                r.id, m.sent, m.gone
+            ));
+        }
         if r.status == Status::Dropped && in_net {
             return fail(format!(
                 "message {} is reported dropped but has flits in the network",
@@ -176,6 +187,12 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
                 r.id
             ));
         }
+    }
+    if outstanding != f.flits_in_network() {
+        return fail(format!(
+            "the registers hold {} flits but messages account for {outstanding}",
+            f.flits_in_network()
+        ));
     }
     Ok(())
 }

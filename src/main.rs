@@ -192,6 +192,10 @@ impl SimArgs {
                     })?),
                 };
         }
+        let configured_q = match c.traffic {
+            Traffic::Uniform { q } | Traffic::QRelation { q } => q,
+            _ => 1,
+        };
         if let Some(t) = &self.traffic {
             c.traffic = match t.as_str() {
                 "bernoulli" => Traffic::Bernoulli {
@@ -204,10 +208,10 @@ impl SimArgs {
                     })?,
                 },
                 "uniform" => Traffic::Uniform {
-                    q: self.q.unwrap_or(1),
+                    q: self.q.unwrap_or(configured_q),
                 },
                 "q-relation" => Traffic::QRelation {
-                    q: self.q.unwrap_or(1),
+                    q: self.q.unwrap_or(configured_q),
                 },
                 "file" => Traffic::File {
                     path: self.messages.clone().ok_or_else(|| {
@@ -221,8 +225,40 @@ impl SimArgs {
                 other => serde_json::from_value(serde_json::json!({ "pattern": other }))
                     .map_err(|_| Error::invalid("traffic", other, Traffic::NAMES.join("|")))?,
             };
-        } else if let (Some(rate), Traffic::Bernoulli { .. }) = (self.rate, &c.traffic) {
-            c.traffic = Traffic::Bernoulli { rate };
+        } else {
+            match (&mut c.traffic, self.rate, self.q, &self.messages) {
+                (Traffic::Bernoulli { rate }, Some(r), _, _) => *rate = r,
+                (Traffic::Uniform { q } | Traffic::QRelation { q }, _, Some(v), _) => *q = v,
+                (Traffic::File { path }, _, _, Some(p)) => path.clone_from(p),
+                _ => {}
+            }
+        }
+        let pattern = c.traffic.name();
+        let unused = [
+            (
+                "rate",
+                self.rate.is_some() && pattern != "bernoulli",
+                "--traffic bernoulli",
+            ),
+            (
+                "q",
+                self.q.is_some() && !matches!(pattern, "uniform" | "q-relation"),
+                "--traffic uniform or q-relation",
+            ),
+            (
+                "messages",
+                self.messages.is_some() && pattern != "file",
+                "--traffic file",
+            ),
+        ];
+        for (flag, ignored, needs) in unused {
+            if ignored {
+                return Err(Error::invalid(
+                    flag,
+                    format!("given with traffic {pattern}"),
+                    format!("only with {needs}"),
+                ));
+            }
         }
         Ok(c)
     }

@@ -24,8 +24,6 @@ pub struct Message {
     pub sent: u16,
     /// Flits of the current attempt that left it (delivered or discarded).
     pub gone: u16,
-    /// The current attempt was discarded.
-    pub discarded: bool,
 }
 
 /// Builds the topology a configuration names.
@@ -121,7 +119,6 @@ impl Simulation {
                     },
                     sent: 0,
                     gone: 0,
-                    discarded: false,
                 }
             })
             .collect();
@@ -270,12 +267,14 @@ impl Simulation {
                     m.sent += 1;
                     if t.flit.seq == 0 {
                         m.record.attempts += 1;
+                        if m.record.attempts > 1 {
+                            self.retried += 1;
+                        }
                         m.record.status = Status::InFlight;
                         m.record.injected.get_or_insert(cycle);
                         m.record.hops = 0;
                         m.sent = 1;
                         m.gone = 0;
-                        m.discarded = false;
                     }
                 }
                 TransferKind::Crossed { ov } => {
@@ -284,6 +283,7 @@ impl Simulation {
                         m.record.hops += 1;
                     }
                     if self.fabric.is_ejection_vc(t.to) {
+                        self.flits_delivered += 1;
                         if t.flit.seq == 0 {
                             m.record.head_arrival = Some(cycle);
                         }
@@ -293,14 +293,10 @@ impl Simulation {
                         }
                     }
                 }
-                TransferKind::Delivered => {
-                    m.gone += 1;
-                    self.flits_delivered += 1;
-                }
+                TransferKind::Delivered => m.gone += 1,
                 TransferKind::Discarded => {
                     m.gone += 1;
                     if t.flit.seq == 0 {
-                        m.discarded = true;
                         self.discarded_worms += 1;
                     }
                     if t.flit.seq == tail {
@@ -311,7 +307,6 @@ impl Simulation {
                                 w => self.retry_rng.random_range(0..=w),
                             };
                             self.sources.retry_at(cycle + 1 + backoff, m.record.id);
-                            self.retried += 1;
                         } else {
                             m.record.status = Status::Dropped;
                         }

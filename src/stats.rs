@@ -14,7 +14,8 @@ pub enum Status {
     Waiting,
     /// Flits in the network or at the source mid-worm.
     InFlight,
-    /// Tail arrived at the destination.
+    /// Tail arrived at the last-level (output) switch: seed 000's "at the destination". Its
+    /// register drains into the destination one cycle later.
     Delivered,
     /// Given up after its last attempt was discarded (drop mode).
     Dropped,
@@ -41,7 +42,8 @@ pub struct MessageRecord {
     pub tail_arrival: Option<u64>,
     /// Links its header crossed (last attempt).
     pub hops: u32,
-    /// Cycles its header waited for an output VC or a link.
+    /// Cycles its header waited for an output VC or a link (not counting a store-and-forward
+    /// header waiting for the rest of its own packet).
     pub stalled: u32,
 }
 
@@ -101,7 +103,7 @@ pub struct Report {
     pub delivered: u64,
     /// Messages given up (drop mode).
     pub dropped: u64,
-    /// Attempts after the first (drop mode).
+    /// Attempts started after the first (drop mode).
     pub retried: u64,
     /// Worms discarded in the network (drop mode), counting every attempt.
     pub discarded_worms: u64,
@@ -113,7 +115,8 @@ pub struct Report {
     pub makespan_cycles: u64,
     /// Cycles simulated.
     pub cycles: u64,
-    /// Tail arrival minus release, over delivered messages.
+    /// Tail arrival minus release, over delivered messages only (near saturation the messages
+    /// still queued or in flight would add a longer tail: see `in_flight` and `waiting`).
     pub latency: Summary,
     /// Tail arrival minus first injection, over delivered messages.
     pub network_latency: Summary,

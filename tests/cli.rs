@@ -181,8 +181,35 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         ),
         (
             vec!["--inputs", "1048576", "--vcs", "16", "--vc-depth", "64"],
-            "GiB (estimate)",
+            "GiB (estimate:",
         ),
+        (
+            vec![
+                "--traffic",
+                "bernoulli",
+                "--rate",
+                "1",
+                "--cycles",
+                "40000000",
+                "--inputs",
+                "4096",
+            ],
+            "invalid cycles = 40000000",
+        ),
+        (
+            vec!["--mode", "store-forward", "--flits", "256"],
+            "1..=255 with --mode store-forward",
+        ),
+        (
+            vec!["--mode", "drop", "--retry-backoff", "18446744073709551615"],
+            "0..=1000000",
+        ),
+        (vec!["--rate", "0.3"], "only with --traffic bernoulli"),
+        (
+            vec!["--traffic", "transpose", "--q", "3"],
+            "only with --traffic uniform or q-relation",
+        ),
+        (vec!["--middle", "west"], "middle = west"),
     ];
     for (args, needle) in cases {
         let mut full = vec!["sim"];

@@ -51,6 +51,7 @@ fn random_config(seed: u64) -> SimConfig {
         } else {
             LaneChoice::Lowest
         },
+        switch_queue: (seed % 3 == 1 && rng.random_bool(0.5)).then(|| rng.random_range(1..4)),
         max_attempts: 1000,
         retry_backoff: rng.random_range(0..4),
         traffic,

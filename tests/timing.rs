@@ -69,7 +69,11 @@ fn single_worm_through_benes_takes_2_log_n_hops() {
 
 #[test]
 fn identity_permutation_has_no_conflicts() {
-    for mode in [FlowControl::Wormhole, FlowControl::Drop] {
+    for mode in [
+        FlowControl::Wormhole,
+        FlowControl::Drop,
+        FlowControl::StoreForward,
+    ] {
         for vcs in [1, 2] {
             let c = SimConfig {
                 mode,
@@ -78,7 +82,12 @@ fn identity_permutation_has_no_conflicts() {
             let report = Simulation::new(c).unwrap().run().unwrap();
             assert_eq!(report.delivered, 256);
             assert_eq!((report.stalled_cycles, report.retried), (0, 0));
-            assert_eq!(report.makespan_cycles, 8 + 5 - 1);
+            let hop = if mode == FlowControl::StoreForward {
+                5
+            } else {
+                1
+            };
+            assert_eq!(report.makespan_cycles, 8 * hop + 5 - 1, "{mode:?}");
         }
     }
 }
@@ -170,19 +179,42 @@ fn store_and_forward_buffers_whole_packets_per_hop() {
 }
 
 #[test]
-fn one_flit_per_link_halves_the_rate_of_two_worms_on_one_link() {
-    let c = SimConfig {
-        link_bandwidth: flitforge::config::LinkBandwidth::One,
-        ..config(8, 2, 4)
+fn one_flit_per_link_serialises_two_worms_that_share_the_injection_link() {
+    use flitforge::config::LinkBandwidth;
+    let run = |bandwidth| {
+        let c = SimConfig {
+            link_bandwidth: bandwidth,
+            ..config(8, 2, 4)
+        };
+        let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(0, 1)]).unwrap();
+        sim.set_check_invariants(true);
+        sim.run().unwrap().makespan_cycles
     };
-    let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(0, 1)]).unwrap();
-    sim.set_check_invariants(true);
-    let report = sim.run().unwrap();
-    assert_eq!(report.delivered, 2);
-    // Eight flits through one injection link at one flit per cycle.
-    assert!(
-        report.makespan_cycles >= 8 + 2,
-        "{}",
-        report.makespan_cycles
-    );
+    // B = 2 VCs at one flit per VC: both worms in lock-step, D + L - 1 = 6.
+    assert_eq!(run(LinkBandwidth::PerVc), 6);
+    // One flit per link: the eight flits alternate on the injection link; the last one is
+    // injected at cycle 7 and needs D = 3 more hops.
+    assert_eq!(run(LinkBandwidth::One), 7 + 3);
+}
+
+#[test]
+fn dilated_channels_spread_worms_over_their_wires_before_sharing_one() {
+    use flitforge::config::LinkBandwidth;
+    use flitforge::topology::TopologyKind;
+    // Worms 0 -> 0 and 4 -> 1 share the channel from ⟨000,1⟩ to ⟨000,2⟩ (2 wires).
+    for vcs in [1, 2] {
+        let c = SimConfig {
+            topology: TopologyKind::Dilated,
+            dilation: 2,
+            link_bandwidth: LinkBandwidth::One,
+            ..config(8, vcs, 8)
+        };
+        let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(4, 1)]).unwrap();
+        let report = sim.run().unwrap();
+        assert_eq!(
+            (report.makespan_cycles, report.stalled_cycles),
+            (3 + 8 - 1, 0),
+            "B = {vcs}"
+        );
+    }
 }

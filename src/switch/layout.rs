@@ -2,6 +2,11 @@
 //! encodings. The waveform writer walks it to declare and dump VCD variables, the Verilog back
 //! end walks it to declare `reg`s, so a signal has the same name and width in both by
 //! construction. [`Fabric::read_register`] reads any element of any register of any switch.
+//!
+//! A VC's FIFO is declared as `depth` slots with slot 0 the front, i.e. a shifting FIFO (the
+//! model stores it as a ring, an implementation detail). Not declared, because they are not
+//! state: the per-switch packet count of the store-and-forward threshold (a population count of
+//! the `vc_state` registers) and the fault marks used to model dead switches.
 
 use super::{Fabric, VcState};
 use crate::config::{LaneChoice, LinkBandwidth};
@@ -225,7 +230,10 @@ impl Fabric {
             "rr_ptr" => self.rr(s, index[0] as u8).into(),
             "link_rr_ptr" => self.link_rr(self.first_link(s) + index[0]).into(),
             "lfsr" => self.lfsr(s).into(),
-            _ => 0,
+            other => {
+                debug_assert!(false, "register {other} is declared but not readable");
+                0
+            }
         };
         let mut bits = bitvec![u64, Lsb0; 0; reg.width as usize];
         let low = reg.width.min(64) as usize;

@@ -6,14 +6,21 @@
 //! 2. `ROUTING` VCs (a header at the front) request the direction named by one address bit
 //!    ([`crate::topology::Topology::route_bit`]). Per direction, requesters are served in
 //!    round-robin order from the direction's pointer; the k-th requester gets the k-th *free*
-//!    output VC, scanning lanes from the lowest (or from an LFSR-drawn lane) and VCs from the
-//!    lowest. An output VC is free if no input VC holds it and its register can take a new
-//!    worm: idle, or holding only the previous worm's tail, which leaves this cycle. A granted
-//!    header crosses at once; the pointer moves past the last requester served.
+//!    output VC in the order (VC 0 of every lane, then VC 1 of every lane, ...), lanes scanned
+//!    from the lowest (or from an LFSR-drawn lane): the lowest-index edge with the fewest busy
+//!    VCs, so worms spread over the d wires of a channel before they share one. An output VC is
+//!    free if no input VC holds it and its register can take a new worm: idle, or holding only
+//!    the previous worm's tail, which leaves this cycle. A granted header crosses at once; the
+//!    pointer moves past the last requester served.
 //! 3. A header that gets nothing waits (wormhole, store-and-forward) or is discarded (drop), and
 //!    its VC then discards the rest of the worm as it arrives.
 //! 4. With one flit per link per cycle, the VCs that would cross one link are cut to the first
 //!    in the link's round-robin order; a granted header that loses still keeps its output VC.
+//!
+//! The `ready` signals of rule 1 run combinationally from the last level back to the sources
+//! in one cycle (as `ready` wires in RTL): the netlist is acyclic, its critical path grows with
+//! the number of levels, and same-cycle reuse of a VC (needed for seed 000's L-spaced
+//! sub-rounds) depends on it.
 //!
 //! Store-and-forward: a header requests only once its whole packet is in the VC, and with a
 //! per-switch bound A only output VCs into switches that held fewer than A packets at the end of
@@ -43,7 +50,9 @@ pub enum TransferKind {
     Delivered,
     /// Discarded (drop mode).
     Discarded,
-    /// Did not move: a header (flit 0) at the front of its VC that waited this cycle.
+    /// Did not move: a header (flit 0) at the front of its VC that waited this cycle for an
+    /// output VC or a link (a store-and-forward header still waiting for its own packet to
+    /// arrive is not counted).
     Stalled,
 }
 
@@ -214,17 +223,17 @@ impl Fabric {
         for _ in 0..nv {
             if request.contains(j) {
                 let mut granted = None;
-                while lane_k < m {
+                while vc < p.vcs {
                     let lane = if first_lane + lane_k >= m {
                         first_lane + lane_k - m
                     } else {
                         first_lane + lane_k
                     };
                     let ov = self.output_vc(self.topo.out_link(s, dir, lane), vc);
-                    vc += 1;
-                    if vc == p.vcs {
-                        vc = 0;
-                        lane_k += 1;
+                    lane_k += 1;
+                    if lane_k == m {
+                        lane_k = 0;
+                        vc += 1;
                     }
                     if self.free(ov) {
                         granted = Some(ov);
@@ -303,6 +312,7 @@ impl Fabric {
         let tail = (self.params.flits - 1) as u16;
         let last_base = self.last_base as usize;
         let shared_queue = self.params.switch_queue.is_some();
+        let store_forward = self.params.mode == FlowControl::StoreForward;
         for i in 0..self.vcs.len() {
             let mut vc = self.vcs[i];
             if vc.count == 0 {
@@ -318,7 +328,10 @@ impl Fabric {
             let flit = self.fifo[i * depth + vc.front as usize];
             if !vc.leaving() {
                 self.vcs[i] = vc;
-                if flit.seq == 0 {
+                let assembling = store_forward
+                    && vc.state == VcState::Routing as u8
+                    && u32::from(vc.count) < self.params.flits;
+                if flit.seq == 0 && !assembling {
                     transfers.push(Transfer {
                         flit,
                         from: i as u32,
