@@ -37,8 +37,6 @@ pub struct Clock {
     order: Order,
     /// Completed cycles.
     pub cycle: u64,
-    /// Evaluation sweeps run so far (equals `cycle` in settle order).
-    pub sweeps: u64,
 }
 
 impl Clock {
@@ -47,7 +45,6 @@ impl Clock {
         Clock {
             order: Order::Settled(model.settle_order()),
             cycle: 0,
-            sweeps: 0,
         }
     }
 
@@ -56,7 +53,6 @@ impl Clock {
         Clock {
             order: Order::Arbitrary(order),
             cycle: 0,
-            sweeps: 0,
         }
     }
 
@@ -67,14 +63,12 @@ impl Clock {
                 for &c in order {
                     model.evaluate(c);
                 }
-                self.sweeps += 1;
             }
             Order::Arbitrary(order) => loop {
                 let mut changed = false;
                 for &c in order {
                     changed |= model.evaluate(c);
                 }
-                self.sweeps += 1;
                 if !changed {
                     break;
                 }

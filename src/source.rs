@@ -27,6 +27,8 @@ pub struct Sources {
     send: Vec<Option<FlitSlot>>,
     /// Retries not yet due: (cycle, message).
     retries: BTreeSet<(u64, u32)>,
+    /// Worms partly sent (injection VCs whose `worm` is not `NONE`).
+    sending: usize,
 }
 
 impl Sources {
@@ -43,6 +45,7 @@ impl Sources {
             rr: vec![0; inputs as usize],
             send: vec![None; slots],
             retries: BTreeSet::new(),
+            sending: 0,
         }
     }
 
@@ -76,7 +79,7 @@ impl Sources {
 
     /// Worms partly sent.
     pub fn sending(&self) -> usize {
-        self.worm.iter().filter(|&&w| w != NONE).count()
+        self.sending
     }
 
     /// Decides which flits input `input` sends this cycle, from the injection VCs' `ready` and
@@ -123,10 +126,12 @@ impl Sources {
             if flit.seq == 0 {
                 self.queues[input as usize].pop_front();
                 self.worm[slot] = flit.msg;
+                self.sending += 1;
             }
             self.next_seq[slot] = flit.seq + 1;
             if flit.seq + 1 == self.flits {
                 self.worm[slot] = NONE;
+                self.sending -= 1;
             }
             self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
             let to = fabric.vc_base(input) + slot as u32 % b;

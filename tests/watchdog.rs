@@ -21,6 +21,7 @@ fn a_worm_behind_a_dead_switch_is_reported_as_a_deadlock() {
     // ⟨000, 2⟩ forwards nothing: the only path of worm 0 passes it.
     let dead = sim.fabric.topo.node_id(2, 0);
     sim.fabric.set_faulty(dead, true);
+    assert!(sim.fabric.is_faulty(dead) && !sim.fabric.is_faulty(dead + 1));
     let err = sim.run().unwrap_err();
     assert!(matches!(err, Error::Deadlock(_)));
     assert_eq!(err.exit_code(), 1);

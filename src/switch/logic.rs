@@ -160,9 +160,7 @@ impl Fabric {
             return self.set_leaving(base, nv, &leave);
         }
         let p = self.params;
-        let level = s >> self.topo.log_n;
-        let (field, bit) = self.topo.route_bit(level);
-        let shift = self.topo.log_n - 1 - bit;
+        let (field, shift) = self.route[(s >> self.topo.log_n) as usize];
         let mut request = [VcSet::default(); 2];
         for j in 0..nv {
             let i = base + j;

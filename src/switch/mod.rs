@@ -16,7 +16,7 @@ pub use logic::{Header, NONE, Transfer, TransferKind};
 
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use crate::flit::FlitSlot;
-use crate::topology::{LinkId, NodeId, Topology};
+use crate::topology::{LinkId, NodeId, RouteField, Topology};
 
 /// State of one input virtual channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +152,9 @@ pub struct Fabric {
     pub(crate) occupancy: Vec<u16>,
     /// First input VC of the last level.
     pub(crate) last_base: u32,
+    /// Per level below the last: the header field and right shift of its routing bit
+    /// ([`Topology::route_bit`]), computed once.
+    pub(crate) route: Vec<(RouteField, u32)>,
     /// Flits held by all registers.
     pub(crate) held: u64,
 }
@@ -181,6 +184,12 @@ impl Fabric {
                 .collect(),
             occupancy: vec![0; topo.node_count()],
             last_base: 0,
+            route: (0..topo.last_level())
+                .map(|level| {
+                    let (field, bit) = topo.route_bit(level);
+                    (field, topo.log_n - 1 - bit)
+                })
+                .collect(),
             held: 0,
             topo,
             params,

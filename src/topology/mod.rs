@@ -178,24 +178,6 @@ impl Topology {
         self.in_links[((node - self.n) * 2 * m + port) as usize]
     }
 
-    /// Number of input ports of a switch at `level` (level 0: the injection port).
-    pub fn in_ports(&self, level: u32) -> usize {
-        if level == 0 {
-            1
-        } else {
-            2 * self.multiplicity as usize
-        }
-    }
-
-    /// Number of output ports of a switch at `level` (last level: the ejection port).
-    pub fn out_ports(&self, level: u32) -> usize {
-        if level == self.last_level() {
-            1
-        } else {
-            2 * self.multiplicity as usize
-        }
-    }
-
     /// Number of link hops from an input to an output.
     pub fn depth(&self) -> u32 {
         self.levels - 1
