@@ -168,6 +168,16 @@ impl SimConfig {
         )
     }
 
+    /// A stable 64-bit FNV-1a hash of the configuration's JSON form, named in generated files
+    /// so that a waveform or a netlist can be traced to the run that produced it.
+    pub fn config_hash(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{hash:016x}")
+    }
+
     /// Checks every parameter against its allowed range.
     pub fn validate(&self) -> Result<()> {
         check_inputs(self.inputs)?;

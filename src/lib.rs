@@ -3,7 +3,7 @@
 //! Layers, each changing for its own reasons: [`topology`] (pure graphs and routing rules),
 //! [`switch`] (registers and next-state logic), [`kernel`] (the two-phase clock), [`source`]
 //! and [`traffic`] (what is injected), [`sim`] (a whole run), [`invariants`], [`stats`], and
-//! [`config`]. The command-line interface in `main.rs` is a thin layer over these.
+//! [`config`], and the waveform back end [`wave`]. The command-line interface in `main.rs` is a thin layer over these.
 
 pub mod bench;
 pub mod config;
@@ -18,6 +18,7 @@ pub mod stats;
 pub mod switch;
 pub mod topology;
 pub mod traffic;
+pub mod wave;
 
 pub use config::SimConfig;
 pub use error::{Error, Result};

@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
 use flitforge::topology::TopologyKind;
 use flitforge::traffic::Traffic;
+use flitforge::wave::{ScopeFilter, VcdWriter};
 use flitforge::{Error, Result, Simulation};
 use serde::de::DeserializeOwned;
 use std::process::ExitCode;
@@ -37,6 +38,9 @@ enum Command {
         /// Also write the statistics as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
+        /// Also write the waveform of every switch as VCD.
+        #[arg(long, value_name = "FILE.vcd")]
+        vcd: Option<String>,
     },
     /// Print a topology's switch and link counts and, for splitter-based networks, the
     /// measured (α, β) expansion of each level's splitters (seed 002 §I-C).
@@ -128,6 +132,13 @@ struct SimArgs {
     /// Write the statistics (and the full resolved configuration) as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
+    /// Write every register of every switch as a VCD waveform (GTKWave, Surfer).
+    #[arg(long, value_name = "FILE.vcd")]
+    vcd: Option<String>,
+    /// Limit the waveform to some switches: comma-separated globs over scope names
+    /// l{level}_c{column}, e.g. "l0_*,l2_c1?".
+    #[arg(long, value_name = "PATTERNS", requires = "vcd")]
+    vcd_scope: Option<String>,
     /// Include every message's record in the JSON.
     #[arg(long)]
     per_message: bool,
@@ -273,7 +284,22 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
     if args.check {
         sim.set_check_invariants(true);
     }
-    let mut report = sim.run()?;
+    let mut report = match &args.vcd {
+        None => sim.run()?,
+        Some(path) => {
+            let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            let command = std::iter::once("flitforge".to_string())
+                .chain(std::env::args().skip(1))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut vcd = VcdWriter::new(std::io::BufWriter::new(file), &sim, &filter, &command)?;
+            let report = sim.run_observed(|s| vcd.sample(s))?;
+            vcd.finish()?;
+            println!("waveform written to {path}");
+            report
+        }
+    };
     println!("{}", report.summary());
     if let Some(path) = &args.json {
         if args.per_message {
@@ -327,9 +353,10 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),
-        Command::Demo { json } => {
+        Command::Demo { json, vcd } => {
             let args = SimArgs {
                 json,
+                vcd,
                 ..SimArgs::default()
             };
             simulate(SimConfig::default(), &args)

@@ -236,6 +236,15 @@ impl Simulation {
     /// Runs to the end: the cycle limit, or (batch traffic without a limit) until every message
     /// is delivered or dropped.
     pub fn run(&mut self) -> Result<Report> {
+        self.run_observed(|_| Ok(()))
+    }
+
+    /// [`Simulation::run`], calling `observe` after every cycle (a waveform writer samples the
+    /// registers there).
+    pub fn run_observed(
+        &mut self,
+        mut observe: impl FnMut(&Simulation) -> Result<()>,
+    ) -> Result<Report> {
         loop {
             if self
                 .config
@@ -248,6 +257,7 @@ impl Simulation {
                 break;
             }
             self.step()?;
+            observe(self)?;
         }
         Ok(self.report(false))
     }

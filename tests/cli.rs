@@ -93,6 +93,19 @@ fn same_seed_gives_byte_identical_json_files() {
 }
 
 #[test]
+fn sim_writes_a_waveform_on_request() {
+    let path = temp("demo.vcd");
+    let o = flitforge(&["demo", "--vcd", &path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("$comment\n    flitforge ") && text.contains("$scope module l6_c63 $end")
+    );
+    let o = flitforge(&["sim", "--vcd-scope", "l0_*"]);
+    assert_eq!(o.status.code(), Some(2), "--vcd-scope needs --vcd");
+}
+
+#[test]
 fn demo_prints_a_summary() {
     let o = flitforge(&["demo"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -43,7 +43,32 @@ pub struct Register {
     pub doc: &'static str,
 }
 
+impl Axis {
+    /// Letter used in flattened element names.
+    pub fn letter(self) -> char {
+        match self {
+            Axis::InPort => 'p',
+            Axis::Vc => 'v',
+            Axis::Slot => 's',
+            Axis::OutPort => 'o',
+            Axis::Direction => 'd',
+        }
+    }
+}
+
 impl Register {
+    /// The signal name of one element, as the waveform and the Verilog both spell it:
+    /// `vc_flit_p1_v0_s0` for `vc_flit[in port 1][vc 0][slot 0]`, the bare name for a scalar.
+    pub fn element_name(&self, index: &[u32]) -> String {
+        let mut name = self.name.to_string();
+        for (&(axis, _), i) in self.dims.iter().zip(index) {
+            name.push('_');
+            name.push(axis.letter());
+            name.push_str(&i.to_string());
+        }
+        name
+    }
+
     /// Number of elements.
     pub fn elements(&self) -> u32 {
         self.dims.iter().map(|&(_, n)| n).product()

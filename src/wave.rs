@@ -1,0 +1,263 @@
+//! VCD waveforms of the model: every register the switch layout declares
+//! ([`crate::switch::layout`]), per switch, under the same hierarchy and names the generated
+//! Verilog uses, so the two waveforms compare signal by signal.
+//!
+//! Hierarchy: `tb` holds `clk` and `rst`; `tb.net.l{level}_c{column}` holds one switch's
+//! registers, each array element flattened to its own signal ([`Register::element_name`]).
+//! Enumerated registers get a companion string signal `<element>_name` with the decoded value
+//! (shown as text by GTKWave and Surfer; a comparison with a simulator's waveform skips it).
+//!
+//! Timing (timescale 1 ns, period 10 ns): `rst` is high and every register at its reset value
+//! from 0 ns; the reset edge is at 5 ns and `rst` falls at 10 ns; cycle `c` (0-based) commits at
+//! the rising edge at `10 c + 15` ns, where the registers take the values they hold after cycle
+//! `c`; `clk` falls at `10 c + 20` ns.
+
+use crate::error::{Error, Result};
+use crate::flit::FlitBits;
+use crate::sim::Simulation;
+use crate::switch::layout::{Register, SwitchKind, SwitchLayout};
+use crate::topology::NodeId;
+use std::io::Write;
+use vcd::{IdCode, TimescaleUnit, Value, VarType};
+
+/// Clock period in ns.
+pub const PERIOD_NS: u64 = 10;
+
+/// Time (ns) of the rising edge at which cycle `cycle` commits.
+pub fn commit_time(cycle: u64) -> u64 {
+    PERIOD_NS * cycle + PERIOD_NS + PERIOD_NS / 2
+}
+
+/// Which switches a waveform shows: comma-separated glob patterns (`*`, `?`) over the switch
+/// scope names `l{level}_c{column}`, e.g. `l0_*,l3_c1?`. Empty means all.
+#[derive(Clone, Debug, Default)]
+pub struct ScopeFilter {
+    patterns: Vec<String>,
+}
+
+impl ScopeFilter {
+    /// Parses a comma-separated pattern list.
+    pub fn new(spec: &str) -> Result<Self> {
+        let patterns: Vec<String> = spec
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        for p in &patterns {
+            if !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '?'))
+            {
+                return Err(Error::invalid(
+                    "vcd-scope",
+                    p,
+                    "glob patterns of letters, digits, '_', '*' and '?' over names like l2_c5",
+                ));
+            }
+        }
+        Ok(ScopeFilter { patterns })
+    }
+
+    /// Whether switch scope `name` is shown.
+    pub fn matches(&self, name: &str) -> bool {
+        self.patterns.is_empty()
+            || self
+                .patterns
+                .iter()
+                .any(|p| glob(p.as_bytes(), name.as_bytes()))
+    }
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
+        (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+/// Scope name of switch `s` in the waveform and in the Verilog netlist.
+pub fn switch_scope(sim: &Simulation, s: NodeId) -> String {
+    let node = sim.fabric.topo.node(s);
+    format!("l{}_c{}", node.level, node.column)
+}
+
+/// One dumped register element.
+struct Signal {
+    id: IdCode,
+    /// Companion string signal of an enumerated register.
+    name_id: Option<IdCode>,
+    switch: NodeId,
+    kind: usize,
+    register: usize,
+    index: Vec<u32>,
+    last: Option<FlitBits>,
+}
+
+/// Writes a model's waveform cycle by cycle.
+pub struct VcdWriter<W: Write> {
+    out: vcd::Writer<W>,
+    layouts: [SwitchLayout; 3],
+    signals: Vec<Signal>,
+    clk: IdCode,
+    id_bits: u32,
+}
+
+fn io(e: std::io::Error) -> Error {
+    Error::io("VCD output", e)
+}
+
+fn kind_index(kind: SwitchKind) -> usize {
+    match kind {
+        SwitchKind::Inject => 0,
+        SwitchKind::Route => 1,
+        SwitchKind::Eject => 2,
+    }
+}
+
+impl<W: Write> VcdWriter<W> {
+    /// Declares the signals of the switches `filter` admits and writes the reset state.
+    /// `command` is named in the header comment with the configuration hash.
+    pub fn new(writer: W, sim: &Simulation, filter: &ScopeFilter, command: &str) -> Result<Self> {
+        let f = &sim.fabric;
+        let w = sim.config.flit_bits;
+        let id_bits = sim.header_layout.id_bits();
+        let layouts = [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject]
+            .map(|k| f.layout(k, w, id_bits));
+        let mut out = vcd::Writer::new(writer);
+        out.comment(&format!(
+            "flitforge {} | {command} | config {}",
+            env!("CARGO_PKG_VERSION"),
+            sim.config.config_hash()
+        ))
+        .map_err(io)?;
+        out.timescale(1, TimescaleUnit::NS).map_err(io)?;
+        out.add_module("tb").map_err(io)?;
+        let clk = out.add_wire(1, "clk").map_err(io)?;
+        let rst = out.add_wire(1, "rst").map_err(io)?;
+        out.add_module("net").map_err(io)?;
+        let mut signals = Vec::new();
+        for s in 0..f.topo.node_count() as NodeId {
+            let scope = switch_scope(sim, s);
+            if !filter.matches(&scope) {
+                continue;
+            }
+            let kind = kind_index(f.switch_kind(f.topo.node(s).level));
+            out.add_module(&scope).map_err(io)?;
+            for (r, reg) in layouts[kind].registers.iter().enumerate() {
+                for k in 0..reg.elements() {
+                    let index = reg.index_of(k);
+                    let name = reg.element_name(&index);
+                    let id = out
+                        .add_var(VarType::Reg, reg.width, &name, None)
+                        .map_err(io)?;
+                    let name_id = match reg.encoding {
+                        Some(_) => Some(
+                            out.add_var(VarType::String, 1, &format!("{name}_name"), None)
+                                .map_err(io)?,
+                        ),
+                        None => None,
+                    };
+                    signals.push(Signal {
+                        id,
+                        name_id,
+                        switch: s,
+                        kind,
+                        register: r,
+                        index,
+                        last: None,
+                    });
+                }
+            }
+            out.upscope().map_err(io)?;
+        }
+        out.upscope().map_err(io)?;
+        out.upscope().map_err(io)?;
+        out.enddefinitions().map_err(io)?;
+        let mut writer = VcdWriter {
+            out,
+            layouts,
+            signals,
+            clk,
+            id_bits,
+        };
+        writer.out.timestamp(0).map_err(io)?;
+        writer.out.change_scalar(clk, Value::V0).map_err(io)?;
+        writer.out.change_scalar(rst, Value::V1).map_err(io)?;
+        writer.dump_changes(sim)?;
+        writer.out.timestamp(PERIOD_NS / 2).map_err(io)?;
+        writer.out.change_scalar(clk, Value::V1).map_err(io)?;
+        writer.out.timestamp(PERIOD_NS).map_err(io)?;
+        writer.out.change_scalar(clk, Value::V0).map_err(io)?;
+        writer.out.change_scalar(rst, Value::V0).map_err(io)?;
+        Ok(writer)
+    }
+
+    /// Records the registers after the cycle `sim` just completed.
+    pub fn sample(&mut self, sim: &Simulation) -> Result<()> {
+        let cycle = sim.cycle() - 1;
+        self.out.timestamp(commit_time(cycle)).map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V1).map_err(io)?;
+        self.dump_changes(sim)?;
+        self.out
+            .timestamp(commit_time(cycle) + PERIOD_NS / 2)
+            .map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V0).map_err(io)
+    }
+
+    /// Flushes the output.
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().map_err(io)
+    }
+
+    fn dump_changes(&mut self, sim: &Simulation) -> Result<()> {
+        let flit_data = |flit| sim.flit_bits(flit);
+        for sig in &mut self.signals {
+            let reg: &Register = &self.layouts[sig.kind].registers[sig.register];
+            let value =
+                sim.fabric
+                    .read_register(sig.switch, reg, &sig.index, self.id_bits, &flit_data);
+            if sig.last.as_ref() == Some(&value) {
+                continue;
+            }
+            self.out
+                .change_vector(sig.id, value.iter().by_vals().rev().map(Value::from))
+                .map_err(io)?;
+            if let (Some(id), Some(names)) = (sig.name_id, reg.encoding) {
+                let code = value
+                    .iter()
+                    .by_vals()
+                    .rev()
+                    .fold(0usize, |a, b| a << 1 | usize::from(b));
+                self.out
+                    .change_string(id, names.get(code).copied().unwrap_or("?"))
+                    .map_err(io)?;
+            }
+            sig.last = Some(value);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_patterns() {
+        let f = ScopeFilter::new("l0_*, l3_c1?").unwrap();
+        assert!(
+            f.matches("l0_c5") && f.matches("l3_c12") && !f.matches("l3_c1") && !f.matches("l1_c0")
+        );
+        assert!(ScopeFilter::new("").unwrap().matches("l9_c9"));
+        assert!(ScopeFilter::new("net.l0").is_err());
+    }
+
+    #[test]
+    fn commit_edges_follow_the_reset_edge() {
+        assert_eq!((commit_time(0), commit_time(3)), (15, 45));
+    }
+}
