@@ -28,6 +28,9 @@ pub enum Error {
     /// No flit moved for the watchdog limit while messages remained.
     #[error("{0}")]
     Deadlock(String),
+    /// Co-simulation found the model and the RTL different (reported before this error).
+    #[error("co-simulation diverged")]
+    Diverged,
     /// A checked invariant failed (a bug in a switch model or protocol).
     #[error("invariant violated at cycle {cycle}: {message}")]
     Invariant { cycle: u64, message: String },
@@ -63,7 +66,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Invalid { .. } | Error::Io { .. } | Error::Parse { .. } => 2,
-            Error::Deadlock(_) | Error::Invariant { .. } => 1,
+            Error::Deadlock(_) | Error::Invariant { .. } | Error::Diverged => 1,
         }
     }
 }

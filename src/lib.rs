@@ -7,11 +7,13 @@
 
 pub mod bench;
 pub mod config;
+pub mod cosim;
 pub mod error;
 pub mod flit;
 pub mod invariants;
 pub mod kernel;
 pub mod rng;
+pub mod rtl;
 pub mod sim;
 pub mod source;
 pub mod stats;

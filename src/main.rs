@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
 use flitforge::topology::TopologyKind;
 use flitforge::traffic::Traffic;
+use flitforge::cosim::{self, Simulator};
 use flitforge::wave::{ScopeFilter, VcdWriter};
 use flitforge::{Error, Result, Simulation};
 use serde::de::DeserializeOwned;
@@ -53,6 +54,27 @@ enum Command {
         /// Largest input set, as a fraction α of a splitter's inputs.
         #[arg(long, default_value_t = 0.25, value_name = "ALPHA")]
         alpha: f64,
+    },
+    /// Generate the Verilog of a network (one module per switch kind, the network top, a
+    /// testbench replaying the model's injections, a FuseSoC core) and print the file list.
+    Rtl {
+        #[command(flatten)]
+        args: SimArgs,
+        /// Directory to write into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: String,
+    },
+    /// Run the model and the generated Verilog under a simulator and compare their waveforms
+    /// signal by signal and cycle by cycle. Exit 0 when identical, 1 at the first divergence.
+    Cosim {
+        #[command(flatten)]
+        args: SimArgs,
+        /// Simulator(s) to run.
+        #[arg(long, default_value = "iverilog", value_parser = ["iverilog", "verilator", "both"])]
+        simulator: String,
+        /// Keep the generated files, waveforms and simulator output in DIR/<simulator>.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<String>,
     },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
@@ -275,6 +297,14 @@ impl SimArgs {
     }
 }
 
+/// The command line as typed, with the program named `flitforge` (for file headers).
+fn command_line() -> String {
+    std::iter::once("flitforge".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn write(path: &str, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
@@ -289,10 +319,7 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
         Some(path) => {
             let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
             let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-            let command = std::iter::once("flitforge".to_string())
-                .chain(std::env::args().skip(1))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let command = command_line();
             let mut vcd = VcdWriter::new(std::io::BufWriter::new(file), &sim, &filter, &command)?;
             let report = sim.run_observed(|s| vcd.sample(s))?;
             vcd.finish()?;
@@ -363,6 +390,39 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Topology { args, alpha } => {
             describe_topology(&args.resolve(SimConfig::default())?, alpha)
+        }
+        Command::Rtl { args, out } => {
+            let prepared = cosim::prepare(args.resolve(SimConfig::default())?, &command_line())?;
+            let dir = std::path::Path::new(&out);
+            for path in prepared.design.write(dir)? {
+                println!("{}", path.display());
+            }
+            let stim = dir.join(flitforge::rtl::STIMULUS_FILE);
+            write(&stim.to_string_lossy(), &prepared.stimulus.to_hex())?;
+            println!("{}", stim.display());
+            Ok(())
+        }
+        Command::Cosim { args, simulator, keep } => {
+            let prepared = cosim::prepare(args.resolve(SimConfig::default())?, &command_line())?;
+            let sims: &[Simulator] = match simulator.as_str() {
+                "verilator" => &[Simulator::Verilator],
+                "both" => &[Simulator::Icarus, Simulator::Verilator],
+                _ => &[Simulator::Icarus],
+            };
+            let mut identical = true;
+            for &sim in sims {
+                let dir = match &keep {
+                    Some(d) => std::path::PathBuf::from(d).join(sim.name()),
+                    None => std::env::temp_dir().join(format!("flitforge-cosim-{}-{}", std::process::id(), sim.name())),
+                };
+                let verdict = cosim::run(&prepared, sim, &dir)?;
+                println!("{verdict}");
+                identical &= verdict.divergence.is_none();
+                if keep.is_none() {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+            }
+            if identical { Ok(()) } else { Err(Error::Diverged) }
         }
         Command::Bench(args) => {
             let config = args.resolve(flitforge::bench::default_config())?;

@@ -1,0 +1,260 @@
+//! Co-simulation: the model's waveform against the generated Verilog's, under a real
+//! simulator, signal by signal and cycle by cycle.
+//!
+//! Normalised before comparing (see the HDL toolchain notes): only signals under the network
+//! scope `tb.net` that the model declares are compared (Verilator's extra `TOP` scope and any
+//! extra wires are ignored), values are compared at the commit edges after reset release, and
+//! vectors printed shorter than declared are zero-extended.
+
+use crate::error::{Error, Result};
+use crate::rtl::stimulus::Stimulus;
+use crate::rtl::{RtlDesign, RTL_VCD_FILE, STIMULUS_FILE};
+use crate::sim::Simulation;
+use crate::wave::{commit_time, ScopeFilter, VcdWriter};
+use crate::SimConfig;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::Command;
+use vcd::{IdCode, ScopeItem, Value};
+
+/// A Verilog simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simulator {
+    Icarus,
+    Verilator,
+}
+
+impl Simulator {
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simulator::Icarus => "iverilog",
+            Simulator::Verilator => "verilator",
+        }
+    }
+}
+
+/// The first signal on which model and RTL differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    pub cycle: u64,
+    pub signal: String,
+    pub model: String,
+    pub rtl: String,
+}
+
+/// The verdict of one co-simulation.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub simulator: Simulator,
+    pub signals: usize,
+    pub cycles: u64,
+    pub divergence: Option<Divergence>,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.divergence {
+            None => write!(
+                f,
+                "cosim: identical ({} signals, {} cycles, {})",
+                self.signals,
+                self.cycles,
+                self.simulator.name()
+            ),
+            Some(d) => write!(
+                f,
+                "cosim: DIVERGED under {} at cycle {}: {} model={} rtl={}",
+                self.simulator.name(),
+                d.cycle,
+                d.signal,
+                d.model,
+                d.rtl
+            ),
+        }
+    }
+}
+
+/// A model run prepared for co-simulation: its waveform and the RTL files.
+pub struct Prepared {
+    pub model_vcd: Vec<u8>,
+    pub design: RtlDesign,
+    pub stimulus: Stimulus,
+}
+
+/// Runs the model of `config`, recording its waveform and stimulus, and generates the RTL.
+pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
+    let mut sim = Simulation::new(config)?;
+    crate::rtl::check_supported(&sim)?;
+    let mut model_vcd = Vec::new();
+    let mut stimulus = Stimulus::default();
+    {
+        let mut vcd = VcdWriter::new(&mut model_vcd, &sim, &ScopeFilter::default(), command)?;
+        sim.run_observed(|s| {
+            stimulus.sample(s);
+            vcd.sample(s)
+        })?;
+        vcd.finish()?;
+    }
+    let design = RtlDesign::new(&sim, command, stimulus.cycles())?;
+    Ok(Prepared { model_vcd, design, stimulus })
+}
+
+/// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares.
+pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verdict> {
+    prepared.design.write(dir)?;
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| Error::io(path.display(), e))
+    };
+    write(STIMULUS_FILE, prepared.stimulus.to_hex().as_bytes())?;
+    write("model.vcd", &prepared.model_vcd)?;
+    let sources = prepared.design.verilog_files();
+    match simulator {
+        Simulator::Icarus => {
+            tool(dir, "iverilog", &[&["-g2005", "-o", "sim.vvp"], &sources[..]].concat())?;
+            tool(dir, "vvp", &["-n", "sim.vvp"])?;
+        }
+        Simulator::Verilator => {
+            let args = [
+                &["--binary", "--timing", "--trace", "-j", "2", "-Wno-fatal", "--top-module", "tb", "-Mdir", "obj"],
+                &sources[..],
+            ]
+            .concat();
+            tool(dir, "verilator", &args)?;
+            tool(dir, "./obj/Vtb", &[])?;
+        }
+    }
+    let rtl = std::fs::read(dir.join(RTL_VCD_FILE)).map_err(|e| Error::io(dir.join(RTL_VCD_FILE).display(), e))?;
+    compare(&prepared.model_vcd, &rtl, prepared.stimulus.cycles(), simulator)
+}
+
+/// Runs an external tool in `dir`; a missing tool is an error that says how to install it.
+pub fn tool(dir: &Path, program: &str, args: &[&str]) -> Result<String> {
+    let out = Command::new(program).args(args).current_dir(dir).output().map_err(|e| {
+        let package = match program {
+            "vvp" | "iverilog" => "iverilog",
+            "./obj/Vtb" => return Error::io(program, e),
+            p => p,
+        };
+        Error::invalid(
+            "simulator",
+            program,
+            format!("an installed {package}: apt-get install -y {package} (as root; scripts/test does it) [{e}]"),
+        )
+    })?;
+    if !out.status.success() {
+        return Err(Error::parse(
+            format!("{program} in {}", dir.display()),
+            format!("exit {:?}\n{}{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A parsed waveform: signal paths under `tb.` (with widths) and every change.
+struct Waveform {
+    signals: BTreeMap<String, (IdCode, u32)>,
+    changes: Vec<(u64, IdCode, String)>,
+}
+
+fn parse(text: &[u8], what: &str) -> Result<Waveform> {
+    let err = |e: std::io::Error| Error::parse(what, e);
+    let mut parser = vcd::Parser::new(text);
+    let header = parser.parse_header().map_err(err)?;
+    let mut signals = BTreeMap::new();
+    fn walk(items: &[ScopeItem], path: &str, out: &mut BTreeMap<String, (IdCode, u32)>) {
+        for item in items {
+            match item {
+                ScopeItem::Scope(s) => walk(&s.items, &format!("{path}{}.", s.identifier), out),
+                ScopeItem::Var(v) if v.var_type != vcd::VarType::String => {
+                    // Verilator's TOP scope, and anything above the testbench, is dropped.
+                    let full = format!("{path}{}", v.reference);
+                    let key = match full.find("tb.") {
+                        Some(at) => full[at..].to_string(),
+                        None => full,
+                    };
+                    out.entry(key).or_insert((v.code, v.size));
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&header.items, "", &mut signals);
+    let mut changes = Vec::new();
+    let mut now = 0;
+    for cmd in parser {
+        let bits = |v: &mut dyn Iterator<Item = Value>| -> String {
+            v.map(|b| match b {
+                Value::V0 => '0',
+                Value::V1 => '1',
+                Value::X => 'x',
+                Value::Z => 'z',
+            })
+            .collect()
+        };
+        match cmd.map_err(err)? {
+            vcd::Command::Timestamp(t) => now = t,
+            vcd::Command::ChangeScalar(id, v) => changes.push((now, id, bits(&mut std::iter::once(v)))),
+            vcd::Command::ChangeVector(id, v) => changes.push((now, id, bits(&mut v.iter()))),
+            _ => {}
+        }
+    }
+    Ok(Waveform { signals, changes })
+}
+
+/// Zero-extends a VCD vector to `width` (simulators may print it shorter).
+fn widen(value: &str, width: u32) -> String {
+    let w = width as usize;
+    if value.len() >= w {
+        return value.to_string();
+    }
+    let fill = if value.starts_with('x') || value.starts_with('z') { &value[..1] } else { "0" };
+    format!("{}{value}", fill.repeat(w - value.len()))
+}
+
+/// Compares two waveforms under `tb.net` at the commit edges of `cycles` cycles.
+pub fn compare(model: &[u8], rtl: &[u8], cycles: u64, simulator: Simulator) -> Result<Verdict> {
+    let model = parse(model, "model waveform")?;
+    let rtl = parse(rtl, "RTL waveform")?;
+    let compared: Vec<(&String, IdCode, IdCode, u32)> = model
+        .signals
+        .iter()
+        .filter(|(name, _)| name.starts_with("tb.net."))
+        .map(|(name, &(mid, width))| (name, mid, rtl.signals.get(name).map(|s| s.0), width))
+        .map(|(name, mid, rid, width)| (name, mid, rid.unwrap_or(IdCode::from(u32::MAX)), width))
+        .collect();
+    let verdict = |divergence| Verdict { simulator, signals: compared.len(), cycles, divergence };
+    if let Some((name, ..)) = compared.iter().find(|(_, _, rid, _)| *rid == IdCode::from(u32::MAX)) {
+        return Ok(verdict(Some(Divergence {
+            cycle: 0,
+            signal: (*name).clone(),
+            model: "declared".into(),
+            rtl: "missing".into(),
+        })));
+    }
+    let mut model_now: HashMap<IdCode, String> = HashMap::new();
+    let mut rtl_now: HashMap<IdCode, String> = HashMap::new();
+    let (mut mi, mut ri) = (0, 0);
+    for cycle in 0..cycles {
+        let t = commit_time(cycle);
+        while mi < model.changes.len() && model.changes[mi].0 <= t {
+            let (_, id, v) = &model.changes[mi];
+            model_now.insert(*id, v.clone());
+            mi += 1;
+        }
+        while ri < rtl.changes.len() && rtl.changes[ri].0 <= t {
+            let (_, id, v) = &rtl.changes[ri];
+            rtl_now.insert(*id, v.clone());
+            ri += 1;
+        }
+        for (name, mid, rid, width) in &compared {
+            let m = widen(model_now.get(mid).map_or("", String::as_str), *width);
+            let r = widen(rtl_now.get(rid).map_or("", String::as_str), *width);
+            if m != r {
+                return Ok(verdict(Some(Divergence { cycle, signal: (*name).clone(), model: m, rtl: r })));
+            }
+        }
+    }
+    Ok(verdict(None))
+}

@@ -1,0 +1,417 @@
+//! Verilog from the same model: askama templates in `templates/` rendered from the topology,
+//! the switch parameters and the register layout ([`crate::switch::layout`]). Every declared
+//! register element becomes a signal of the same name and width as in the model's waveform
+//! ([`crate::wave`]), so the two compare by construction.
+//!
+//! Files: one module per switch kind (`ff_switch_inject.v`, `ff_switch.v`,
+//! `ff_switch_eject.v`), the network top `ff_net.v`, the testbench `tb.v` replaying the
+//! model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
+
+pub mod stimulus;
+
+use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
+use crate::error::{Error, Result};
+use crate::flit::clog2;
+use crate::sim::Simulation;
+use crate::switch::layout::{Register, SwitchKind, SwitchLayout};
+use crate::topology::{NodeId, RouteField};
+use askama::Template;
+use std::path::{Path, PathBuf};
+
+/// One mirror signal: a declared register element and the storage bits that hold it.
+struct Mirror {
+    name: String,
+    width: u32,
+    expr: String,
+}
+
+#[derive(Template)]
+#[template(path = "switch.v", escape = "none")]
+struct SwitchTemplate<'a> {
+    module: &'a str,
+    kind_doc: &'a str,
+    version: &'a str,
+    command: &'a str,
+    config_hash: &'a str,
+    eject: bool,
+    nv: u32,
+    no: u32,
+    nout: u32,
+    m: u32,
+    b: u32,
+    depth: u32,
+    w: u32,
+    cw: u32,
+    idw: u32,
+    id_bits: u32,
+    id_offset: u32,
+    opw: u32,
+    ovw: u32,
+    oiw: u32,
+    rrw: u32,
+    flits: u32,
+    store_forward: bool,
+    drop_mode: bool,
+    link_one: bool,
+    random_lane: bool,
+    mirrors: Vec<Mirror>,
+}
+
+struct LinkWire {
+    id: u32,
+    comment: String,
+}
+
+struct Instance {
+    module: &'static str,
+    name: String,
+    lfsr_seed: String,
+    route_bit: u32,
+    ports: Vec<(&'static str, String)>,
+}
+
+struct Level {
+    level: u32,
+    switches: Vec<Instance>,
+}
+
+#[derive(Template)]
+#[template(path = "net.v", escape = "none")]
+struct NetTemplate<'a> {
+    description: String,
+    version: &'a str,
+    command: &'a str,
+    config_hash: &'a str,
+    n: u32,
+    b: u32,
+    w: u32,
+    links: Vec<LinkWire>,
+    levels: Vec<Level>,
+}
+
+#[derive(Template)]
+#[template(path = "tb.v", escape = "none")]
+struct TbTemplate<'a> {
+    version: &'a str,
+    command: &'a str,
+    config_hash: &'a str,
+    n: u32,
+    b: u32,
+    w: u32,
+    cycles: u64,
+    stimulus: &'a str,
+    dumpfile: &'a str,
+}
+
+/// Name of the stimulus file the testbench reads.
+pub const STIMULUS_FILE: &str = "stimulus.hex";
+/// Name of the VCD the testbench writes.
+pub const RTL_VCD_FILE: &str = "rtl.vcd";
+
+/// The Verilog of one configured network.
+pub struct RtlDesign {
+    /// File name and contents, in a fixed order.
+    pub files: Vec<(String, String)>,
+}
+
+fn render(t: &impl Template) -> Result<String> {
+    t.render().map_err(|e| Error::invalid("template", e, "a template that renders"))
+}
+
+/// Checks that the RTL back end supports `sim`'s configuration.
+pub fn check_supported(sim: &Simulation) -> Result<()> {
+    if let Some(a) = sim.config.switch_queue {
+        return Err(Error::invalid(
+            "switch-queue",
+            a,
+            "unset for RTL: the per-switch store-and-forward threshold has no Verilog yet",
+        ));
+    }
+    Ok(())
+}
+
+impl RtlDesign {
+    /// Generates the Verilog for `sim`'s network, with a testbench for `cycles` cycles of
+    /// stimulus. `command` is named in every file's header.
+    pub fn new(sim: &Simulation, command: &str, cycles: u64) -> Result<Self> {
+        check_supported(sim)?;
+        let version = env!("CARGO_PKG_VERSION");
+        let hash = sim.config.config_hash();
+        let mut files = Vec::new();
+        for kind in [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject] {
+            if kind == SwitchKind::Route && sim.fabric.topo.levels < 3 {
+                continue;
+            }
+            let t = switch_template(sim, kind, version, command, &hash);
+            files.push((format!("{}.v", t.module), render(&t)?));
+        }
+        files.push(("ff_net.v".to_string(), render(&net_template(sim, version, command, &hash))?));
+        let c = &sim.config;
+        let tb = TbTemplate {
+            version,
+            command,
+            config_hash: &hash,
+            n: c.inputs,
+            b: c.vcs,
+            w: c.flit_bits,
+            cycles: cycles.max(1),
+            stimulus: STIMULUS_FILE,
+            dumpfile: RTL_VCD_FILE,
+        };
+        files.push(("tb.v".to_string(), render(&tb)?));
+        let sources: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        files.push(("flitforge.core".to_string(), fusesoc_core(&sources, &hash)));
+        Ok(RtlDesign { files })
+    }
+
+    /// The Verilog sources, testbench last.
+    pub fn verilog_files(&self) -> Vec<&str> {
+        self.files.iter().map(|(n, _)| n.as_str()).filter(|n| n.ends_with(".v")).collect()
+    }
+
+    /// Writes every file into `dir` (created if missing) and returns their paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        let mut paths = Vec::new();
+        for (name, text) in &self.files {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
+            paths.push(path);
+        }
+        Ok(paths)
+    }
+}
+
+fn kind_doc(kind: SwitchKind) -> &'static str {
+    match kind {
+        SwitchKind::Inject => "level-0 switch, fed by the source through its injection port",
+        SwitchKind::Route => "interior switch of a leveled butterfly-family network",
+        SwitchKind::Eject => "last-level switch, draining into the destination every cycle",
+    }
+}
+
+fn switch_template<'a>(
+    sim: &Simulation,
+    kind: SwitchKind,
+    version: &'a str,
+    command: &'a str,
+    hash: &'a str,
+) -> SwitchTemplate<'a> {
+    let f = &sim.fabric;
+    let p = f.params;
+    let w = sim.config.flit_bits;
+    let id_bits = sim.header_layout.id_bits();
+    let layout = f.layout(kind, w, id_bits);
+    let nv = layout.in_ports * p.vcs;
+    let nout = layout.out_ports;
+    let no = nout * p.vcs;
+    let geometry = Geometry {
+        b: p.vcs,
+        depth: p.depth,
+        w,
+        cw: clog2(u64::from(p.depth) + 1),
+        idw: id_bits.max(1),
+        opw: clog2(nout.into()),
+        ovw: clog2(p.vcs.into()),
+        rrw: clog2(nv.into()),
+    };
+    let module: &'static str = layout.module;
+    SwitchTemplate {
+        module,
+        kind_doc: kind_doc(kind),
+        version,
+        command,
+        config_hash: hash,
+        eject: kind == SwitchKind::Eject,
+        nv,
+        no,
+        nout,
+        m: f.topo.multiplicity,
+        b: p.vcs,
+        depth: p.depth,
+        w,
+        cw: geometry.cw,
+        idw: geometry.idw,
+        id_bits,
+        id_offset: sim.header_layout.field("id").map_or(0, |fl| fl.offset),
+        opw: geometry.opw,
+        ovw: geometry.ovw,
+        oiw: clog2(no.into()),
+        rrw: geometry.rrw,
+        flits: p.flits,
+        store_forward: p.mode == FlowControl::StoreForward,
+        drop_mode: p.mode == FlowControl::Drop,
+        link_one: p.bandwidth == LinkBandwidth::One,
+        random_lane: p.lane_choice == LaneChoice::Random,
+        mirrors: mirrors(&layout, &geometry),
+    }
+}
+
+/// Storage geometry of a switch's packed registers.
+struct Geometry {
+    b: u32,
+    depth: u32,
+    w: u32,
+    cw: u32,
+    idw: u32,
+    opw: u32,
+    ovw: u32,
+    rrw: u32,
+}
+
+/// The storage expression of every declared register element.
+fn mirrors(layout: &SwitchLayout, g: &Geometry) -> Vec<Mirror> {
+    let mut out = Vec::new();
+    for reg in &layout.registers {
+        for k in 0..reg.elements() {
+            let index = reg.index_of(k);
+            out.push(Mirror { name: reg.element_name(&index), width: reg.width, expr: storage(reg, &index, g) });
+        }
+    }
+    out
+}
+
+/// Where the Verilog keeps element `index` of `reg` (see templates/switch.v).
+fn storage(reg: &Register, index: &[u32], g: &Geometry) -> String {
+    let vc = || index[0] * g.b + index[1];
+    let slot = || vc() * g.depth + index[2];
+    let slice = |name: &str, i: u32, width: u32| format!("{name}[{} +: {width}]", i * width);
+    match reg.name {
+        "vc_valid" => format!("{} > {}'d{}", slice("count_q", vc(), g.cw), g.cw, index[2]),
+        "vc_head" => format!("head_q[{}]", slot()),
+        "vc_tail" => format!("tail_q[{}]", slot()),
+        "vc_flit" => slice("flit_q", slot(), g.w),
+        "vc_state" => slice("state_q", vc(), 2),
+        "vc_owner" => slice("owner_q", vc(), g.idw),
+        "vc_out_port" => slice("outp_q", vc(), g.opw),
+        "vc_out_vc" => slice("outv_q", vc(), g.ovw),
+        "out_alloc_valid" => format!("alloc_valid_q[{}]", index[0] * g.b + index[1]),
+        "out_alloc_in" => slice("alloc_in_q", index[0] * g.b + index[1], g.rrw),
+        "rr_ptr" => slice("rr_q", index[0], g.rrw),
+        "link_rr_ptr" => slice("link_rr_q", index[0], g.rrw),
+        "lfsr" => "lfsr_q".to_string(),
+        other => format!("UNMAPPED_REGISTER_{other}"),
+    }
+}
+
+fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: &'a str) -> NetTemplate<'a> {
+    let f = &sim.fabric;
+    let topo = &f.topo;
+    let b = f.params.vcs;
+    let w = sim.config.flit_bits;
+    let links = topo
+        .links
+        .iter()
+        .enumerate()
+        .map(|(id, l)| {
+            let (t, h) = (topo.node(l.tail), topo.node(l.head));
+            LinkWire {
+                id: id as u32,
+                comment: format!(
+                    "l{}_c{} {} lane {} -> l{}_c{} port {}",
+                    t.level,
+                    t.column,
+                    if l.direction == 0 { "up" } else { "down" },
+                    l.lane,
+                    h.level,
+                    h.column,
+                    l.head_port
+                ),
+            }
+        })
+        .collect();
+    // Concatenation of per-port wire groups, highest port first (port 0 in the low bits).
+    let concat = |groups: Vec<String>| format!("{{{}}}", groups.into_iter().rev().collect::<Vec<_>>().join(", "));
+    let mut levels = Vec::new();
+    for level in 0..topo.levels {
+        let kind = f.switch_kind(level);
+        let module = f.layout(kind, w, 1).module;
+        let mut switches = Vec::new();
+        for column in 0..topo.n {
+            let s: NodeId = topo.node_id(level, column);
+            let mut ports: Vec<(&'static str, String)> = Vec::new();
+            let ins: Vec<u32> = if level == 0 {
+                Vec::new()
+            } else {
+                (0..2 * topo.multiplicity).map(|p| topo.in_link(s, p)).collect()
+            };
+            for (port, signal) in
+                [("in_valid", "valid"), ("in_head", "head"), ("in_tail", "tail"), ("in_flit", "flit")]
+            {
+                let expr = if level == 0 {
+                    let width = if signal == "flit" { b * w } else { b };
+                    format!("inj_{signal}[{} +: {width}]", column * width)
+                } else {
+                    concat(ins.iter().map(|l| format!("lk{l}_{signal}")).collect())
+                };
+                ports.push((port, expr));
+            }
+            for (port, signal) in [("in_ready", "ready"), ("in_accept", "accept")] {
+                let expr = if level == 0 {
+                    String::new()
+                } else {
+                    concat(ins.iter().map(|l| format!("lk{l}_{signal}")).collect())
+                };
+                ports.push((port, expr));
+            }
+            if kind != SwitchKind::Eject {
+                let outs: Vec<u32> = (0..2 * topo.multiplicity).map(|o| s * 2 * topo.multiplicity + o).collect();
+                for (port, signal) in [
+                    ("out_valid", "valid"),
+                    ("out_head", "head"),
+                    ("out_tail", "tail"),
+                    ("out_flit", "flit"),
+                    ("out_ready", "ready"),
+                    ("out_accept", "accept"),
+                ] {
+                    ports.push((port, concat(outs.iter().map(|l| format!("lk{l}_{signal}")).collect())));
+                }
+            }
+            let route_bit = if level < topo.last_level() {
+                let (field, bit) = topo.route_bit(level);
+                let name = match field {
+                    RouteField::Destination => "dest",
+                    RouteField::Middle => "mid",
+                };
+                let offset = sim.header_layout.field(name).map_or(0, |fl| fl.offset);
+                offset + topo.log_n - 1 - bit
+            } else {
+                0
+            };
+            switches.push(Instance {
+                module,
+                name: format!("l{level}_c{column}"),
+                lfsr_seed: format!("{:04X}", f.lfsr(s)),
+                route_bit,
+                ports,
+            });
+        }
+        levels.push(Level { level, switches });
+    }
+    NetTemplate {
+        description: format!(
+            "{}-input {} network, B = {}, W = {}, {} levels",
+            topo.n,
+            topo.kind.name(),
+            b,
+            w,
+            topo.levels
+        ),
+        version,
+        command,
+        config_hash: hash,
+        n: topo.n,
+        b,
+        w,
+        links,
+        levels,
+    }
+}
+
+/// A FuseSoC CAPI2 core: `lint` runs Verilator's lint, `sim` runs the testbench in Icarus.
+fn fusesoc_core(sources: &[&str], hash: &str) -> String {
+    let files: String = sources.iter().map(|s| format!("      - {s}\n")).collect();
+    format!(
+        "CAPI=2:\n# Generated by flitforge -- configuration hash {hash}\nname: flitforge:net:ff_net:0.1.0\ndescription: flitforge network and testbench\n\nfilesets:\n  rtl:\n    file_type: verilogSource\n    files:\n{files}\ntargets:\n  default:\n    filesets: [rtl]\n    toplevel: ff_net\n  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: ff_net\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]\n  sim:\n    default_tool: icarus\n    filesets: [rtl]\n    toplevel: tb\n    tools:\n      icarus:\n        iverilog_options: [-g2005]\n"
+    )
+}

@@ -1,0 +1,55 @@
+//! The stimulus a testbench replays: per cycle, per input and injection VC, the flit the
+//! model's source wrote ({valid, head, tail, data}), as `$readmemh` lines.
+
+use crate::flit::FlitBits;
+use crate::sim::Simulation;
+use crate::switch::TransferKind;
+use bitvec::prelude::*;
+
+/// Records the injections of a run, cycle by cycle.
+#[derive(Clone, Debug, Default)]
+pub struct Stimulus {
+    lines: Vec<String>,
+}
+
+impl Stimulus {
+    /// Records the injections of the cycle `sim` just completed.
+    pub fn sample(&mut self, sim: &Simulation) {
+        let c = &sim.config;
+        let slot = (c.flit_bits + 3) as usize;
+        let slots = (c.inputs * c.vcs) as usize;
+        let mut line: FlitBits = bitvec![u64, Lsb0; 0; slot * slots];
+        for t in sim.last_transfers() {
+            if t.kind != TransferKind::Injected {
+                continue;
+            }
+            let base = t.to as usize * slot;
+            let data = sim.flit_bits(t.flit);
+            line[base..base + data.len()].copy_from_bitslice(&data);
+            line.set(base + slot - 1, true);
+            line.set(base + slot - 2, t.flit.seq == 0);
+            line.set(base + slot - 3, u32::from(t.flit.seq) + 1 == c.flits);
+        }
+        let digits = line.len().div_ceil(4);
+        let mut hex = String::with_capacity(digits);
+        for d in (0..digits).rev() {
+            let lo = d * 4;
+            let hi = (lo + 4).min(line.len());
+            let nibble = line[lo..hi].load_le::<u8>();
+            hex.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
+        self.lines.push(hex);
+    }
+
+    /// Cycles recorded.
+    pub fn cycles(&self) -> u64 {
+        self.lines.len() as u64
+    }
+
+    /// The `$readmemh` file.
+    pub fn to_hex(&self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+}
