@@ -381,7 +381,7 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
             switches.push(Instance {
                 module,
                 name: format!("l{level}_c{column}"),
-                lfsr_seed: format!("{:04X}", f.lfsr(s)),
+                lfsr_seed: format!("{:04X}", f.lfsr_reset(s)),
                 route_bit,
                 ports,
             });

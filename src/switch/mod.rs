@@ -148,6 +148,8 @@ pub struct Fabric {
     pub(crate) link_rr_dirty: Vec<u32>,
     /// Lane-choice LFSR per switch.
     pub(crate) lfsr: Vec<u16>,
+    /// The seed the LFSRs were reset from.
+    seed: u64,
     /// Packets (non-idle input VCs) per switch, for the per-switch store-and-forward bound.
     pub(crate) occupancy: Vec<u16>,
     /// First input VC of the last level.
@@ -182,6 +184,7 @@ impl Fabric {
             lfsr: (0..topo.node_count())
                 .map(|s| lfsr_seed(seed, s as u64))
                 .collect(),
+            seed,
             occupancy: vec![0; topo.node_count()],
             last_base: 0,
             route: (0..topo.last_level())
@@ -312,6 +315,11 @@ impl Fabric {
     /// Lane-choice LFSR of switch `s`.
     pub fn lfsr(&self, s: NodeId) -> u16 {
         self.lfsr[s as usize]
+    }
+
+    /// Reset value of switch `s`'s lane-choice LFSR.
+    pub fn lfsr_reset(&self, s: NodeId) -> u16 {
+        lfsr_seed(self.seed, u64::from(s))
     }
 
     /// Whether input VC `ivc` passes its front flit on in the cycle being evaluated.
