@@ -6,12 +6,12 @@
 //! extra wires are ignored), values are compared at the commit edges after reset release, and
 //! vectors printed shorter than declared are zero-extended.
 
+use crate::SimConfig;
 use crate::error::{Error, Result};
 use crate::rtl::stimulus::Stimulus;
-use crate::rtl::{RtlDesign, RTL_VCD_FILE, STIMULUS_FILE};
+use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE};
 use crate::sim::Simulation;
-use crate::wave::{commit_time, ScopeFilter, VcdWriter};
-use crate::SimConfig;
+use crate::wave::{ScopeFilter, VcdWriter, commit_time};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Command;
@@ -97,7 +97,11 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
         vcd.finish()?;
     }
     let design = RtlDesign::new(&sim, command, stimulus.cycles())?;
-    Ok(Prepared { model_vcd, design, stimulus })
+    Ok(Prepared {
+        model_vcd,
+        design,
+        stimulus,
+    })
 }
 
 /// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares.
@@ -112,12 +116,27 @@ pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verd
     let sources = prepared.design.verilog_files();
     match simulator {
         Simulator::Icarus => {
-            tool(dir, "iverilog", &[&["-g2005", "-o", "sim.vvp"], &sources[..]].concat())?;
+            tool(
+                dir,
+                "iverilog",
+                &[&["-g2005", "-o", "sim.vvp"], &sources[..]].concat(),
+            )?;
             tool(dir, "vvp", &["-n", "sim.vvp"])?;
         }
         Simulator::Verilator => {
             let args = [
-                &["--binary", "--timing", "--trace", "-j", "2", "-Wno-fatal", "--top-module", "tb", "-Mdir", "obj"],
+                &[
+                    "--binary",
+                    "--timing",
+                    "--trace",
+                    "-j",
+                    "2",
+                    "-Wno-fatal",
+                    "--top-module",
+                    "tb",
+                    "-Mdir",
+                    "obj",
+                ],
                 &sources[..],
             ]
             .concat();
@@ -125,8 +144,14 @@ pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verd
             tool(dir, "./obj/Vtb", &[])?;
         }
     }
-    let rtl = std::fs::read(dir.join(RTL_VCD_FILE)).map_err(|e| Error::io(dir.join(RTL_VCD_FILE).display(), e))?;
-    compare(&prepared.model_vcd, &rtl, prepared.stimulus.cycles(), simulator)
+    let rtl = std::fs::read(dir.join(RTL_VCD_FILE))
+        .map_err(|e| Error::io(dir.join(RTL_VCD_FILE).display(), e))?;
+    compare(
+        &prepared.model_vcd,
+        &rtl,
+        prepared.stimulus.cycles(),
+        simulator,
+    )
 }
 
 /// Runs an external tool in `dir`; a missing tool is an error that says how to install it.
@@ -146,7 +171,12 @@ pub fn tool(dir: &Path, program: &str, args: &[&str]) -> Result<String> {
     if !out.status.success() {
         return Err(Error::parse(
             format!("{program} in {}", dir.display()),
-            format!("exit {:?}\n{}{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+            format!(
+                "exit {:?}\n{}{}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -195,7 +225,9 @@ fn parse(text: &[u8], what: &str) -> Result<Waveform> {
         };
         match cmd.map_err(err)? {
             vcd::Command::Timestamp(t) => now = t,
-            vcd::Command::ChangeScalar(id, v) => changes.push((now, id, bits(&mut std::iter::once(v)))),
+            vcd::Command::ChangeScalar(id, v) => {
+                changes.push((now, id, bits(&mut std::iter::once(v))))
+            }
             vcd::Command::ChangeVector(id, v) => changes.push((now, id, bits(&mut v.iter()))),
             _ => {}
         }
@@ -209,7 +241,11 @@ fn widen(value: &str, width: u32) -> String {
     if value.len() >= w {
         return value.to_string();
     }
-    let fill = if value.starts_with('x') || value.starts_with('z') { &value[..1] } else { "0" };
+    let fill = if value.starts_with('x') || value.starts_with('z') {
+        &value[..1]
+    } else {
+        "0"
+    };
     format!("{}{value}", fill.repeat(w - value.len()))
 }
 
@@ -224,8 +260,16 @@ pub fn compare(model: &[u8], rtl: &[u8], cycles: u64, simulator: Simulator) -> R
         .map(|(name, &(mid, width))| (name, mid, rtl.signals.get(name).map(|s| s.0), width))
         .map(|(name, mid, rid, width)| (name, mid, rid.unwrap_or(IdCode::from(u32::MAX)), width))
         .collect();
-    let verdict = |divergence| Verdict { simulator, signals: compared.len(), cycles, divergence };
-    if let Some((name, ..)) = compared.iter().find(|(_, _, rid, _)| *rid == IdCode::from(u32::MAX)) {
+    let verdict = |divergence| Verdict {
+        simulator,
+        signals: compared.len(),
+        cycles,
+        divergence,
+    };
+    if let Some((name, ..)) = compared
+        .iter()
+        .find(|(_, _, rid, _)| *rid == IdCode::from(u32::MAX))
+    {
         return Ok(verdict(Some(Divergence {
             cycle: 0,
             signal: (*name).clone(),
@@ -252,7 +296,12 @@ pub fn compare(model: &[u8], rtl: &[u8], cycles: u64, simulator: Simulator) -> R
             let m = widen(model_now.get(mid).map_or("", String::as_str), *width);
             let r = widen(rtl_now.get(rid).map_or("", String::as_str), *width);
             if m != r {
-                return Ok(verdict(Some(Divergence { cycle, signal: (*name).clone(), model: m, rtl: r })));
+                return Ok(verdict(Some(Divergence {
+                    cycle,
+                    signal: (*name).clone(),
+                    model: m,
+                    rtl: r,
+                })));
             }
         }
     }

@@ -2,9 +2,9 @@
 
 use clap::{Args, Parser, Subcommand};
 use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
+use flitforge::cosim::{self, Simulator};
 use flitforge::topology::TopologyKind;
 use flitforge::traffic::Traffic;
-use flitforge::cosim::{self, Simulator};
 use flitforge::wave::{ScopeFilter, VcdWriter};
 use flitforge::{Error, Result, Simulation};
 use serde::de::DeserializeOwned;
@@ -75,6 +75,13 @@ enum Command {
         /// Keep the generated files, waveforms and simulator output in DIR/<simulator>.
         #[arg(long, value_name = "DIR")]
         keep: Option<String>,
+    },
+    /// Regenerate the reference Verilog in rtl/ and the reference model waveforms in waves/
+    /// (a test fails on any byte difference until they are regenerated and committed).
+    Reference {
+        /// Repository root to write under.
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        root: String,
     },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
@@ -402,7 +409,11 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", stim.display());
             Ok(())
         }
-        Command::Cosim { args, simulator, keep } => {
+        Command::Cosim {
+            args,
+            simulator,
+            keep,
+        } => {
             let prepared = cosim::prepare(args.resolve(SimConfig::default())?, &command_line())?;
             let sims: &[Simulator] = match simulator.as_str() {
                 "verilator" => &[Simulator::Verilator],
@@ -413,7 +424,11 @@ fn run(cli: Cli) -> Result<()> {
             for &sim in sims {
                 let dir = match &keep {
                     Some(d) => std::path::PathBuf::from(d).join(sim.name()),
-                    None => std::env::temp_dir().join(format!("flitforge-cosim-{}-{}", std::process::id(), sim.name())),
+                    None => std::env::temp_dir().join(format!(
+                        "flitforge-cosim-{}-{}",
+                        std::process::id(),
+                        sim.name()
+                    )),
                 };
                 let verdict = cosim::run(&prepared, sim, &dir)?;
                 println!("{verdict}");
@@ -422,7 +437,17 @@ fn run(cli: Cli) -> Result<()> {
                     let _ = std::fs::remove_dir_all(&dir);
                 }
             }
-            if identical { Ok(()) } else { Err(Error::Diverged) }
+            if identical {
+                Ok(())
+            } else {
+                Err(Error::Diverged)
+            }
+        }
+        Command::Reference { root } => {
+            for path in flitforge::rtl::reference::write(std::path::Path::new(&root))? {
+                println!("{}", path.display());
+            }
+            Ok(())
         }
         Command::Bench(args) => {
             let config = args.resolve(flitforge::bench::default_config())?;

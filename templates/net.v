@@ -13,7 +13,13 @@ module ff_net (
     input  wire [{{ n * b }}-1:0]          inj_valid,
     input  wire [{{ n * b }}-1:0]          inj_head,
     input  wire [{{ n * b }}-1:0]          inj_tail,
-    input  wire [{{ n * b * w }}-1:0]        inj_flit
+    input  wire [{{ n * b * w }}-1:0]        inj_flit,
+    output wire [{{ n * b }}-1:0]          inj_ready,   // the injection VC can take a flit
+    output wire [{{ n * b }}-1:0]          inj_accept,  // ... or the header of a new worm
+    output wire [{{ n * ej }}-1:0]          ej_valid,    // flits delivered, per output and VC
+    output wire [{{ n * ej }}-1:0]          ej_head,
+    output wire [{{ n * ej }}-1:0]          ej_tail,
+    output wire [{{ n * ej * w }}-1:0]        ej_flit
 );
 {%- for l in links %}
     wire [{{ b }}-1:0] lk{{ l.id }}_valid, lk{{ l.id }}_head, lk{{ l.id }}_tail, lk{{ l.id }}_ready, lk{{ l.id }}_accept;
@@ -23,7 +29,7 @@ module ff_net (
 
     // ---- level {{ level.level }} ----
 {%- for sw in level.switches %}
-    {{ sw.module }} #(.LFSR_SEED(16'h{{ sw.lfsr_seed }}), .ROUTE_BIT({{ sw.route_bit }})) {{ sw.name }} (
+    {{ sw.module }} {{ sw.params }}{{ sw.name }} (
         .clk(clk), .rst(rst)
 {%- for p in sw.ports %},
         .{{ p.0 }}({{ p.1 }})

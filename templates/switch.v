@@ -8,10 +8,10 @@
 // (departures, then arrivals), committed at the rising clock edge.
 `default_nettype none
 
-module {{ module }} #(
-    parameter [15:0] LFSR_SEED = 16'hACE1,
-    parameter integer ROUTE_BIT = 0
-) (
+module {{ module }} {% if !eject %}#(
+    parameter integer ROUTE_BIT = 0{% if random_lane %},
+    parameter [15:0] LFSR_SEED = 16'hACE1{% endif %}
+) {% endif %}(
     input  wire                 clk,
     input  wire                 rst,
     input  wire [{{ nv }}-1:0]          in_valid,
@@ -19,30 +19,45 @@ module {{ module }} #(
     input  wire [{{ nv }}-1:0]          in_tail,
     input  wire [{{ nv * w }}-1:0]        in_flit,
     output reg  [{{ nv }}-1:0]          in_ready,
-    output reg  [{{ nv }}-1:0]          in_accept{% if !eject %},
+    output reg  [{{ nv }}-1:0]          in_accept,
+{%- if eject %}
+    output reg  [{{ nv }}-1:0]          out_valid,     // the flit drained to the destination
+    output reg  [{{ nv }}-1:0]          out_head,
+    output reg  [{{ nv }}-1:0]          out_tail,
+    output reg  [{{ nv * w }}-1:0]        out_flit
+{%- else %}
     output reg  [{{ no }}-1:0]          out_valid,
     output reg  [{{ no }}-1:0]          out_head,
     output reg  [{{ no }}-1:0]          out_tail,
     output reg  [{{ no * w }}-1:0]        out_flit,
     input  wire [{{ no }}-1:0]          out_ready,
-    input  wire [{{ no }}-1:0]          out_accept{% endif %}
+    input  wire [{{ no }}-1:0]          out_accept
+{%- endif %}
 );
     localparam integer NV = {{ nv }};      // input VCs: port * B + vc
+{%- if !eject %}
     localparam integer B = {{ b }};
+{%- endif %}
     localparam integer D = {{ depth }};
     localparam integer W = {{ w }};
     localparam integer CW = {{ cw }};
     localparam integer IDW = {{ idw }};
 {%- if !eject %}
     localparam integer M = {{ m }};        // lanes per direction
+{%- if link_one %}
     localparam integer NOUT = {{ nout }};  // output ports: direction * M + lane
+{%- endif %}
     localparam integer NO = {{ no }};      // output VCs: port * B + vc
     localparam integer OPW = {{ opw }};
     localparam integer OVW = {{ ovw }};
     localparam integer OIW = {{ oiw }};    // output VC index width
     localparam integer RRW = {{ rrw }};
 {%- endif %}
+{%- if eject %}
+    localparam [1:0] IDLE = 2'd0, ACTIVE = 2'd2;
+{%- else %}
     localparam [1:0] IDLE = 2'd0, ROUTING = 2'd1, ACTIVE = 2'd2, DROPPING = 2'd3;
+{%- endif %}
 
     // ---- registers (names and widths: src/switch/layout.rs) ----
     reg [NV*CW-1:0]  count_q;
@@ -57,8 +72,12 @@ module {{ module }} #(
     reg [NO-1:0]     alloc_valid_q;
     reg [NO*RRW-1:0] alloc_in_q;
     reg [2*RRW-1:0]  rr_q;
+{%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_q;
+{%- endif %}
+{%- if random_lane %}
     reg [15:0]       lfsr_q;
+{%- endif %}
 {%- endif %}
 
     // ---- next state ----
@@ -74,8 +93,21 @@ module {{ module }} #(
     reg [NO-1:0]     alloc_valid_d;
     reg [NO*RRW-1:0] alloc_in_d;
     reg [2*RRW-1:0]  rr_d;
+{%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_d;
+{%- endif %}
+{%- if random_lane %}
     reg [15:0]       lfsr_d;
+{%- endif %}
+{%- endif %}
+
+    // Zero-extension of register fields to integers.
+    function integer zx_cw(input [CW-1:0] v); zx_cw = { {(32-CW){1'b0}}, v }; endfunction
+{%- if !eject %}
+    function integer zx_opw(input [OPW-1:0] v); zx_opw = { {(32-OPW){1'b0}}, v }; endfunction
+    function integer zx_ovw(input [OVW-1:0] v); zx_ovw = { {(32-OVW){1'b0}}, v }; endfunction
+    function integer zx_oiw(input [OIW-1:0] v); zx_oiw = { {(32-OIW){1'b0}}, v }; endfunction
+    function integer zx_rrw(input [RRW-1:0] v); zx_rrw = { {(32-RRW){1'b0}}, v }; endfunction
 {%- endif %}
 
     // ---- combinational signals of the cycle ----
@@ -90,32 +122,58 @@ module {{ module }} #(
     // Evaluate: leaving flags, grants, drops, link arbitration, outputs. Each always block
     // keeps its loop variables local, so neither wakes the other.
     always @* begin : evaluate
+{%- if eject %}
+        integer i, cnt;
+{%- else %}
         integer i, j, k, c, s, ov, cursor, last, cnt, first_lane;
+        // scratch: only the low bits of the wrapped pointer are stored
+        /* verilator lint_off UNUSEDSIGNAL */
+        integer next;
+        /* verilator lint_on UNUSEDSIGNAL */
         reg found;
         reg [1:0] st;
+        ov = 0;
+        next = 0;
+        found = 1'b0;
+{%- endif %}
         leave = {NV{1'b0}};
-{%- if !eject %}
+        in_ready = {NV{1'b0}};
+        in_accept = {NV{1'b0}};
+{%- if eject %}
+        out_valid = {NV{1'b0}};
+        out_head = {NV{1'b0}};
+        out_tail = {NV{1'b0}};
+        out_flit = {(NV*W){1'b0}};
+{%- else %}
         grant = {NV{1'b0}};
         drop = {NV{1'b0}};
         grant_ov = {(NV*OIW){1'b0}};
         request = {NV{1'b0}};
         request_dir = {NV{1'b0}};
         rr_d = rr_q;
+{%- if link_one %}
         link_rr_d = link_rr_q;
+{%- endif %}
         out_valid = {NO{1'b0}};
         out_head = {NO{1'b0}};
         out_tail = {NO{1'b0}};
         out_flit = {(NO*W){1'b0}};
 {%- endif %}
         for (i = 0; i < NV; i = i + 1) begin
-            cnt = count_q[i*CW +: CW];
+            cnt = zx_cw(count_q[i*CW +: CW]);
+{%- if !eject %}
             st = state_q[i*2 +: 2];
+{%- endif %}
             if (cnt != 0) begin
 {%- if eject %}
                 leave[i] = 1'b1;
+                out_valid[i] = 1'b1;
+                out_head[i] = head_q[i*D];
+                out_tail[i] = tail_q[i*D];
+                out_flit[i*W +: W] = flit_q[i*D*W +: W];
 {%- else %}
                 if (st == ACTIVE)
-                    leave[i] = out_ready[outp_q[i*OPW +: OPW] * B + outv_q[i*OVW +: OVW]];
+                    leave[i] = out_ready[zx_opw(outp_q[i*OPW +: OPW]) * B + zx_ovw(outv_q[i*OVW +: OVW])];
                 else if (st == DROPPING)
                     leave[i] = 1'b1;
                 else if (st == ROUTING && {% if store_forward %}cnt == {{ flits }}{% else %}1'b1{% endif %}) begin
@@ -126,14 +184,14 @@ module {{ module }} #(
             end
         end
 {%- if !eject %}
-        first_lane = {% if random_lane %}lfsr_q % M{% else %}0{% endif %};
+        first_lane = {% if random_lane %}{ 16'd0, lfsr_q } % M{% else %}0{% endif %};
         // VC allocation per direction: requesters in round-robin order; the k-th requester
         // gets the k-th free output VC in (VC 0 of every lane, VC 1 of every lane, ...) order.
         for (c = 0; c < 2; c = c + 1) begin
             cursor = 0;
             last = -1;
             for (k = 0; k < NV; k = k + 1) begin
-                j = rr_q[c*RRW +: RRW] + k;
+                j = zx_rrw(rr_q[c*RRW +: RRW]) + k;
                 if (j >= NV) j = j - NV;
                 if (request[j] && request_dir[j] == c[0]) begin
                     found = 1'b0;
@@ -161,34 +219,38 @@ module {{ module }} #(
                     end
                 end
             end
-            if (last >= 0)
-                rr_d[c*RRW +: RRW] = (last + 1 == NV) ? {RRW{1'b0}} : last[RRW-1:0] + 1'b1;
+            if (last >= 0) begin
+                next = (last + 1 == NV) ? 0 : last + 1;
+                rr_d[c*RRW +: RRW] = next[RRW-1:0];
+            end
         end
 {%- if link_one %}
         // One flit per link per cycle: the first leaving VC in the link's round-robin order.
         for (c = 0; c < NOUT; c = c + 1) begin
             last = -1;
             for (k = 0; k < NV; k = k + 1) begin
-                j = link_rr_q[c*RRW +: RRW] + k;
+                j = zx_rrw(link_rr_q[c*RRW +: RRW]) + k;
                 if (j >= NV) j = j - NV;
                 st = state_q[j*2 +: 2];
                 ov = -1;
-                if (st == ACTIVE) ov = outp_q[j*OPW +: OPW];
-                else if (st == ROUTING && grant[j]) ov = grant_ov[j*OIW +: OIW] / B;
+                if (st == ACTIVE) ov = zx_opw(outp_q[j*OPW +: OPW]);
+                else if (st == ROUTING && grant[j]) ov = zx_oiw(grant_ov[j*OIW +: OIW]) / B;
                 if (leave[j] && ov == c) begin
                     if (last < 0) last = j;
                     else leave[j] = 1'b0;
                 end
             end
-            if (last >= 0)
-                link_rr_d[c*RRW +: RRW] = (last + 1 == NV) ? {RRW{1'b0}} : last[RRW-1:0] + 1'b1;
+            if (last >= 0) begin
+                next = (last + 1 == NV) ? 0 : last + 1;
+                link_rr_d[c*RRW +: RRW] = next[RRW-1:0];
+            end
         end
 {%- endif %}
         for (i = 0; i < NV; i = i + 1) begin
             st = state_q[i*2 +: 2];
             if (leave[i] && !drop[i] && st != DROPPING) begin
-                if (st == ACTIVE) ov = outp_q[i*OPW +: OPW] * B + outv_q[i*OVW +: OVW];
-                else ov = grant_ov[i*OIW +: OIW];
+                if (st == ACTIVE) ov = zx_opw(outp_q[i*OPW +: OPW]) * B + zx_ovw(outv_q[i*OVW +: OVW]);
+                else ov = zx_oiw(grant_ov[i*OIW +: OIW]);
                 out_valid[ov] = 1'b1;
                 out_head[ov] = head_q[i*D];
                 out_tail[ov] = tail_q[i*D];
@@ -197,7 +259,7 @@ module {{ module }} #(
         end
 {%- endif %}
         for (i = 0; i < NV; i = i + 1) begin
-            cnt = count_q[i*CW +: CW];
+            cnt = zx_cw(count_q[i*CW +: CW]);
             in_ready[i] = cnt < D || leave[i];
             in_accept[i] = state_q[i*2 +: 2] == IDLE || (cnt == 1 && leave[i] && tail_q[i*D]);
         end
@@ -205,7 +267,16 @@ module {{ module }} #(
 
     // Next state: departures (with allocations, tails and drops), then arrivals.
     always @* begin : next_state
-        integer i, s, ov, cnt;
+        integer i, s, cnt;
+{%- if !eject %}
+        integer ov;
+        // scratch: only the low bits of a port or VC number are stored
+        /* verilator lint_off UNUSEDSIGNAL */
+        integer part;
+        /* verilator lint_on UNUSEDSIGNAL */
+        ov = 0;
+        part = 0;
+{%- endif %}
         count_d = count_q;
         flit_d = flit_q;
         head_d = head_q;
@@ -217,18 +288,22 @@ module {{ module }} #(
         outv_d = outv_q;
         alloc_valid_d = alloc_valid_q;
         alloc_in_d = alloc_in_q;
-        lfsr_d = {% if random_lane %}lfsr_q[0] ? ((lfsr_q >> 1) ^ 16'hB400) : (lfsr_q >> 1){% else %}lfsr_q{% endif %};
+{%- if random_lane %}
+        lfsr_d = lfsr_q[0] ? ((lfsr_q >> 1) ^ 16'hB400) : (lfsr_q >> 1);
+{%- endif %}
 {%- endif %}
         for (i = 0; i < NV; i = i + 1) begin
-            cnt = count_q[i*CW +: CW];
+            cnt = zx_cw(count_q[i*CW +: CW]);
 {%- if !eject %}
             if (grant[i]) begin
-                ov = grant_ov[i*OIW +: OIW];
-                outp_d[i*OPW +: OPW] = ov / B;
-                outv_d[i*OVW +: OVW] = ov % B;
+                ov = zx_oiw(grant_ov[i*OIW +: OIW]);
+                part = ov / B;
+                outp_d[i*OPW +: OPW] = part[OPW-1:0];
+                part = ov % B;
+                outv_d[i*OVW +: OVW] = part[OVW-1:0];
                 state_d[i*2 +: 2] = ACTIVE;
                 alloc_valid_d[ov] = 1'b1;
-                alloc_in_d[ov*RRW +: RRW] = i;
+                alloc_in_d[ov*RRW +: RRW] = i[RRW-1:0];
             end
 {%- endif %}
             if (leave[i]) begin
@@ -245,7 +320,7 @@ module {{ module }} #(
                 if (drop[i] || state_q[i*2 +: 2] == DROPPING)
                     state_d[i*2 +: 2] = DROPPING;
                 else if (tail_q[i*D]) begin
-                    ov = outp_d[i*OPW +: OPW] * B + outv_d[i*OVW +: OVW];
+                    ov = zx_opw(outp_d[i*OPW +: OPW]) * B + zx_ovw(outv_d[i*OVW +: OVW]);
                     alloc_valid_d[ov] = 1'b0;
                     alloc_in_d[ov*RRW +: RRW] = {RRW{1'b0}};
                 end
@@ -287,8 +362,12 @@ module {{ module }} #(
             alloc_valid_q <= {NO{1'b0}};
             alloc_in_q <= {(NO*RRW){1'b0}};
             rr_q <= {(2*RRW){1'b0}};
+{%- if link_one %}
             link_rr_q <= {(NOUT*RRW){1'b0}};
+{%- endif %}
+{%- if random_lane %}
             lfsr_q <= LFSR_SEED;
+{%- endif %}
 {%- endif %}
         end else begin
             count_q <= count_d;
@@ -303,16 +382,22 @@ module {{ module }} #(
             alloc_valid_q <= alloc_valid_d;
             alloc_in_q <= alloc_in_d;
             rr_q <= rr_d;
+{%- if link_one %}
             link_rr_q <= link_rr_d;
+{%- endif %}
+{%- if random_lane %}
             lfsr_q <= lfsr_d;
+{%- endif %}
 {%- endif %}
         end
     end
 
-    // ---- one signal per declared register element, for waveforms ----
+    // ---- one signal per declared register element, read only by waveform viewers ----
+    /* verilator lint_off UNUSEDSIGNAL */
 {%- for sig in mirrors %}
     wire [{{ sig.width }}-1:0] {{ sig.name }} = {{ sig.expr }};
 {%- endfor %}
+    /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 
 `default_nettype wire

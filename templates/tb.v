@@ -22,9 +22,15 @@ module tb;
     reg [SLOTS*{{ w }}-1:0] inj_flit;
     integer cycle, i;
 
+    wire [SLOTS-1:0] inj_ready, inj_accept;
+    wire [{{ n * ej }}-1:0] ej_valid, ej_head, ej_tail;
+    wire [{{ n * ej * w }}-1:0] ej_flit;
+
     ff_net net (
         .clk(clk), .rst(rst),
-        .inj_valid(inj_valid), .inj_head(inj_head), .inj_tail(inj_tail), .inj_flit(inj_flit)
+        .inj_valid(inj_valid), .inj_head(inj_head), .inj_tail(inj_tail), .inj_flit(inj_flit),
+        .inj_ready(inj_ready), .inj_accept(inj_accept),
+        .ej_valid(ej_valid), .ej_head(ej_head), .ej_tail(ej_tail), .ej_flit(ej_flit)
     );
 
     always @* begin

@@ -7,6 +7,7 @@
 //! `ff_switch_eject.v`), the network top `ff_net.v`, the testbench `tb.v` replaying the
 //! model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
 
+pub mod reference;
 pub mod stimulus;
 
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
@@ -65,8 +66,8 @@ struct LinkWire {
 struct Instance {
     module: &'static str,
     name: String,
-    lfsr_seed: String,
-    route_bit: u32,
+    /// Parameter overrides, `#(...) ` or empty.
+    params: String,
     ports: Vec<(&'static str, String)>,
 }
 
@@ -85,6 +86,8 @@ struct NetTemplate<'a> {
     n: u32,
     b: u32,
     w: u32,
+    /// Input VCs of a last-level switch (its delivery ports).
+    ej: u32,
     links: Vec<LinkWire>,
     levels: Vec<Level>,
 }
@@ -98,6 +101,7 @@ struct TbTemplate<'a> {
     n: u32,
     b: u32,
     w: u32,
+    ej: u32,
     cycles: u64,
     stimulus: &'a str,
     dumpfile: &'a str,
@@ -115,7 +119,8 @@ pub struct RtlDesign {
 }
 
 fn render(t: &impl Template) -> Result<String> {
-    t.render().map_err(|e| Error::invalid("template", e, "a template that renders"))
+    t.render()
+        .map_err(|e| Error::invalid("template", e, "a template that renders"))
 }
 
 /// Checks that the RTL back end supports `sim`'s configuration.
@@ -145,7 +150,10 @@ impl RtlDesign {
             let t = switch_template(sim, kind, version, command, &hash);
             files.push((format!("{}.v", t.module), render(&t)?));
         }
-        files.push(("ff_net.v".to_string(), render(&net_template(sim, version, command, &hash))?));
+        files.push((
+            "ff_net.v".to_string(),
+            render(&net_template(sim, version, command, &hash))?,
+        ));
         let c = &sim.config;
         let tb = TbTemplate {
             version,
@@ -154,6 +162,7 @@ impl RtlDesign {
             n: c.inputs,
             b: c.vcs,
             w: c.flit_bits,
+            ej: 2 * sim.fabric.topo.multiplicity * c.vcs,
             cycles: cycles.max(1),
             stimulus: STIMULUS_FILE,
             dumpfile: RTL_VCD_FILE,
@@ -166,7 +175,11 @@ impl RtlDesign {
 
     /// The Verilog sources, testbench last.
     pub fn verilog_files(&self) -> Vec<&str> {
-        self.files.iter().map(|(n, _)| n.as_str()).filter(|n| n.ends_with(".v")).collect()
+        self.files
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| n.ends_with(".v"))
+            .collect()
     }
 
     /// Writes every file into `dir` (created if missing) and returns their paths.
@@ -265,7 +278,11 @@ fn mirrors(layout: &SwitchLayout, g: &Geometry) -> Vec<Mirror> {
     for reg in &layout.registers {
         for k in 0..reg.elements() {
             let index = reg.index_of(k);
-            out.push(Mirror { name: reg.element_name(&index), width: reg.width, expr: storage(reg, &index, g) });
+            out.push(Mirror {
+                name: reg.element_name(&index),
+                width: reg.width,
+                expr: storage(reg, &index, g),
+            });
         }
     }
     out
@@ -294,7 +311,12 @@ fn storage(reg: &Register, index: &[u32], g: &Geometry) -> String {
     }
 }
 
-fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: &'a str) -> NetTemplate<'a> {
+fn net_template<'a>(
+    sim: &Simulation,
+    version: &'a str,
+    command: &'a str,
+    hash: &'a str,
+) -> NetTemplate<'a> {
     let f = &sim.fabric;
     let topo = &f.topo;
     let b = f.params.vcs;
@@ -321,7 +343,12 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
         })
         .collect();
     // Concatenation of per-port wire groups, highest port first (port 0 in the low bits).
-    let concat = |groups: Vec<String>| format!("{{{}}}", groups.into_iter().rev().collect::<Vec<_>>().join(", "));
+    let concat = |groups: Vec<String>| {
+        format!(
+            "{{{}}}",
+            groups.into_iter().rev().collect::<Vec<_>>().join(", ")
+        )
+    };
     let mut levels = Vec::new();
     for level in 0..topo.levels {
         let kind = f.switch_kind(level);
@@ -333,11 +360,16 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
             let ins: Vec<u32> = if level == 0 {
                 Vec::new()
             } else {
-                (0..2 * topo.multiplicity).map(|p| topo.in_link(s, p)).collect()
+                (0..2 * topo.multiplicity)
+                    .map(|p| topo.in_link(s, p))
+                    .collect()
             };
-            for (port, signal) in
-                [("in_valid", "valid"), ("in_head", "head"), ("in_tail", "tail"), ("in_flit", "flit")]
-            {
+            for (port, signal) in [
+                ("in_valid", "valid"),
+                ("in_head", "head"),
+                ("in_tail", "tail"),
+                ("in_flit", "flit"),
+            ] {
                 let expr = if level == 0 {
                     let width = if signal == "flit" { b * w } else { b };
                     format!("inj_{signal}[{} +: {width}]", column * width)
@@ -348,14 +380,25 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
             }
             for (port, signal) in [("in_ready", "ready"), ("in_accept", "accept")] {
                 let expr = if level == 0 {
-                    String::new()
+                    format!("inj_{signal}[{} +: {b}]", column * b)
                 } else {
                     concat(ins.iter().map(|l| format!("lk{l}_{signal}")).collect())
                 };
                 ports.push((port, expr));
             }
-            if kind != SwitchKind::Eject {
-                let outs: Vec<u32> = (0..2 * topo.multiplicity).map(|o| s * 2 * topo.multiplicity + o).collect();
+            if kind == SwitchKind::Eject {
+                let ej = 2 * topo.multiplicity * b;
+                for signal in ["valid", "head", "tail", "flit"] {
+                    let width = if signal == "flit" { ej * w } else { ej };
+                    ports.push((
+                        out_port(signal),
+                        format!("ej_{signal}[{} +: {width}]", column * width),
+                    ));
+                }
+            } else {
+                let outs: Vec<u32> = (0..2 * topo.multiplicity)
+                    .map(|o| s * 2 * topo.multiplicity + o)
+                    .collect();
                 for (port, signal) in [
                     ("out_valid", "valid"),
                     ("out_head", "head"),
@@ -364,7 +407,10 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
                     ("out_ready", "ready"),
                     ("out_accept", "accept"),
                 ] {
-                    ports.push((port, concat(outs.iter().map(|l| format!("lk{l}_{signal}")).collect())));
+                    ports.push((
+                        port,
+                        concat(outs.iter().map(|l| format!("lk{l}_{signal}")).collect()),
+                    ));
                 }
             }
             let route_bit = if level < topo.last_level() {
@@ -378,11 +424,20 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
             } else {
                 0
             };
+            let params = match kind {
+                SwitchKind::Eject => String::new(),
+                _ if f.params.lane_choice == LaneChoice::Random => {
+                    format!(
+                        "#(.ROUTE_BIT({route_bit}), .LFSR_SEED(16'h{:04X})) ",
+                        f.lfsr_reset(s)
+                    )
+                }
+                _ => format!("#(.ROUTE_BIT({route_bit})) "),
+            };
             switches.push(Instance {
                 module,
                 name: format!("l{level}_c{column}"),
-                lfsr_seed: format!("{:04X}", f.lfsr_reset(s)),
-                route_bit,
+                params,
                 ports,
             });
         }
@@ -403,15 +458,29 @@ fn net_template<'a>(sim: &Simulation, version: &'a str, command: &'a str, hash: 
         n: topo.n,
         b,
         w,
+        ej: 2 * topo.multiplicity * b,
         links,
         levels,
     }
 }
 
+fn out_port(signal: &str) -> &'static str {
+    match signal {
+        "valid" => "out_valid",
+        "head" => "out_head",
+        "tail" => "out_tail",
+        _ => "out_flit",
+    }
+}
+
 /// A FuseSoC CAPI2 core: `lint` runs Verilator's lint, `sim` runs the testbench in Icarus.
 fn fusesoc_core(sources: &[&str], hash: &str) -> String {
-    let files: String = sources.iter().map(|s| format!("      - {s}\n")).collect();
+    let files: String = sources
+        .iter()
+        .filter(|s| **s != "tb.v")
+        .map(|s| format!("      - {s}\n"))
+        .collect();
     format!(
-        "CAPI=2:\n# Generated by flitforge -- configuration hash {hash}\nname: flitforge:net:ff_net:0.1.0\ndescription: flitforge network and testbench\n\nfilesets:\n  rtl:\n    file_type: verilogSource\n    files:\n{files}\ntargets:\n  default:\n    filesets: [rtl]\n    toplevel: ff_net\n  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: ff_net\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]\n  sim:\n    default_tool: icarus\n    filesets: [rtl]\n    toplevel: tb\n    tools:\n      icarus:\n        iverilog_options: [-g2005]\n"
+        "CAPI=2:\n# Generated by flitforge -- configuration hash {hash}\nname: flitforge:net:ff_net:0.1.0\ndescription: flitforge network and testbench\n\nfilesets:\n  rtl:\n    file_type: verilogSource\n    files:\n{files}  tb:\n    file_type: verilogSource\n    files:\n      - tb.v\n  stimulus:\n    files:\n      - stimulus.hex: {{file_type: user, copyto: stimulus.hex}}\n\ntargets:\n  default:\n    filesets: [rtl]\n    toplevel: ff_net\n  lint:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: ff_net\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]\n  sim:\n    default_tool: icarus\n    filesets: [rtl, tb, stimulus]\n    toplevel: tb\n    tools:\n      icarus:\n        iverilog_options: [-g2005]\n"
     )
 }

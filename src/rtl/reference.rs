@@ -1,0 +1,72 @@
+//! Reference configurations whose generated Verilog lives in `rtl/<name>/` and whose model
+//! waveform lives in `waves/<name>.vcd`. `flitforge reference` regenerates them on purpose; a
+//! test regenerates them in memory and fails on any byte difference.
+
+use crate::config::{FlowControl, LinkBandwidth, SimConfig};
+use crate::cosim::{Prepared, prepare};
+use crate::error::{Error, Result};
+use crate::rtl::STIMULUS_FILE;
+use crate::topology::TopologyKind;
+use crate::traffic::Traffic;
+use std::path::{Path, PathBuf};
+
+/// The reference configurations, by name.
+pub fn configs() -> Vec<(&'static str, SimConfig)> {
+    let base = SimConfig {
+        inputs: 8,
+        vcs: 2,
+        flits: 4,
+        flit_bits: 8,
+        traffic: Traffic::RandomPermutation,
+        seed: 1,
+        ..SimConfig::default()
+    };
+    vec![
+        ("butterfly8_b2_l4_w8", base.clone()),
+        (
+            "dilated8_d2_b1_l4_w8_drop_one",
+            SimConfig {
+                topology: TopologyKind::Dilated,
+                dilation: 2,
+                vcs: 1,
+                mode: FlowControl::Drop,
+                link_bandwidth: LinkBandwidth::One,
+                traffic: Traffic::Uniform { q: 2 },
+                ..base
+            },
+        ),
+    ]
+}
+
+/// Every reference file as (path relative to the repository root, contents).
+pub fn files() -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for (name, config) in configs() {
+        let Prepared {
+            model_vcd,
+            design,
+            stimulus,
+        } = prepare(config, &format!("flitforge reference ({name})"))?;
+        let dir = Path::new("rtl").join(name);
+        for (file, text) in design.files {
+            out.push((dir.join(file), text.into_bytes()));
+        }
+        out.push((dir.join(STIMULUS_FILE), stimulus.to_hex().into_bytes()));
+        out.push((Path::new("waves").join(format!("{name}.vcd")), model_vcd));
+    }
+    Ok(out)
+}
+
+/// Writes every reference file under `root` and returns the paths written.
+pub fn write(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (rel, bytes) in files()? {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| Error::io(path.display(), e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
