@@ -253,29 +253,31 @@ fn widen(value: &str, width: u32) -> String {
 pub fn compare(model: &[u8], rtl: &[u8], cycles: u64, simulator: Simulator) -> Result<Verdict> {
     let model = parse(model, "model waveform")?;
     let rtl = parse(rtl, "RTL waveform")?;
-    let compared: Vec<(&String, IdCode, IdCode, u32)> = model
+    let declared: Vec<(&String, IdCode, u32)> = model
         .signals
         .iter()
         .filter(|(name, _)| name.starts_with("tb.net."))
-        .map(|(name, &(mid, width))| (name, mid, rtl.signals.get(name).map(|s| s.0), width))
-        .map(|(name, mid, rid, width)| (name, mid, rid.unwrap_or(IdCode::from(u32::MAX)), width))
+        .map(|(name, &(id, width))| (name, id, width))
         .collect();
     let verdict = |divergence| Verdict {
         simulator,
-        signals: compared.len(),
+        signals: declared.len(),
         cycles,
         divergence,
     };
-    if let Some((name, ..)) = compared
-        .iter()
-        .find(|(_, _, rid, _)| *rid == IdCode::from(u32::MAX))
-    {
-        return Ok(verdict(Some(Divergence {
-            cycle: 0,
-            signal: (*name).clone(),
-            model: "declared".into(),
-            rtl: "missing".into(),
-        })));
+    let mut compared = Vec::with_capacity(declared.len());
+    for (name, mid, width) in declared.iter().copied() {
+        match rtl.signals.get(name) {
+            Some(&(rid, _)) => compared.push((name, mid, rid, width)),
+            None => {
+                return Ok(verdict(Some(Divergence {
+                    cycle: 0,
+                    signal: name.clone(),
+                    model: "declared".into(),
+                    rtl: "missing".into(),
+                })));
+            }
+        }
     }
     let mut model_now: HashMap<IdCode, String> = HashMap::new();
     let mut rtl_now: HashMap<IdCode, String> = HashMap::new();

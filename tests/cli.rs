@@ -106,6 +106,23 @@ fn sim_writes_a_waveform_on_request() {
 }
 
 #[test]
+fn a_missing_simulator_is_an_error_that_says_how_to_install_it() {
+    let empty = std::env::temp_dir().join(format!("flitforge-empty-path-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_flitforge"))
+        .args(["cosim", "--inputs", "4", "--simulator", "verilator"])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("apt-get install -y verilator"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn demo_prints_a_summary() {
     let o = flitforge(&["demo"]);
     assert!(o.status.success(), "{}", stderr(&o));
