@@ -106,14 +106,34 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
 
 /// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares.
 pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verdict> {
-    prepared.design.write(dir)?;
+    run_files(
+        &prepared.model_vcd,
+        &prepared.design,
+        &prepared.stimulus.to_hex(),
+        prepared.stimulus.cycles(),
+        simulator,
+        dir,
+    )
+}
+
+/// Writes `design`, the stimulus and the model waveform into `dir`, runs `simulator` on the
+/// testbench there for `cycles` cycles and compares the waveforms under `tb.net`.
+pub fn run_files(
+    model_vcd: &[u8],
+    design: &RtlDesign,
+    stimulus_hex: &str,
+    cycles: u64,
+    simulator: Simulator,
+    dir: &Path,
+) -> Result<Verdict> {
+    design.write(dir)?;
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).map_err(|e| Error::io(path.display(), e))
     };
-    write(STIMULUS_FILE, prepared.stimulus.to_hex().as_bytes())?;
-    write("model.vcd", &prepared.model_vcd)?;
-    let sources = prepared.design.verilog_files();
+    write(STIMULUS_FILE, stimulus_hex.as_bytes())?;
+    write("model.vcd", model_vcd)?;
+    let sources = design.verilog_files();
     match simulator {
         Simulator::Icarus => {
             tool(
@@ -146,12 +166,7 @@ pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verd
     }
     let rtl = std::fs::read(dir.join(RTL_VCD_FILE))
         .map_err(|e| Error::io(dir.join(RTL_VCD_FILE).display(), e))?;
-    compare(
-        &prepared.model_vcd,
-        &rtl,
-        prepared.stimulus.cycles(),
-        simulator,
-    )
+    compare(model_vcd, &rtl, cycles, simulator)
 }
 
 /// Runs an external tool in `dir`; a missing tool is an error that says how to install it.

@@ -12,6 +12,8 @@ pub mod error;
 pub mod flit;
 pub mod invariants;
 pub mod kernel;
+pub mod plot;
+pub mod pruned;
 pub mod rng;
 pub mod rtl;
 pub mod sim;

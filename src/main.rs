@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
 use flitforge::cosim::{self, Simulator};
+use flitforge::pruned::{Engine, PrunedConfig};
 use flitforge::topology::TopologyKind;
 use flitforge::traffic::Traffic;
 use flitforge::wave::{ScopeFilter, VcdWriter};
@@ -93,9 +94,19 @@ struct SimArgs {
     /// TOML file with any SimConfig keys (unknown keys are rejected).
     #[arg(long, value_name = "FILE.toml")]
     config: Option<String>,
-    /// Network family.
-    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes"])]
+    /// Network family. The pruned butterfly (seed 001 §3) routes a message set with its
+    /// stage algorithm on bit-serial switches and takes only --inputs (a power of 4 from 16
+    /// to 65536), --traffic, --seed, --engine, --body-bits, --json and --vcd.
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "pruned-butterfly"])]
     topology: Option<String>,
+    /// Pruned butterfly: move batches bit by bit through the register-level switches (cycle)
+    /// or as whole messages through the abstract model with the same cycle counts (golden).
+    #[arg(long, value_parser = ["cycle", "golden"])]
+    engine: Option<String>,
+    /// Pruned butterfly: message body bits b (default 2 lg N; the body carries the message
+    /// index).
+    #[arg(long, value_name = "B")]
+    body_bits: Option<u32>,
     /// Number of inputs n: a power of two from 2 to 2^20.
     #[arg(long, value_name = "N")]
     inputs: Option<u32>,
@@ -189,9 +200,29 @@ impl SimArgs {
             Some(path) => SimConfig::from_toml_file(path)?,
             None => base,
         };
-        if let Some(t) = &self.topology {
-            c.topology =
-                parse_name::<TopologyKind>("topology", t, "butterfly|dilated|splitter|benes")?;
+        match self.topology.as_deref() {
+            Some("pruned-butterfly") | None => {}
+            Some(t) => {
+                c.topology = parse_name::<TopologyKind>(
+                    "topology",
+                    t,
+                    "butterfly|dilated|splitter|benes|pruned-butterfly",
+                )?
+            }
+        }
+        if !self.is_pruned() {
+            for (flag, given) in [
+                ("engine", self.engine.is_some()),
+                ("body-bits", self.body_bits.is_some()),
+            ] {
+                if given {
+                    return Err(Error::invalid(
+                        flag,
+                        "given",
+                        "only with --topology pruned-butterfly",
+                    ));
+                }
+            }
         }
         macro_rules! set {
             ($($field:ident),*) => { $(if let Some(v) = self.$field { c.$field = v; })* };
@@ -304,6 +335,50 @@ impl SimArgs {
     }
 }
 
+impl SimArgs {
+    /// Whether these flags select the pruned butterfly.
+    fn is_pruned(&self) -> bool {
+        self.topology.as_deref() == Some("pruned-butterfly")
+    }
+
+    /// The pruned-butterfly run these flags describe; flags it does not use are refused.
+    fn pruned(&self) -> Result<PrunedConfig> {
+        let unused = [
+            ("config", self.config.is_some()),
+            ("dilation", self.dilation.is_some()),
+            ("vcs", self.vcs.is_some()),
+            ("vc-depth", self.vc_depth.is_some()),
+            ("flits", self.flits.is_some()),
+            ("flit-bits", self.flit_bits.is_some()),
+            ("mode", self.mode.is_some()),
+            ("link-bandwidth", self.link_bandwidth.is_some()),
+            ("lane-choice", self.lane_choice.is_some()),
+            ("middle", self.middle.is_some()),
+            ("switch-queue", self.switch_queue.is_some()),
+            ("max-attempts", self.max_attempts.is_some()),
+            ("retry-backoff", self.retry_backoff.is_some()),
+            ("cycles", self.cycles.is_some()),
+            ("watchdog", self.watchdog.is_some()),
+            ("per-message", self.per_message),
+            ("check", self.check),
+        ];
+        if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+            return Err(Error::invalid(
+                flag,
+                "given with --topology pruned-butterfly",
+                "only --inputs, --traffic (with --q/--messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
+            ));
+        }
+        let c = self.resolve(SimConfig::default())?;
+        let mut p = PrunedConfig::new(c.inputs, c.traffic, c.seed);
+        p.body_bits = self.body_bits;
+        if let Some(e) = &self.engine {
+            p.engine = parse_name::<Engine>("engine", e, "cycle|golden")?;
+        }
+        Ok(p)
+    }
+}
+
 /// The command line as typed, with the program named `flitforge` (for file headers).
 fn command_line() -> String {
     std::iter::once("flitforge".to_string())
@@ -314,6 +389,35 @@ fn command_line() -> String {
 
 fn write(path: &str, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// `sim --topology pruned-butterfly`: route the message set with the stage algorithm.
+fn simulate_pruned(args: &SimArgs) -> Result<()> {
+    let config = args.pruned()?;
+    let command = command_line();
+    let report = match &args.vcd {
+        None => config.run(None, &command)?,
+        Some(path) => {
+            let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            let mut out = std::io::BufWriter::new(file);
+            let report = config.run(Some((&mut out, &filter)), &command)?;
+            println!("waveform written to {path}");
+            report
+        }
+    };
+    println!("{}", report.summary());
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "config": config,
+            "config_hash": config.config_hash(),
+            "seed": config.seed,
+            "report": report,
+        });
+        write(path, &format!("{json:#}\n"))?;
+        println!("statistics written to {path}");
+    }
+    Ok(())
 }
 
 fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
@@ -386,6 +490,7 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Sim(args) if args.is_pruned() => simulate_pruned(&args),
         Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),
         Command::Demo { json, vcd } => {
             let args = SimArgs {

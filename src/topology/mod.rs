@@ -11,6 +11,7 @@
 
 mod benes;
 mod butterfly;
+pub mod pruned;
 mod splitter;
 
 pub use benes::benes;

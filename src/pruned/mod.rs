@@ -1,0 +1,164 @@
+//! The pruned butterfly of seed 001 §3 as hardware: bit-serial vertex switches with direction
+//! bits ([`switch`]), their packet formats ([`frame`]), the abstract greedy models they are
+//! held equal to ([`golden`]), the stage algorithm that routes arbitrary message sets with
+//! them ([`stage`]), and its waveform and Verilog back ends ([`wave`], [`rtl`]). The graph
+//! itself is [`crate::topology::pruned`]; the reading notes are notes-001 §1–3.
+
+pub mod frame;
+pub mod golden;
+pub mod rtl;
+pub mod stage;
+pub mod switch;
+pub mod wave;
+
+pub use stage::{Costs, Engine, Message, RouteReport, Router};
+
+use crate::error::{Error, Result};
+use crate::rtl::RtlDesign;
+use crate::traffic::Traffic;
+use crate::wave::ScopeFilter;
+use serde::{Deserialize, Serialize};
+
+/// A pruned-butterfly run: the network, the message set and the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrunedConfig {
+    /// Leaves `N`: a power of 4 from 16 to 65536.
+    pub inputs: u32,
+    /// Batch traffic (continuous Bernoulli traffic is refused).
+    pub traffic: Traffic,
+    pub seed: u64,
+    /// Body bits `b` (default `2·lg N`); the body carries the message index.
+    pub body_bits: Option<u32>,
+    pub engine: Engine,
+    pub costs: Costs,
+}
+
+impl PrunedConfig {
+    /// Defaults: 256 leaves, random permutation, seed 1, cycle engine.
+    pub fn new(inputs: u32, traffic: Traffic, seed: u64) -> Self {
+        PrunedConfig {
+            inputs,
+            traffic,
+            seed,
+            body_bits: None,
+            engine: Engine::Cycle,
+            costs: Costs::default(),
+        }
+    }
+
+    /// Body bits in use.
+    pub fn body_bits(&self) -> u32 {
+        self.body_bits
+            .unwrap_or(2 * self.inputs.max(2).trailing_zeros())
+    }
+
+    /// The message set (sources and destinations only: the pruned butterfly routes a batch).
+    pub fn messages(&self) -> Result<Vec<Message>> {
+        if self.traffic.is_continuous() {
+            return Err(Error::invalid(
+                "traffic",
+                self.traffic.name(),
+                "a batch pattern for the pruned butterfly (it routes message sets, not streams)",
+            ));
+        }
+        crate::topology::pruned::PrunedButterfly::new(self.inputs)?;
+        Ok(self
+            .traffic
+            .messages(self.inputs, 0, self.seed)?
+            .into_iter()
+            .map(|m| Message {
+                source: m.source,
+                destination: m.destination,
+            })
+            .collect())
+    }
+
+    /// A stable FNV-1a hash of the configuration's JSON form (as [`crate::SimConfig::config_hash`]).
+    pub fn config_hash(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{hash:016x}")
+    }
+
+    /// A router for this configuration.
+    pub fn router(&self) -> Result<Router> {
+        Router::new(
+            self.inputs,
+            &self.messages()?,
+            self.body_bits(),
+            self.engine,
+            self.costs,
+        )
+    }
+
+    /// Routes the message set; with `vcd`, writes the waveform of the vertices `filter` admits
+    /// (cycle engine only).
+    pub fn run(
+        &self,
+        vcd: Option<(&mut dyn std::io::Write, &ScopeFilter)>,
+        command: &str,
+    ) -> Result<RouteReport> {
+        let router = self.router()?;
+        match vcd {
+            None => router.run(None),
+            Some((out, filter)) => {
+                if self.engine != Engine::Cycle {
+                    return Err(Error::invalid(
+                        "engine",
+                        "golden",
+                        "cycle for a waveform (the golden engine moves whole messages)",
+                    ));
+                }
+                let header = format!("{command} | config {}", self.config_hash());
+                let mut w = wave::PrunedVcd::new(out, &router.net, filter, &header)?;
+                let report = router.run(Some(&mut |net, _| w.sample(net)))?;
+                w.finish()?;
+                Ok(report)
+            }
+        }
+    }
+
+    /// Runs the cycle engine recording its waveform and inputs, and generates the Verilog.
+    pub fn prepare(&self, command: &str) -> Result<Prepared> {
+        let mut config = self.clone();
+        config.engine = Engine::Cycle;
+        let router = config.router()?;
+        let hash = config.config_hash();
+        let header = format!("{command} | config {hash}");
+        let mut model_vcd = Vec::new();
+        let mut stimulus = rtl::PrunedStimulus::default();
+        let report = {
+            let mut w =
+                wave::PrunedVcd::new(&mut model_vcd, &router.net, &ScopeFilter::default(), &header)?;
+            let report = router.run(Some(&mut |net, inputs| {
+                stimulus.sample(net, inputs);
+                w.sample(net)
+            }))?;
+            w.finish()?;
+            report
+        };
+        let graph = crate::topology::pruned::PrunedButterfly::new(config.inputs)?;
+        let format = frame::FrameFormat {
+            log_n: graph.levels(),
+            body_bits: config.body_bits(),
+        };
+        let design = rtl::design(&graph, &format, command, &hash, stimulus.cycles())?;
+        Ok(Prepared {
+            model_vcd,
+            design,
+            stimulus,
+            report,
+        })
+    }
+}
+
+/// A model run prepared for co-simulation.
+pub struct Prepared {
+    pub model_vcd: Vec<u8>,
+    pub design: RtlDesign,
+    pub stimulus: rtl::PrunedStimulus,
+    pub report: RouteReport,
+}

@@ -1,0 +1,803 @@
+//! The stage algorithm of seed 001 §3.2–3.3 (notes-001 §3): `L` stages, root level first; in
+//! stage `i` every record whose peak is `i` moves to a leaf of the other child of its peak
+//! node, in `λ_T` batches per sibling subtree `T` (Lemma 4), each batch compressed to the peak
+//! node (Option II, A-08), sorted there by destination (Lemma 3, modelled at the message level)
+//! and expanded into the sibling with sidetracking. Sidetracked records are queued at the leaf
+//! they land on with their new, deeper peak.
+//!
+//! Two engines move the batches: [`Engine::Cycle`] runs the register-level network of
+//! [`super::switch`] bit by bit; [`Engine::Golden`] uses the abstract model B of
+//! [`super::golden`] with the same cycle counts. Tests hold them equal.
+//!
+//! Cycle accounting (notes §3.6): compression and expansion take the cycles the network takes;
+//! the transaction-level units cost `Q = c_Q·L` per queue operation, `c_pre·(⌈lg N⌉ + depth T)`
+//! per Lemma 2 pass (four per stage: sum, max, broadcast, prefix) and `c_rs·⌈lg N⌉` per sort.
+//! The network is clocked through those phases with idle wires, so a waveform's time axis is
+//! the reported routing time.
+
+use super::frame::{FrameFormat, Landed, Record};
+use super::golden::{self, Entry, LEFT};
+use super::switch::{Inputs, PrunedNet};
+use crate::error::{Error, Result};
+use crate::topology::pruned::{LoadFactors, PrunedButterfly, Vertex};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// How batches are moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// The register-level bit-serial network, cycle by cycle.
+    Cycle,
+    /// The abstract level-synchronous model B with the network's cycle counts.
+    Golden,
+}
+
+/// Latency constants of the transaction-level units (notes §9.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    /// Queue operation `Q = c_q·L` cycles.
+    pub c_q: u32,
+    /// Lemma 2 pass `c_pre·(⌈lg N⌉ + depth)` cycles.
+    pub c_pre: u32,
+    /// Root sort `c_rs·⌈lg N⌉` cycles.
+    pub c_rs: u32,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            c_q: 1,
+            c_pre: 1,
+            c_rs: 2,
+        }
+    }
+}
+
+/// A message of the set to route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub source: u32,
+    pub destination: u32,
+}
+
+/// One stage's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StageReport {
+    pub stage: u32,
+    /// Records with this peak at the start of the stage, `|M_i|`.
+    pub records: usize,
+    /// Rounds `R_i = max_T λ_T`.
+    pub rounds: u32,
+    /// Records that landed on a leaf other than their destination.
+    pub sidetracked: usize,
+    pub cycles: u64,
+}
+
+/// The outcome of routing a message set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RouteReport {
+    pub leaves: u32,
+    pub messages: usize,
+    pub delivered: usize,
+    /// Records ever landed on a leaf other than their destination (counted per landing).
+    pub sidetracked: usize,
+    /// Stages run, `L`.
+    pub stages: u32,
+    pub rounds: u32,
+    /// Total routing time in cycles.
+    pub routing_cycles: u64,
+    /// Of which the network moved bits (compressions and expansions).
+    pub network_cycles: u64,
+    pub load_factor_cut: f64,
+    pub load_factor_dir: f64,
+    /// Degree `d` (A-14).
+    pub degree: u32,
+    /// `max_i max_T λ_T`.
+    pub max_lambda_t: u32,
+    /// Lemma 6 bound `2·⌈λ_dir⌉`, and how many `λ_T` exceeded it.
+    pub lemma6_bound: u32,
+    pub lemma6_violations: usize,
+    /// Most sidetracked records one leaf stored at a batch boundary, the Lemma 7 bound
+    /// `(d + 1)·L + d`, and how many boundaries exceeded it.
+    pub max_stored_sidetracked: usize,
+    pub lemma7_bound: usize,
+    pub lemma7_violations: usize,
+    /// Compression conflicts and unresolved comparisons (both must be 0).
+    pub compression_conflicts: usize,
+    pub unresolved_ties: usize,
+    /// Records sitting at the peak node at once, most over all nodes (A-11: `2·W_p` buffers).
+    pub max_sorter_occupancy: usize,
+    pub per_stage: Vec<StageReport>,
+}
+
+impl RouteReport {
+    /// A readable multi-line summary.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "pruned butterfly, N = {}: {} messages, {} delivered, {} sidetracked\n\
+             {} stages, {} rounds, {} cycles ({} of them moving bits)\n\
+             load factor {:.3} (per direction; {:.3} both ways), degree {}\n\
+             max lambda_T {} (Lemma 6 bound {}, {} over), stored sidetracked at most {} per leaf (Lemma 7 bound {}, {} over)\n\
+             compression conflicts {}, unresolved comparisons {}",
+            self.leaves,
+            self.messages,
+            self.delivered,
+            self.sidetracked,
+            self.stages,
+            self.rounds,
+            self.routing_cycles,
+            self.network_cycles,
+            self.load_factor_dir,
+            self.load_factor_cut,
+            self.degree,
+            self.max_lambda_t,
+            self.lemma6_bound,
+            self.lemma6_violations,
+            self.max_stored_sidetracked,
+            self.lemma7_bound,
+            self.lemma7_violations,
+            self.compression_conflicts,
+            self.unresolved_ties,
+        );
+        s.push_str("\nstage  records  rounds  sidetracked  cycles");
+        for st in &self.per_stage {
+            s.push_str(&format!(
+                "\n{:>5}  {:>7}  {:>6}  {:>11}  {:>6}",
+                st.stage, st.records, st.rounds, st.sidetracked, st.cycles
+            ));
+        }
+        s
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    record: Record,
+    sidetracked: bool,
+}
+
+/// Per-leaf state: the processor's priority queue (by peak, FIFO within a peak) and the
+/// peak-level counters are the per-peak queue lengths.
+#[derive(Clone, Debug)]
+struct Leaf {
+    by_peak: Vec<VecDeque<Queued>>,
+}
+
+impl Leaf {
+    fn stored_sidetracked(&self) -> usize {
+        self.by_peak
+            .iter()
+            .flatten()
+            .filter(|q| q.sidetracked)
+            .count()
+    }
+}
+
+/// A record in flight in one round: where it is, and its batch rank.
+#[derive(Clone, Copy, Debug)]
+struct Moving {
+    leaf: u32,
+    h: u32,
+    record: Record,
+}
+
+/// Observes every network cycle (waveform, stimulus).
+pub type Observer<'a> = dyn FnMut(&PrunedNet, &Inputs) -> Result<()> + 'a;
+
+/// The router: leaves, network and counters.
+pub struct Router {
+    pub graph: PrunedButterfly,
+    pub format: FrameFormat,
+    pub engine: Engine,
+    pub costs: Costs,
+    pub net: PrunedNet,
+    /// Direction bits of the golden engine (the cycle engine keeps them in `net`).
+    dir: Vec<bool>,
+    leaves: Vec<Leaf>,
+    delivered: Vec<bool>,
+    cycle: u64,
+    report: RouteReport,
+}
+
+fn invariant(cycle: u64, message: String) -> Error {
+    Error::Invariant { cycle, message }
+}
+
+impl Router {
+    /// A router for `messages` on an `n`-leaf pruned butterfly with `body_bits`-bit bodies
+    /// (each body carries the message's index, so `|M| ≤ 2^body_bits`).
+    pub fn new(
+        n: u32,
+        messages: &[Message],
+        body_bits: u32,
+        engine: Engine,
+        costs: Costs,
+    ) -> Result<Self> {
+        let graph = PrunedButterfly::new(n)?;
+        if !(1..=48).contains(&body_bits) {
+            return Err(Error::invalid("body-bits", body_bits, "1 to 48"));
+        }
+        if messages.len() as u64 > 1u64 << body_bits {
+            return Err(Error::invalid(
+                "messages",
+                messages.len(),
+                format!("at most 2^{body_bits} (the body carries the message index)"),
+            ));
+        }
+        for m in messages {
+            if m.source >= n || m.destination >= n {
+                return Err(Error::invalid(
+                    "message",
+                    format!("{} -> {}", m.source, m.destination),
+                    format!("leaves 0..{n}"),
+                ));
+            }
+        }
+        let format = FrameFormat {
+            log_n: graph.levels(),
+            body_bits,
+        };
+        let l = graph.levels();
+        let mut leaves = vec![
+            Leaf {
+                by_peak: vec![VecDeque::new(); l as usize],
+            };
+            n as usize
+        ];
+        let mut delivered = vec![false; messages.len()];
+        for (i, m) in messages.iter().enumerate() {
+            let peak = graph.peak(m.source, m.destination);
+            if peak == l {
+                delivered[i] = true;
+            } else {
+                leaves[m.source as usize].by_peak[peak as usize].push_back(Queued {
+                    record: Record {
+                        destination: m.destination,
+                        body: i as u64,
+                    },
+                    sidetracked: false,
+                });
+            }
+        }
+        let lf: LoadFactors =
+            graph.load_factors(messages.iter().map(|m| (m.source, m.destination)));
+        let degree = degree(n, messages);
+        let report = RouteReport {
+            leaves: n,
+            messages: messages.len(),
+            delivered: delivered.iter().filter(|&&d| d).count(),
+            stages: l,
+            load_factor_cut: lf.cut,
+            load_factor_dir: lf.dir,
+            degree,
+            lemma6_bound: 2 * lf.dir.ceil() as u32,
+            lemma7_bound: (degree as usize + 1) * l as usize + degree as usize,
+            ..RouteReport::default()
+        };
+        Ok(Router {
+            net: PrunedNet::new(graph.clone(), format),
+            dir: vec![LEFT; graph.vertex_count()],
+            graph,
+            format,
+            engine,
+            costs,
+            leaves,
+            delivered,
+            cycle: 0,
+            report,
+        })
+    }
+
+    /// Routes every message; `observer` sees every network cycle (cycle engine only).
+    pub fn run(mut self, mut observer: Option<&mut Observer<'_>>) -> Result<RouteReport> {
+        for stage in 0..self.graph.levels() {
+            self.stage(stage, &mut observer)?;
+        }
+        let missing: Vec<usize> = (0..self.delivered.len())
+            .filter(|&i| !self.delivered[i])
+            .collect();
+        if !missing.is_empty() {
+            return Err(invariant(
+                self.cycle,
+                format!(
+                    "{} messages undelivered after the last stage (first: {:?})",
+                    missing.len(),
+                    &missing[..missing.len().min(8)]
+                ),
+            ));
+        }
+        self.report.routing_cycles = self.cycle;
+        let (ties, conflicts) = self.net.errors();
+        self.report.unresolved_ties += ties;
+        self.report.compression_conflicts += conflicts;
+        Ok(self.report)
+    }
+
+    /// Advances the clock `cycles` cycles with idle wires (transaction-level phases).
+    fn idle(
+        &mut self,
+        stage: u32,
+        cycles: u64,
+        observer: &mut Option<&mut Observer<'_>>,
+    ) -> Result<()> {
+        if self.engine == Engine::Cycle {
+            let inputs = self.net.idle_inputs(stage);
+            for _ in 0..cycles {
+                self.net.step(&inputs);
+                if let Some(o) = observer.as_deref_mut() {
+                    o(&self.net, &inputs)?;
+                }
+            }
+        }
+        self.cycle += cycles;
+        Ok(())
+    }
+
+    fn lemma2_pass(&self, stage: u32) -> u64 {
+        let l = self.graph.levels();
+        u64::from(self.costs.c_pre) * u64::from(l + (l - stage - 1))
+    }
+
+    fn stage(&mut self, stage: u32, observer: &mut Option<&mut Observer<'_>>) -> Result<()> {
+        let g = self.graph.clone();
+        let l = g.levels();
+        let s = stage as usize;
+        let start = self.cycle;
+        // Subtrees T rooted at level i + 1: their leaves are the blocks of 2^(L-i-1).
+        let span = 1u32 << (l - stage - 1);
+        let subtrees = g.leaves() / span;
+        let y: Vec<u32> = self
+            .leaves
+            .iter()
+            .map(|leaf| leaf.by_peak[s].len() as u32)
+            .collect();
+        let mut lambda = vec![0u32; subtrees as usize];
+        let mut prefix = vec![0u32; g.leaves() as usize];
+        for t in 0..subtrees {
+            let base = t * span;
+            // ℓ_u for every node u of T, level by level, and λ_T = max ⌈ℓ_u / cap⌉ (A-09).
+            for m in stage + 1..=l {
+                let width = 1u32 << (l - m);
+                for u in 0..span / width {
+                    let sum: u32 = (0..width).map(|x| y[(base + u * width + x) as usize]).sum();
+                    lambda[t as usize] = lambda[t as usize].max(sum.div_ceil(g.capacity(m)));
+                }
+            }
+            let mut acc = 0;
+            for x in 0..span {
+                prefix[(base + x) as usize] = acc;
+                acc += y[(base + x) as usize];
+            }
+        }
+        let records: usize = y.iter().map(|&v| v as usize).sum();
+        let rounds = lambda.iter().copied().max().unwrap_or(0);
+        let report = &mut self.report;
+        report.max_lambda_t = report.max_lambda_t.max(rounds);
+        report.lemma6_violations += lambda.iter().filter(|&&t| t > report.lemma6_bound).count();
+        report.rounds += rounds;
+        let mut stage_report = StageReport {
+            stage,
+            records,
+            rounds,
+            ..StageReport::default()
+        };
+        if records == 0 {
+            self.report.per_stage.push(stage_report);
+            return Ok(());
+        }
+        self.idle(stage, 4 * self.lemma2_pass(stage), observer)?;
+        let q_cost = u64::from(self.costs.c_q) * u64::from(l);
+        for q in 0..rounds {
+            // Dequeue batch q of every T: record number x of leaf l has global index
+            // g = x_l + x, goes to batch g mod λ_T with compression rank ⌊g / λ_T⌋.
+            let mut batch: Vec<Moving> = Vec::new();
+            for leaf in 0..g.leaves() {
+                let lt = lambda[(leaf / span) as usize];
+                for x in 0..y[leaf as usize] {
+                    let gi = prefix[leaf as usize] + x;
+                    if gi % lt == q {
+                        let Some(item) = self.leaves[leaf as usize].by_peak[s].pop_front() else {
+                            return Err(invariant(self.cycle, format!("leaf {leaf} queue empty")));
+                        };
+                        batch.push(Moving {
+                            leaf,
+                            h: gi / lt,
+                            record: item.record,
+                        });
+                    }
+                }
+            }
+            self.check_lemma4(stage, span, &batch)?;
+            self.idle(stage, 2 * q_cost, observer)?;
+            let before = self.cycle;
+            let arrived = self.compress(stage, &batch, observer)?;
+            let compressed = self.cycle;
+            self.idle(stage, u64::from(self.costs.c_rs) * u64::from(l), observer)?;
+            let sorted = self.cycle;
+            let landed = self.expand(stage, &arrived, observer)?;
+            if std::env::var("PB_DEBUG").is_ok() {
+                eprintln!(
+                    "stage {stage} comp {} exp {} (formula {} {})",
+                    compressed - before,
+                    self.cycle - sorted,
+                    self.compression_cycles(stage),
+                    self.expansion_cycles(stage)
+                );
+            }
+            self.report.network_cycles += (compressed - before) + (self.cycle - sorted);
+            self.idle(stage, 2 * q_cost, observer)?;
+            stage_report.sidetracked += self.land(stage, &landed)?;
+            self.check_lemma7();
+        }
+        if let Some(leaf) = self.leaves.iter().position(|x| !x.by_peak[s].is_empty()) {
+            return Err(invariant(
+                self.cycle,
+                format!("leaf {leaf} kept peak-{stage} records after {rounds} rounds"),
+            ));
+        }
+        stage_report.cycles = self.cycle - start;
+        self.report.sidetracked += stage_report.sidetracked;
+        self.report.per_stage.push(stage_report);
+        Ok(())
+    }
+
+    /// Lemma 4 (P3.1): every batch of every `T` loads every channel of `T` (and `T`'s top
+    /// channel) to at most its capacity.
+    fn check_lemma4(&self, stage: u32, span: u32, batch: &[Moving]) -> Result<()> {
+        let g = &self.graph;
+        let l = g.levels();
+        for m in stage + 1..=l {
+            let mut count = std::collections::HashMap::new();
+            for b in batch {
+                *count.entry(b.leaf >> (l - m)).or_insert(0u32) += 1;
+            }
+            if let Some((node, c)) = count.iter().find(|&(_, &c)| c > g.capacity(m)) {
+                return Err(invariant(
+                    self.cycle,
+                    format!(
+                        "Lemma 4: a stage-{stage} batch puts {c} records on channel c({m},{node}) of capacity {} (subtree span {span})",
+                        g.capacity(m)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_lemma7(&mut self) {
+        let worst = self
+            .leaves
+            .iter()
+            .map(Leaf::stored_sidetracked)
+            .max()
+            .unwrap_or(0);
+        let r = &mut self.report;
+        r.max_stored_sidetracked = r.max_stored_sidetracked.max(worst);
+        if worst > r.lemma7_bound {
+            r.lemma7_violations += 1;
+        }
+    }
+
+    /// Compression of one round: every record travels from its leaf to vertex `h` of its peak
+    /// node. Returns, per peak node (by node index at level `stage`) and child, the arrived
+    /// records with the vertex they arrived at.
+    fn compress(
+        &mut self,
+        stage: u32,
+        batch: &[Moving],
+        observer: &mut Option<&mut Observer<'_>>,
+    ) -> Result<Vec<[Vec<(u32, Record)>; 2]>> {
+        let g = self.graph.clone();
+        let l = g.levels();
+        let mut arrived = vec![[Vec::new(), Vec::new()]; 1 << stage];
+        let conflicts = golden::compression_conflicts(
+            &g,
+            stage,
+            &batch.iter().map(|b| (b.leaf, b.h)).collect::<Vec<_>>(),
+        );
+        if conflicts > 0 {
+            return Err(invariant(
+                self.cycle,
+                format!("{conflicts} compression conflicts in stage {stage} (Corollary 1)"),
+            ));
+        }
+        match self.engine {
+            Engine::Golden => {
+                for b in batch {
+                    let child = (b.leaf >> (l - stage - 1)) & 1;
+                    arrived[(b.leaf >> (l - stage)) as usize][child as usize].push((b.h, b.record));
+                }
+                self.cycle += self.compression_cycles(stage);
+            }
+            Engine::Cycle => {
+                let frames: Vec<(usize, usize, Vec<bool>)> = batch
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.leaf as usize,
+                            (b.h & 1) as usize,
+                            self.format.compression_frame(b.h, b.record),
+                        )
+                    })
+                    .collect();
+                let len = self.format.compression_len(stage + 1) as usize;
+                let p_vertices: Vec<Vertex> = g.level_vertices(stage).collect();
+                let mut rx: Vec<[Vec<bool>; 2]> = vec![[Vec::new(), Vec::new()]; p_vertices.len()];
+                let mut got = 0;
+                for t in 0..self.compression_cycles(stage) as usize {
+                    let mut inputs = self.net.idle_inputs(stage);
+                    for (leaf, port, bits) in &frames {
+                        if let Some(&b) = bits.get(t) {
+                            inputs.source[*leaf][*port] = b;
+                        }
+                    }
+                    self.net.step(&inputs);
+                    self.cycle += 1;
+                    if let Some(o) = observer.as_deref_mut() {
+                        o(&self.net, &inputs)?;
+                    }
+                    for (pi, v) in p_vertices.iter().enumerate() {
+                        let wires = self.net.child_wires(*v);
+                        for c in 0..2 {
+                            let buf = &mut rx[pi][c];
+                            if !buf.is_empty() || wires[c] {
+                                buf.push(wires[c]);
+                                if buf.len() == len {
+                                    let (record, pad) = self.format.decode_arrived(stage, buf);
+                                    if pad != 0 {
+                                        return Err(invariant(
+                                            self.cycle,
+                                            format!(
+                                                "compression to {v} kept address bits {pad:#b}"
+                                            ),
+                                        ));
+                                    }
+                                    arrived[v.node as usize][c].push((v.index, record));
+                                    buf.clear();
+                                    got += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                if got != batch.len() || !self.net.idle() {
+                    return Err(invariant(
+                        self.cycle,
+                        format!(
+                            "compression of stage {stage} delivered {got} of {} records",
+                            batch.len()
+                        ),
+                    ));
+                }
+                let (_, c) = self.net.errors();
+                if c > 0 {
+                    return Err(invariant(
+                        self.cycle,
+                        format!(
+                            "{c} switches saw a compression conflict in stage {stage} (Corollary 1)"
+                        ),
+                    ));
+                }
+            }
+        }
+        // The arrival vertex must be the rank h (the paths are the unique ones of §1.4).
+        for b in batch {
+            let node = (b.leaf >> (l - stage)) as usize;
+            let child = ((b.leaf >> (l - stage - 1)) & 1) as usize;
+            if !arrived[node][child].contains(&(b.h, b.record)) {
+                return Err(invariant(
+                    self.cycle,
+                    format!(
+                        "record {} from leaf {} did not reach vertex {} of node ({stage},{node})",
+                        b.record.body, b.leaf, b.h
+                    ),
+                ));
+            }
+        }
+        Ok(arrived)
+    }
+
+    /// Cycles of a compression to level `stage`, as the network takes them: a vertex at level
+    /// `m` passes the head on after 1 cycle (odd `m`) or 2 (even `m`, which reads the address
+    /// bit first); the vertex below the peak goes idle one cycle after its last input bit.
+    pub fn compression_cycles(&self, stage: u32) -> u64 {
+        let l = self.graph.levels();
+        let below = stage + 1;
+        if below == l {
+            return u64::from(self.format.compression_len(l)) + 1;
+        }
+        let head: u32 = (below + 1..l).map(|m| if m % 2 == 0 { 2 } else { 1 }).sum();
+        u64::from(1 + head + self.format.compression_len(below + 1)) + 1
+    }
+
+    /// Cycles of an expansion from level `stage`: 3 per level, then the leaf frame.
+    pub fn expansion_cycles(&self, stage: u32) -> u64 {
+        let l = self.graph.levels();
+        u64::from(3 * (l - stage) + self.format.expansion_len(l))
+    }
+
+    /// Sort at every peak node and expand: returns every landing `(leaf, packet)`.
+    fn expand(
+        &mut self,
+        stage: u32,
+        arrived: &[[Vec<(u32, Record)>; 2]],
+        observer: &mut Option<&mut Observer<'_>>,
+    ) -> Result<Vec<(u32, Landed)>> {
+        let g = self.graph.clone();
+        let l = g.levels();
+        // Root sorter (Lemma 3): each batch sorted by destination, stable by arrival vertex;
+        // the batch from child c enters on logical input c at vertices 0, 1, ...
+        let mut entries: Vec<Vec<Entry>> = Vec::with_capacity(arrived.len());
+        let mut records: Vec<Vec<Record>> = Vec::with_capacity(arrived.len());
+        for node in arrived {
+            let mut e = Vec::new();
+            let mut r = Vec::new();
+            self.report.max_sorter_occupancy = self
+                .report
+                .max_sorter_occupancy
+                .max(node[0].len() + node[1].len());
+            for (c, batch) in node.iter().enumerate() {
+                let mut sorted = batch.clone();
+                sorted.sort_by_key(|&(h, rec)| (rec.destination, h));
+                for (k, &(_, rec)) in sorted.iter().enumerate() {
+                    e.push(Entry {
+                        index: k as u32,
+                        input: c as u32,
+                        destination: rec.destination,
+                        key: k as u32,
+                        active: true,
+                    });
+                    r.push(rec);
+                }
+            }
+            entries.push(e);
+            records.push(r);
+        }
+        let mut landed = Vec::new();
+        match self.engine {
+            Engine::Golden => {
+                for (node, e) in entries.iter().enumerate() {
+                    if e.is_empty() {
+                        continue;
+                    }
+                    let x = golden::expand_sidetracking(&g, stage, node as u32, e, &mut self.dir);
+                    for (i, rec) in records[node].iter().enumerate() {
+                        landed.push((
+                            x.leaf[i],
+                            Landed {
+                                active: x.active[i],
+                                key: e[i].key,
+                                record: *rec,
+                            },
+                        ));
+                    }
+                }
+                self.cycle += self.expansion_cycles(stage);
+            }
+            Engine::Cycle => {
+                let mut frames: Vec<(usize, usize, Vec<bool>)> = Vec::new();
+                for (node, e) in entries.iter().enumerate() {
+                    for (i, en) in e.iter().enumerate() {
+                        let v = Vertex {
+                            level: stage,
+                            node: node as u32,
+                            index: en.index,
+                        };
+                        frames.push((
+                            g.id(v),
+                            en.input as usize,
+                            self.format.expansion_frame(stage, en.key, records[node][i]),
+                        ));
+                    }
+                }
+                let expected = frames.len();
+                let len = self.format.expansion_len(l) as usize;
+                let mut rx: Vec<[Vec<bool>; 2]> =
+                    vec![[Vec::new(), Vec::new()]; g.leaves() as usize];
+                for t in 0..self.expansion_cycles(stage) as usize {
+                    let mut inputs = self.net.idle_inputs(stage);
+                    for (id, x, bits) in &frames {
+                        if let Some(&b) = bits.get(t) {
+                            inputs.inject[*id][*x] = b;
+                        }
+                    }
+                    self.net.step(&inputs);
+                    self.cycle += 1;
+                    if let Some(o) = observer.as_deref_mut() {
+                        o(&self.net, &inputs)?;
+                    }
+                    for leaf in 0..g.leaves() {
+                        let wires = self.net.leaf_inputs(leaf);
+                        for x in 0..2 {
+                            let buf = &mut rx[leaf as usize][x];
+                            if !buf.is_empty() || wires[x] {
+                                buf.push(wires[x]);
+                                if buf.len() == len {
+                                    landed.push((leaf, self.format.decode_landed(buf)));
+                                    buf.clear();
+                                }
+                            }
+                        }
+                    }
+                }
+                if landed.len() != expected || !self.net.idle() {
+                    return Err(invariant(
+                        self.cycle,
+                        format!(
+                            "expansion of stage {stage} landed {} of {expected} packets",
+                            landed.len()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(landed)
+    }
+
+    /// Delivers or re-queues every landed record; returns how many were sidetracked.
+    fn land(&mut self, stage: u32, landed: &[(u32, Landed)]) -> Result<usize> {
+        let g = &self.graph;
+        let l = g.levels();
+        let mut per_leaf = vec![0u32; g.leaves() as usize];
+        let mut sidetracked = 0;
+        for &(leaf, p) in landed {
+            per_leaf[leaf as usize] += 1;
+            let index = p.record.body as usize;
+            let dest = p.record.destination;
+            if index >= self.delivered.len() || self.delivered[index] {
+                return Err(invariant(
+                    self.cycle,
+                    format!("record {index} landed at leaf {leaf} twice or unknown"),
+                ));
+            }
+            if p.active && dest != leaf {
+                return Err(invariant(
+                    self.cycle,
+                    format!("active record {index} for leaf {dest} landed at leaf {leaf}"),
+                ));
+            }
+            if dest == leaf {
+                self.delivered[index] = true;
+                self.report.delivered += 1;
+                continue;
+            }
+            let peak = g.peak(leaf, dest);
+            if peak <= stage || peak >= l {
+                return Err(invariant(
+                    self.cycle,
+                    format!(
+                        "record {index} sidetracked to leaf {leaf} has peak {peak}, not deeper than stage {stage}"
+                    ),
+                ));
+            }
+            sidetracked += 1;
+            self.leaves[leaf as usize].by_peak[peak as usize].push_back(Queued {
+                record: p.record,
+                sidetracked: true,
+            });
+        }
+        if let Some(leaf) = per_leaf.iter().position(|&c| c > 2) {
+            return Err(invariant(
+                self.cycle,
+                format!(
+                    "{} records landed on leaf {leaf} in one batch (at most 2, A-13)",
+                    per_leaf[leaf]
+                ),
+            ));
+        }
+        Ok(sidetracked)
+    }
+}
+
+/// Degree `d(M)`: the most messages any terminal sends or receives (A-14).
+pub fn degree(n: u32, messages: &[Message]) -> u32 {
+    let mut out = vec![0u32; n as usize];
+    let mut inn = vec![0u32; n as usize];
+    for m in messages {
+        out[m.source as usize] += 1;
+        inn[m.destination as usize] += 1;
+    }
+    out.iter().chain(&inn).copied().max().unwrap_or(0)
+}
