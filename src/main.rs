@@ -149,8 +149,11 @@ struct SimArgs {
     #[arg(long, value_name = "K")]
     retry_backoff: Option<u64>,
     /// Traffic pattern.
-    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file"])]
+    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region"])]
     traffic: Option<String>,
+    /// Hot-region traffic: every input sends to a leaf drawn from 0..R.
+    #[arg(long, value_name = "R")]
+    region: Option<u32>,
     /// Bernoulli injection probability per input per cycle, in [0, 1].
     #[arg(long, value_name = "P")]
     rate: Option<f64>,
@@ -284,6 +287,9 @@ impl SimArgs {
                 "q-relation" => Traffic::QRelation {
                     q: self.q.unwrap_or(configured_q),
                 },
+                "hot-region" => Traffic::HotRegion {
+                    region: self.region.unwrap_or(4),
+                },
                 "file" => Traffic::File {
                     path: self.messages.clone().ok_or_else(|| {
                         Error::invalid(
@@ -301,6 +307,9 @@ impl SimArgs {
                 (Traffic::Bernoulli { rate }, Some(r), _, _) => *rate = r,
                 (Traffic::Uniform { q } | Traffic::QRelation { q }, _, Some(v), _) => *q = v,
                 (Traffic::File { path }, _, _, Some(p)) => path.clone_from(p),
+                (Traffic::HotRegion { region }, _, _, _) if self.region.is_some() => {
+                    *region = self.region.unwrap_or(*region)
+                }
                 _ => {}
             }
         }
@@ -320,6 +329,11 @@ impl SimArgs {
                 "messages",
                 self.messages.is_some() && pattern != "file",
                 "--traffic file",
+            ),
+            (
+                "region",
+                self.region.is_some() && pattern != "hot-region",
+                "--traffic hot-region",
             ),
         ];
         for (flag, ignored, needs) in unused {
@@ -504,13 +518,20 @@ fn run(cli: Cli) -> Result<()> {
             describe_topology(&args.resolve(SimConfig::default())?, alpha)
         }
         Command::Rtl { args, out } => {
-            let prepared = cosim::prepare(args.resolve(SimConfig::default())?, &command_line())?;
+            let command = command_line();
+            let (design, stimulus) = if args.is_pruned() {
+                let p = args.pruned()?.prepare(&command)?;
+                (p.design, p.stimulus.to_hex())
+            } else {
+                let p = cosim::prepare(args.resolve(SimConfig::default())?, &command)?;
+                (p.design, p.stimulus.to_hex())
+            };
             let dir = std::path::Path::new(&out);
-            for path in prepared.design.write(dir)? {
+            for path in design.write(dir)? {
                 println!("{}", path.display());
             }
             let stim = dir.join(flitforge::rtl::STIMULUS_FILE);
-            write(&stim.to_string_lossy(), &prepared.stimulus.to_hex())?;
+            write(&stim.to_string_lossy(), &stimulus)?;
             println!("{}", stim.display());
             Ok(())
         }
@@ -519,7 +540,16 @@ fn run(cli: Cli) -> Result<()> {
             simulator,
             keep,
         } => {
-            let prepared = cosim::prepare(args.resolve(SimConfig::default())?, &command_line())?;
+            let command = command_line();
+            let (model_vcd, design, stimulus, cycles) = if args.is_pruned() {
+                let p = args.pruned()?.prepare(&command)?;
+                let cycles = p.stimulus.cycles();
+                (p.model_vcd, p.design, p.stimulus.to_hex(), cycles)
+            } else {
+                let p = cosim::prepare(args.resolve(SimConfig::default())?, &command)?;
+                let cycles = p.stimulus.cycles();
+                (p.model_vcd, p.design, p.stimulus.to_hex(), cycles)
+            };
             let sims: &[Simulator] = match simulator.as_str() {
                 "verilator" => &[Simulator::Verilator],
                 "both" => &[Simulator::Icarus, Simulator::Verilator],
@@ -535,7 +565,7 @@ fn run(cli: Cli) -> Result<()> {
                         sim.name()
                     )),
                 };
-                let verdict = cosim::run(&prepared, sim, &dir)?;
+                let verdict = cosim::run_files(&model_vcd, &design, &stimulus, cycles, sim, &dir)?;
                 println!("{verdict}");
                 identical &= verdict.divergence.is_none();
                 if keep.is_none() {

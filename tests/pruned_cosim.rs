@@ -17,11 +17,19 @@ fn cosim(config: &PrunedConfig, simulator: Simulator, tag: &str) {
     )
     .unwrap();
     println!("{verdict}");
-    assert!(verdict.divergence.is_none(), "{verdict} (files kept in {})", dir.display());
+    assert!(
+        verdict.divergence.is_none(),
+        "{verdict} (files kept in {})",
+        dir.display()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn permutation_16_icarus() {
-    cosim(&PrunedConfig::new(16, Traffic::RandomPermutation, 1), Simulator::Icarus, "p16");
+    cosim(
+        &PrunedConfig::new(16, Traffic::RandomPermutation, 1),
+        Simulator::Icarus,
+        "p16",
+    );
 }

@@ -8,6 +8,7 @@
 //!   A-06 (two sidetracked messages: input 0 left, input 1 right; `dir` toggles only under
 //!   rule (d)) and A-07 (direction bits persist across batches and stages).
 
+use super::switch::RuleCounts;
 use crate::topology::pruned::{PrunedButterfly, Vertex};
 
 /// A message entering an expansion at a vertex of the injecting node.
@@ -41,6 +42,8 @@ pub struct Expansion {
     /// Per level below the injecting node, per node: the entries that arrive there active,
     /// ascending. `active_sets[m - p - 1][node]`.
     pub active_sets: Vec<Vec<Vec<usize>>>,
+    /// Decisions by case (model B; model A counts only the cases it meets).
+    pub rules: RuleCounts,
 }
 
 /// Direction-bit value "left" (the reset value).
@@ -120,6 +123,18 @@ fn route(
             );
             let v = group[0].vertex;
             let bit = |x: &Moving| (entries[x.entry].destination >> (l - 1 - m)) & 1;
+            {
+                let mut present = [false; 2];
+                let mut active = [false; 2];
+                let mut bits = [false; 2];
+                for x in group {
+                    let i = x.input as usize;
+                    present[i] = true;
+                    active[i] = x.active;
+                    bits[i] = bit(x) == 1;
+                }
+                out.rules.count(present, active, bits);
+            }
             // (moving message, down-port, active after this vertex)
             let mut sent: Vec<(Moving, u32, bool)> = Vec::with_capacity(2);
             match group {

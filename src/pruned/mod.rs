@@ -131,8 +131,12 @@ impl PrunedConfig {
         let mut model_vcd = Vec::new();
         let mut stimulus = rtl::PrunedStimulus::default();
         let report = {
-            let mut w =
-                wave::PrunedVcd::new(&mut model_vcd, &router.net, &ScopeFilter::default(), &header)?;
+            let mut w = wave::PrunedVcd::new(
+                &mut model_vcd,
+                &router.net,
+                &ScopeFilter::default(),
+                &header,
+            )?;
             let report = router.run(Some(&mut |net, inputs| {
                 stimulus.sample(net, inputs);
                 w.sample(net)

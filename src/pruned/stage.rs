@@ -17,7 +17,7 @@
 
 use super::frame::{FrameFormat, Landed, Record};
 use super::golden::{self, Entry, LEFT};
-use super::switch::{Inputs, PrunedNet};
+use super::switch::{Inputs, PrunedNet, RuleCounts};
 use crate::error::{Error, Result};
 use crate::topology::pruned::{LoadFactors, PrunedButterfly, Vertex};
 use serde::{Deserialize, Serialize};
@@ -109,6 +109,8 @@ pub struct RouteReport {
     pub unresolved_ties: usize,
     /// Records sitting at the peak node at once, most over all nodes (A-11: `2·W_p` buffers).
     pub max_sorter_occupancy: usize,
+    /// Decisions of the expansion switches by case of the §3.3 table.
+    pub rules: RuleCounts,
     pub per_stage: Vec<StageReport>,
 }
 
@@ -120,7 +122,8 @@ impl RouteReport {
              {} stages, {} rounds, {} cycles ({} of them moving bits)\n\
              load factor {:.3} (per direction; {:.3} both ways), degree {}\n\
              max lambda_T {} (Lemma 6 bound {}, {} over), stored sidetracked at most {} per leaf (Lemma 7 bound {}, {} over)\n\
-             compression conflicts {}, unresolved comparisons {}",
+             compression conflicts {}, unresolved comparisons {}\n\
+             decisions: {} single active, {} two active split, {} conflicts (rule b), {} active over sidetracked (rule c), {} single sidetracked (rule d), {} two sidetracked",
             self.leaves,
             self.messages,
             self.delivered,
@@ -140,6 +143,12 @@ impl RouteReport {
             self.lemma7_violations,
             self.compression_conflicts,
             self.unresolved_ties,
+            self.rules.single_active,
+            self.rules.two_active_split,
+            self.rules.conflict,
+            self.rules.active_beats_sidetracked,
+            self.rules.single_sidetracked,
+            self.rules.two_sidetracked,
         );
         s.push_str("\nstage  records  rounds  sidetracked  cycles");
         for st in &self.per_stage {
@@ -309,6 +318,9 @@ impl Router {
             ));
         }
         self.report.routing_cycles = self.cycle;
+        if self.engine == Engine::Cycle {
+            self.report.rules = self.net.rules;
+        }
         let (ties, conflicts) = self.net.errors();
         self.report.unresolved_ties += ties;
         self.report.compression_conflicts += conflicts;
@@ -393,11 +405,25 @@ impl Router {
             // Dequeue batch q of every T: record number x of leaf l has global index
             // g = x_l + x, goes to batch g mod λ_T with compression rank ⌊g / λ_T⌋.
             let mut batch: Vec<Moving> = Vec::new();
+            // P3.3: ⌊g / λ_T⌋ is the per-batch prefix count within T.
+            let mut rank = vec![0u32; subtrees as usize];
             for leaf in 0..g.leaves() {
-                let lt = lambda[(leaf / span) as usize];
+                let t = (leaf / span) as usize;
+                let lt = lambda[t];
                 for x in 0..y[leaf as usize] {
                     let gi = prefix[leaf as usize] + x;
                     if gi % lt == q {
+                        if gi / lt != rank[t] {
+                            return Err(invariant(
+                                self.cycle,
+                                format!(
+                                    "P3.3: record {gi} of batch {q} has rank {} but {} precede it",
+                                    gi / lt,
+                                    rank[t]
+                                ),
+                            ));
+                        }
+                        rank[t] += 1;
                         let Some(item) = self.leaves[leaf as usize].by_peak[s].pop_front() else {
                             return Err(invariant(self.cycle, format!("leaf {leaf} queue empty")));
                         };
@@ -663,6 +689,7 @@ impl Router {
                         continue;
                     }
                     let x = golden::expand_sidetracking(&g, stage, node as u32, e, &mut self.dir);
+                    self.report.rules.add(&x.rules);
                     for (i, rec) in records[node].iter().enumerate() {
                         landed.push((
                             x.leaf[i],

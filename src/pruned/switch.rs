@@ -77,6 +77,59 @@ pub struct Inputs {
     pub source: Vec<[bool; 2]>,
 }
 
+/// How often each case of the §3.3 decision table fired, over all vertices (statistics, not
+/// registers): a single active packet, two active packets for different ports, two for the
+/// same port (rule b, a conflict), active and sidetracked (rule c), a single sidetracked
+/// packet (rule d), two sidetracked packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RuleCounts {
+    pub single_active: u64,
+    pub two_active_split: u64,
+    pub conflict: u64,
+    pub active_beats_sidetracked: u64,
+    pub single_sidetracked: u64,
+    pub two_sidetracked: u64,
+}
+
+impl RuleCounts {
+    /// Counts one decision.
+    pub fn count(&mut self, present: [bool; 2], active: [bool; 2], bits: [bool; 2]) {
+        let field = match (present, active) {
+            ([true, false], [true, _]) | ([false, true], [_, true]) => &mut self.single_active,
+            ([true, false], _) | ([false, true], _) => &mut self.single_sidetracked,
+            ([true, true], [true, true]) if bits[0] != bits[1] => &mut self.two_active_split,
+            ([true, true], [true, true]) => &mut self.conflict,
+            ([true, true], [a, b]) if a != b => &mut self.active_beats_sidetracked,
+            _ => &mut self.two_sidetracked,
+        };
+        *field += 1;
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &RuleCounts) {
+        self.single_active += other.single_active;
+        self.two_active_split += other.two_active_split;
+        self.conflict += other.conflict;
+        self.active_beats_sidetracked += other.active_beats_sidetracked;
+        self.single_sidetracked += other.single_sidetracked;
+        self.two_sidetracked += other.two_sidetracked;
+    }
+
+    /// True when every case fired at least once.
+    pub fn all_fired(&self) -> bool {
+        [
+            self.single_active,
+            self.two_active_split,
+            self.conflict,
+            self.active_beats_sidetracked,
+            self.single_sidetracked,
+            self.two_sidetracked,
+        ]
+        .iter()
+        .all(|&c| c > 0)
+    }
+}
+
 /// The switch kinds of the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VertexKind {
@@ -102,6 +155,8 @@ pub struct PrunedNet {
     /// Per vertex: (child id, child up-port) for each child.
     children: Vec<[Option<(u32, u8)>; 2]>,
     cycle: u64,
+    /// Decisions taken so far, by case.
+    pub rules: RuleCounts,
 }
 
 impl VertexKind {
@@ -249,6 +304,7 @@ impl PrunedNet {
             parents,
             children,
             cycle: 0,
+            rules: RuleCounts::default(),
         }
     }
 
@@ -312,6 +368,9 @@ impl PrunedNet {
                 } else {
                     self.expansion_inputs(id)
                 };
+                if r.estate == HEAD && r.epos == 2 {
+                    self.rules.count(r.pres, r.act, exp_in);
+                }
                 expansion_next(&mut r, exp_in, self.format.expansion_len(level));
                 if level > 0 {
                     let comp_in = if pmode {

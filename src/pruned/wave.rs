@@ -43,8 +43,11 @@ impl<W: Write> PrunedVcd<W> {
     pub fn new(writer: W, net: &PrunedNet, filter: &ScopeFilter, header: &str) -> Result<Self> {
         let g = &net.graph;
         let mut out = vcd::Writer::new(writer);
-        out.comment(&format!("flitforge {} | {header}", env!("CARGO_PKG_VERSION")))
-            .map_err(io)?;
+        out.comment(&format!(
+            "flitforge {} | {header}",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .map_err(io)?;
         out.timescale(1, TimescaleUnit::NS).map_err(io)?;
         out.add_module("tb").map_err(io)?;
         let clk = out.add_wire(1, "clk").map_err(io)?;

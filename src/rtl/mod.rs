@@ -169,7 +169,10 @@ impl RtlDesign {
         };
         files.push(("tb.v".to_string(), render(&tb)?));
         let sources: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-        files.push(("flitforge.core".to_string(), fusesoc_core(&sources, &hash, "ff_net")));
+        files.push((
+            "flitforge.core".to_string(),
+            fusesoc_core(&sources, &hash, "ff_net"),
+        ));
         Ok(RtlDesign { files })
     }
 

@@ -51,11 +51,15 @@ pub enum Traffic {
     Bernoulli { rate: f64 },
     /// An explicit message list read with [`load_messages`].
     File { path: String },
+    /// One message per input to a destination drawn uniformly from the hot region of leaves
+    /// `0..region` (notes-001 §9.4): it overloads the channels into the region and, on the
+    /// pruned butterfly, forces conflicts and sidetracking.
+    HotRegion { region: u32 },
 }
 
 impl Traffic {
     /// Pattern names, as used on the command line and in configuration files.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "random-permutation",
         "transpose",
         "bit-reversal",
@@ -64,6 +68,7 @@ impl Traffic {
         "q-relation",
         "bernoulli",
         "file",
+        "hot-region",
     ];
 
     /// The pattern's name (one of [`Traffic::NAMES`]).
@@ -77,11 +82,13 @@ impl Traffic {
             Traffic::QRelation { .. } => 5,
             Traffic::Bernoulli { .. } => 6,
             Traffic::File { .. } => 7,
+            Traffic::HotRegion { .. } => 8,
         };
         Self::NAMES[index]
     }
 
-    /// Checks the parameters: `q` in `1..=1024`, `rate` finite and in `[0, 1]`.
+    /// Checks the parameters: `q` in `1..=1024`, `rate` finite and in `[0, 1]`, `region` at
+    /// least 1 (and at most `n`, checked with `n`).
     pub fn validate(&self) -> Result<()> {
         match *self {
             Traffic::Uniform { q } | Traffic::QRelation { q } if !(1..=MAX_Q).contains(&q) => Err(
@@ -92,6 +99,9 @@ impl Traffic {
                 rate,
                 "a finite injection probability in [0, 1]",
             )),
+            Traffic::HotRegion { region: 0 } => {
+                Err(Error::invalid("region", 0, "1 to the number of inputs"))
+            }
             _ => Ok(()),
         }
     }
@@ -136,6 +146,17 @@ impl Traffic {
             Traffic::QRelation { q } => q_relation(n, q, &mut rng),
             Traffic::Bernoulli { rate } => return bernoulli(n, rate, cycles, &mut rng),
             Traffic::File { ref path } => load_messages(path, n)?,
+            Traffic::HotRegion { region } => {
+                if region > n {
+                    return Err(Error::invalid(
+                        "region",
+                        region,
+                        format!("1 to the number of inputs, {n}"),
+                    ));
+                }
+                let dests: Vec<u32> = (0..n).map(|_| rng.random_range(0..region)).collect();
+                batch(n, |s| dests[s as usize])
+            }
         };
         // Stable: messages with equal (release, source) keep their generation order.
         messages.sort_by_key(|m| (m.release, m.source));
