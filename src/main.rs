@@ -84,6 +84,34 @@ enum Command {
         #[arg(long, default_value = ".", value_name = "DIR")]
         root: String,
     },
+    /// Run a paper's experiment and write a CSV of every run, SVG charts and a summary.
+    ///
+    /// pruned-butterfly (seed 001 §3): routing time of the stage algorithm against the load
+    /// factor and N for random sets, permutations, degree-d sets and a hot region, fitted to
+    /// Theorem 1's O(λ log² N). Example:
+    ///   flitforge experiment pruned-butterfly --sizes 16,64,256,1024 --seeds 3 --out results
+    #[command(verbatim_doc_comment)]
+    Experiment {
+        /// Which experiment.
+        #[arg(value_parser = ["pruned-butterfly"])]
+        which: String,
+        /// Network sizes N (powers of 4 from 16 to 65536), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [16u32, 64, 256, 1024, 4096])]
+        sizes: Vec<u32>,
+        /// Seeds per workload and size (1..=S).
+        #[arg(long, default_value_t = 3)]
+        seeds: u64,
+        /// Engine: golden (abstract model, same cycle counts, fast) or cycle (bit by bit).
+        #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
+        engine: String,
+        /// Output directory (created if missing).
+        #[arg(
+            long,
+            default_value = "experiment-pruned-butterfly",
+            value_name = "DIR"
+        )]
+        out: String,
+    },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
     Bench(SimArgs),
@@ -577,6 +605,64 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 Err(Error::Diverged)
             }
+        }
+        Command::Experiment {
+            which: _,
+            sizes,
+            seeds,
+            engine,
+            out,
+        } => {
+            use flitforge::pruned::experiment;
+            let engine = parse_name::<Engine>("engine", &engine, "cycle|golden")?;
+            let total = sizes.len() * experiment::workloads().len() * seeds as usize;
+            let mut done = 0;
+            let runs = experiment::run(&sizes, seeds, engine, |r| {
+                done += 1;
+                eprintln!(
+                    "[{done}/{total}] N = {} {} seed {}: {} cycles, lambda {:.2}, {} sidetracked",
+                    r.leaves, r.workload, r.seed, r.routing_cycles, r.lambda_dir, r.sidetracked
+                );
+            })?;
+            let fit = experiment::fit(&runs);
+            let dir = std::path::Path::new(&out);
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+            let csv = dir.join("runs.csv");
+            write(&csv.to_string_lossy(), &experiment::to_csv(&runs))?;
+            println!("{}", csv.display());
+            for (name, svg) in experiment::charts(&runs, &fit) {
+                let path = dir.join(name);
+                write(&path.to_string_lossy(), &svg)?;
+                println!("{}", path.display());
+            }
+            let summary = dir.join("summary.json");
+            write(
+                &summary.to_string_lossy(),
+                &format!(
+                    "{:#}\n",
+                    serde_json::json!({ "fit": fit, "runs": runs.len(), "sizes": sizes, "seeds": seeds, "engine": engine })
+                ),
+            )?;
+            println!("{}", summary.display());
+            println!(
+                "fit: T = {:.2} * ceil(lambda) * (lg N)^2 (R^2 = {:.3}); T / (ceil(lambda) (lg N)^2) from {:.2} to {:.2} over {} runs",
+                fit.c,
+                fit.r_squared,
+                fit.min_ratio,
+                fit.max_ratio,
+                runs.len()
+            );
+            for &n in &sizes {
+                let rs: Vec<f64> = runs
+                    .iter()
+                    .filter(|r| r.leaves == n)
+                    .map(|r| r.ratio())
+                    .collect();
+                let max = rs.iter().copied().fold(0.0, f64::max);
+                let mean = rs.iter().sum::<f64>() / rs.len().max(1) as f64;
+                println!("N = {n:>6}: ratio mean {mean:.2}, max {max:.2}");
+            }
+            Ok(())
         }
         Command::Reference { root } => {
             for path in flitforge::rtl::reference::write(std::path::Path::new(&root))? {

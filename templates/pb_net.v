@@ -15,10 +15,13 @@ module ff_pb_net (
     input  wire [{{ 2 * ni }}-1:0]         inj,     // root-sorter injection, 2 per vertex above the leaves
     input  wire [{{ 2 * n }}-1:0]         src,     // leaf controllers' compression bits, 2 per leaf
     output wire [{{ 2 * n }}-1:0]         land,    // expansion bits arriving at each leaf, 2 per leaf
-    output wire [{{ 2 * ni }}-1:0]         sorter   // compression bits arriving at each vertex from its children
+    output wire [{{ 2 * ni }}-1:0]         sorter,  // compression bits arriving at each vertex from its children
+    output wire                  error    // some vertex's sticky error register is set
 );
-{%- for v in vertices %}
-    wire [1:0] dn_{{ v.id }};{% if v.ups > 0 %}
+    wire [{{ ni }}-1:0] err;
+    assign error = |err;
+{%- for v in vertices %}{% if !v.leaf %}
+    wire [1:0] dn_{{ v.id }};{% endif %}{% if v.ups > 0 %}
     wire [{{ v.ups }}-1:0] up_{{ v.id }};{% endif %}
 {%- endfor %}
 {%- for v in vertices %}
@@ -31,7 +34,7 @@ module ff_pb_net (
 {%- else %},
         .pmode(stage == {{ sw }}'d{{ v.level }}), .inj(inj[{{ 2 * v.id }} +: 2]), .par({{ v.par }}),{% if v.ups > 0 %}
         .ch({{ v.ch }}), .up(up_{{ v.id }}),{% endif %}
-        .dn(dn_{{ v.id }})
+        .dn(dn_{{ v.id }}), .err(err[{{ v.id }}])
     );
     assign sorter[{{ 2 * v.id }} +: 2] = {{ v.ch }};
 {%- endif %}

@@ -22,11 +22,12 @@ module tb;
     integer cycle;
     wire [2*N-1:0] land;
     wire [2*NI-1:0] sorter;
+    wire error;
 
     ff_pb_net net (
         .clk(clk), .rst(rst),
         .stage(now[SW-1:0]), .inj(now[SW +: 2*NI]), .src(now[SW+2*NI +: 2*N]),
-        .land(land), .sorter(sorter)
+        .land(land), .sorter(sorter), .error(error)
     );
 
     initial begin

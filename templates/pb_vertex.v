@@ -26,7 +26,8 @@ module {{ module }}{% if !leaf %} #(
     input  wire [1:0] ch,      // compression bits from the children (left, right)
     output wire [{{ ups }}-1:0] up,      // up-port wires
 {%- endif %}
-    output wire [1:0] dn       // down-port wires (left, right)
+    output wire [1:0] dn,      // down-port wires (left, right)
+    output wire       err      // a sticky error register is set{% if comp %} (tie_err | conflict){% else %} (tie_err){% endif %}
 {%- endif %}
 );
 {%- if !leaf %}
@@ -53,6 +54,7 @@ module {{ module }}{% if !leaf %} #(
 {%- else %}
 
     assign dn = {dn_o1, dn_o0};
+    assign err = tie_err{% if comp %} | conflict{% endif %};
 {%- if comp %}
 {%- if ups == 2 %}
     assign up = {up_o1, up_o0};
@@ -178,8 +180,8 @@ module {{ module }}{% if !leaf %} #(
 
     // ---- compression half (notes-001 section 2.6) ----
     always @(posedge clk) begin : compression
-        reg [1:0] cin;
-        reg p1;
+        reg [1:0] cin;{% if ups == 2 %}
+        reg p1;{% endif %}
         if (rst) begin
 {%- for r in comp_regs %}
             {{ r.0 }} <= {{ r.1 }}'d0;
@@ -243,3 +245,4 @@ module {{ module }}{% if !leaf %} #(
 endmodule
 
 `default_nettype wire
+

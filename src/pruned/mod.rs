@@ -4,6 +4,7 @@
 //! them ([`stage`]), and its waveform and Verilog back ends ([`wave`], [`rtl`]). The graph
 //! itself is [`crate::topology::pruned`]; the reading notes are notes-001 §1–3.
 
+pub mod experiment;
 pub mod frame;
 pub mod golden;
 pub mod rtl;

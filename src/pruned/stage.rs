@@ -184,6 +184,9 @@ impl Leaf {
     }
 }
 
+/// Per peak node, per child: the records that arrived, with the vertex each arrived at.
+type Arrivals = Vec<[Vec<(u32, Record)>; 2]>;
+
 /// A record in flight in one round: where it is, and its batch rank.
 #[derive(Clone, Copy, Debug)]
 struct Moving {
@@ -514,10 +517,10 @@ impl Router {
         stage: u32,
         batch: &[Moving],
         observer: &mut Option<&mut Observer<'_>>,
-    ) -> Result<Vec<[Vec<(u32, Record)>; 2]>> {
+    ) -> Result<Arrivals> {
         let g = self.graph.clone();
         let l = g.levels();
-        let mut arrived = vec![[Vec::new(), Vec::new()]; 1 << stage];
+        let mut arrived: Arrivals = vec![[Vec::new(), Vec::new()]; 1 << stage];
         let conflicts = golden::compression_conflicts(
             &g,
             stage,

@@ -384,7 +384,7 @@ impl PrunedNet {
                         &mut r,
                         comp_in,
                         self.format.compression_len(level + 1),
-                        level % 2 == 0,
+                        level.is_multiple_of(2),
                     );
                 }
             }

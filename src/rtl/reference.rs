@@ -5,6 +5,7 @@
 use crate::config::{FlowControl, LinkBandwidth, SimConfig};
 use crate::cosim::{Prepared, prepare};
 use crate::error::{Error, Result};
+use crate::pruned::PrunedConfig;
 use crate::rtl::STIMULUS_FILE;
 use crate::topology::TopologyKind;
 use crate::traffic::Traffic;
@@ -38,9 +39,27 @@ pub fn configs() -> Vec<(&'static str, SimConfig)> {
     ]
 }
 
+/// The pruned-butterfly reference configurations, by name: 16 leaves, a hot region of one
+/// leaf, which exercises conflicts, sidetracking and the direction bits.
+pub fn pruned_configs() -> Vec<(&'static str, PrunedConfig)> {
+    vec![(
+        "pruned16_hot1",
+        PrunedConfig::new(16, Traffic::HotRegion { region: 1 }, 1),
+    )]
+}
+
 /// Every reference file as (path relative to the repository root, contents).
 pub fn files() -> Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut out = Vec::new();
+    for (name, config) in pruned_configs() {
+        let p = config.prepare(&format!("flitforge reference ({name})"))?;
+        let dir = Path::new("rtl").join(name);
+        for (file, text) in p.design.files {
+            out.push((dir.join(file), text.into_bytes()));
+        }
+        out.push((dir.join(STIMULUS_FILE), p.stimulus.to_hex().into_bytes()));
+        out.push((Path::new("waves").join(format!("{name}.vcd")), p.model_vcd));
+    }
     for (name, config) in configs() {
         let Prepared {
             model_vcd,

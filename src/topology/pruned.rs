@@ -38,7 +38,7 @@ impl PrunedButterfly {
     pub fn new(n: u32) -> Result<Self> {
         if !(MIN_LEAVES..=MAX_LEAVES).contains(&n)
             || !n.is_power_of_two()
-            || n.trailing_zeros() % 2 != 0
+            || !n.trailing_zeros().is_multiple_of(2)
         {
             return Err(Error::invalid(
                 "inputs",
