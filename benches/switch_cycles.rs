@@ -1,11 +1,16 @@
 //! `cargo bench`: switch-cycles per second of the foundation benchmark (1024-input butterfly,
 //! B = 2, L = 4, Bernoulli traffic at rate 0.3, 10 000 cycles, wormhole, invariant checks off).
-//! The same measurement is `flitforge bench`. Best of three runs.
+//! The same measurement is `flitforge bench`. Best of three runs. Then the pruned-butterfly
+//! benchmark (`flitforge bench --topology pruned-butterfly`): vertex-cycles per second of the
+//! bit-serial network routing a 1024-leaf random permutation.
 
-fn main() {
-    let mut best: Option<flitforge::bench::BenchResult> = None;
+use flitforge::bench::{self, BenchResult};
+use flitforge::error::Result;
+
+fn best_of_three(name: &str, what: &str, run: impl Fn() -> Result<BenchResult>) {
+    let mut best: Option<BenchResult> = None;
     for _ in 0..3 {
-        match flitforge::bench::run(flitforge::bench::default_config()) {
+        match run() {
             Ok(r) => {
                 if best.as_ref().is_none_or(|b| r.seconds < b.seconds) {
                     best = Some(r);
@@ -19,11 +24,20 @@ fn main() {
     }
     if let Some(r) = best {
         println!(
-            "switch_cycles: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s",
+            "{name}: {} {what}s x {} cycles in {:.3} s = {:.1} million {what}-cycles/s",
             r.switches,
             r.cycles,
             r.seconds,
             r.switch_cycles_per_second / 1e6
         );
     }
+}
+
+fn main() {
+    best_of_three("switch_cycles", "switch", || {
+        bench::run(bench::default_config())
+    });
+    best_of_three("pruned_vertex_cycles", "vertex", || {
+        bench::run_pruned(bench::default_pruned_config())
+    });
 }

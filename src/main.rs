@@ -113,7 +113,9 @@ enum Command {
         out: String,
     },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
-    /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off).
+    /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off). With --topology
+    /// pruned-butterfly: vertex-cycles per second of the bit-serial network routing a
+    /// 1024-leaf random permutation.
     Bench(SimArgs),
 }
 
@@ -491,6 +493,32 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
+/// `topology --topology pruned-butterfly`: counts, widths and capacities per level.
+fn describe_pruned(n: u32) -> Result<()> {
+    let g = flitforge::topology::pruned::PrunedButterfly::new(n)?;
+    println!(
+        "pruned-butterfly: N = {n}, {} levels, {} vertices (4N - 3 sqrt N), {} edges (6N - 6 sqrt N)",
+        g.levels() + 1,
+        g.vertex_count(),
+        g.edge_count()
+    );
+    println!("level  nodes  vertices/node W  capacity above  up-ports");
+    for i in 0..=g.levels() {
+        let cap = if i == 0 {
+            "-".to_string()
+        } else {
+            g.capacity(i).to_string()
+        };
+        println!(
+            "{i:>5}  {:>5}  {:>15}  {cap:>14}  {:>8}",
+            1u32 << i,
+            g.width(i),
+            g.up_degree(i)
+        );
+    }
+    Ok(())
+}
+
 fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
     use flitforge::topology::{expansion, parallel_links};
     if !(alpha > 0.0 && alpha <= 1.0) {
@@ -541,6 +569,9 @@ fn run(cli: Cli) -> Result<()> {
                 ..SimArgs::default()
             };
             simulate(SimConfig::default(), &args)
+        }
+        Command::Topology { args, alpha: _ } if args.is_pruned() => {
+            describe_pruned(args.pruned()?.inputs)
         }
         Command::Topology { args, alpha } => {
             describe_topology(&args.resolve(SimConfig::default())?, alpha)
@@ -668,6 +699,21 @@ fn run(cli: Cli) -> Result<()> {
             for path in flitforge::rtl::reference::write(std::path::Path::new(&root))? {
                 println!("{}", path.display());
             }
+            Ok(())
+        }
+        Command::Bench(args) if args.is_pruned() => {
+            let mut config = args.pruned()?;
+            if args.inputs.is_none() {
+                config.inputs = flitforge::bench::default_pruned_config().inputs;
+            }
+            let r = flitforge::bench::run_pruned(config)?;
+            println!(
+                "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6
+            );
             Ok(())
         }
         Command::Bench(args) => {

@@ -20,13 +20,14 @@ module tb;
     reg [WIDTH-1:0] stim [0:CYCLES-1];
     reg [WIDTH-1:0] now;
     integer cycle;
+    wire [SW-1:0] stage = now[SW-1:0];  // the current stage, for waveform viewers
     wire [2*N-1:0] land;
     wire [2*NI-1:0] sorter;
     wire error;
 
     ff_pb_net net (
         .clk(clk), .rst(rst),
-        .stage(now[SW-1:0]), .inj(now[SW +: 2*NI]), .src(now[SW+2*NI +: 2*N]),
+        .stage(stage), .inj(now[SW +: 2*NI]), .src(now[SW+2*NI +: 2*N]),
         .land(land), .sorter(sorter), .error(error)
     );
 

@@ -125,9 +125,21 @@ fn conflict_timeline_at_vertex_2_1_0() {
     };
     let (landed, trace) = expand_from_root(&mut net, &[5, 5, 5, 7], watch);
     let t0 = 6; // trace[c] = registers after cycle c
-    assert_eq!(trace[t0 + 2], "estate=3 cbit=0 sel=00 dn=11", "t0+2: V on both outputs");
-    assert_eq!(trace[t0 + 3], "estate=3 cbit=0 sel=00 dn=10", "t0+3: A = 1 left, 0 right");
-    assert_eq!(trace[t0 + 4], "estate=2 cbit=0 sel=01 dn=11", "t0+4: in0 wins left");
+    assert_eq!(
+        trace[t0 + 2],
+        "estate=3 cbit=0 sel=00 dn=11",
+        "t0+2: V on both outputs"
+    );
+    assert_eq!(
+        trace[t0 + 3],
+        "estate=3 cbit=0 sel=00 dn=10",
+        "t0+3: A = 1 left, 0 right"
+    );
+    assert_eq!(
+        trace[t0 + 4],
+        "estate=2 cbit=0 sel=01 dn=11",
+        "t0+4: in0 wins left"
+    );
     // Three cycles of head latency per level: heads reach the leaves 3·L cycles after
     // injection (counting the injection cycle as 1).
     for (leaf, _, head) in landed {

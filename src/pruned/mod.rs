@@ -115,7 +115,7 @@ impl PrunedConfig {
                 }
                 let header = format!("{command} | config {}", self.config_hash());
                 let mut w = wave::PrunedVcd::new(out, &router.net, filter, &header)?;
-                let report = router.run(Some(&mut |net, _| w.sample(net)))?;
+                let report = router.run(Some(&mut |net, inputs| w.sample(net, inputs)))?;
                 w.finish()?;
                 Ok(report)
             }
@@ -140,7 +140,7 @@ impl PrunedConfig {
             )?;
             let report = router.run(Some(&mut |net, inputs| {
                 stimulus.sample(net, inputs);
-                w.sample(net)
+                w.sample(net, inputs)
             }))?;
             w.finish()?;
             report

@@ -1,10 +1,11 @@
 //! VCD waveforms of the pruned-butterfly network: every register [`super::switch::layout`]
 //! declares, per vertex, under `tb.net.l{level}_n{node}_k{index}` — the instance names of the
 //! generated Verilog — with the timing of [`crate::wave`] (cycle `c` commits at `10c + 15` ns).
-//! The testbench-level inputs `stage` and the leaf landing wires are not registers and are
-//! not dumped; the direction bits are (`dir`, 1 = right).
+//! The direction bits are `dir` (1 = right). The current stage is the testbench wire
+//! `tb.stage`, as in the generated testbench; the comparison with a simulator looks only
+//! under `tb.net`.
 
-use super::switch::{ESTATE_NAMES, PrunedNet, VertexKind, layout};
+use super::switch::{ESTATE_NAMES, Inputs, PrunedNet, VertexKind, layout};
 use crate::error::{Error, Result};
 use crate::switch::layout::Register;
 use crate::topology::pruned::Vertex;
@@ -31,6 +32,11 @@ pub struct PrunedVcd<W: Write> {
     out: vcd::Writer<W>,
     signals: Vec<Signal>,
     clk: IdCode,
+    rst: IdCode,
+    stage: IdCode,
+    stage_bits: u32,
+    last_stage: Option<u32>,
+    last_time: u64,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -52,6 +58,8 @@ impl<W: Write> PrunedVcd<W> {
         out.add_module("tb").map_err(io)?;
         let clk = out.add_wire(1, "clk").map_err(io)?;
         let rst = out.add_wire(1, "rst").map_err(io)?;
+        let stage_bits = super::rtl::stage_bits(g);
+        let stage = out.add_wire(stage_bits, "stage").map_err(io)?;
         out.add_module("net").map_err(io)?;
         let mut signals = Vec::new();
         for id in 0..g.vertex_count() {
@@ -90,31 +98,61 @@ impl<W: Write> PrunedVcd<W> {
         out.upscope().map_err(io)?;
         out.upscope().map_err(io)?;
         out.enddefinitions().map_err(io)?;
-        let mut w = PrunedVcd { out, signals, clk };
+        let mut w = PrunedVcd {
+            out,
+            signals,
+            clk,
+            rst,
+            stage,
+            stage_bits,
+            last_stage: None,
+            last_time: PERIOD_NS / 2,
+        };
         w.out.timestamp(0).map_err(io)?;
         w.out.change_scalar(clk, Value::V0).map_err(io)?;
         w.out.change_scalar(rst, Value::V1).map_err(io)?;
+        w.out
+            .change_vector(stage, (0..stage_bits).map(|_| Value::V0))
+            .map_err(io)?;
         w.dump(net)?;
         w.out.timestamp(PERIOD_NS / 2).map_err(io)?;
         w.out.change_scalar(clk, Value::V1).map_err(io)?;
-        w.out.timestamp(PERIOD_NS).map_err(io)?;
-        w.out.change_scalar(clk, Value::V0).map_err(io)?;
-        w.out.change_scalar(rst, Value::V0).map_err(io)?;
         Ok(w)
     }
 
-    /// Records the registers after the cycle `net` just completed.
-    pub fn sample(&mut self, net: &PrunedNet) -> Result<()> {
+    /// Records the inputs of the cycle `net` just completed (from the falling edge before it)
+    /// and the registers it committed (at its rising edge).
+    pub fn sample(&mut self, net: &PrunedNet, inputs: &Inputs) -> Result<()> {
         let t = commit_time(net.cycle() - 1);
+        self.out.timestamp(t - PERIOD_NS / 2).map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V0).map_err(io)?;
+        if net.cycle() == 1 {
+            self.out.change_scalar(self.rst, Value::V0).map_err(io)?;
+        }
+        if self.last_stage != Some(inputs.stage) {
+            let bits = self.stage_bits;
+            self.out
+                .change_vector(
+                    self.stage,
+                    (0..bits)
+                        .rev()
+                        .map(|b| Value::from((inputs.stage >> b) & 1 == 1)),
+                )
+                .map_err(io)?;
+            self.last_stage = Some(inputs.stage);
+        }
         self.out.timestamp(t).map_err(io)?;
         self.out.change_scalar(self.clk, Value::V1).map_err(io)?;
-        self.dump(net)?;
-        self.out.timestamp(t + PERIOD_NS / 2).map_err(io)?;
-        self.out.change_scalar(self.clk, Value::V0).map_err(io)
+        self.last_time = t;
+        self.dump(net)
     }
 
-    /// Flushes the output.
+    /// Writes the last falling clock edge and flushes the output.
     pub fn finish(mut self) -> Result<()> {
+        self.out
+            .timestamp(self.last_time + PERIOD_NS / 2)
+            .map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V0).map_err(io)?;
         self.out.flush().map_err(io)
     }
 
