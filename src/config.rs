@@ -171,11 +171,7 @@ impl SimConfig {
     /// A stable 64-bit FNV-1a hash of the configuration's JSON form, named in generated files
     /// so that a waveform or a netlist can be traced to the run that produced it.
     pub fn config_hash(&self) -> String {
-        let json = serde_json::to_string(self).unwrap_or_default();
-        let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-        format!("{hash:016x}")
+        config_hash(self)
     }
 
     /// Checks every parameter against its allowed range.
@@ -275,4 +271,13 @@ fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<()> {
     } else {
         Err(Error::invalid(name, value, format!("{lo}..={hi}")))
     }
+}
+
+/// A stable 64-bit FNV-1a hash of any configuration's JSON form, as 16 hex digits.
+pub fn config_hash(config: &impl Serialize) -> String {
+    let json = serde_json::to_string(config).unwrap_or_default();
+    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }

@@ -104,6 +104,40 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
     })
 }
 
+/// Everything a co-simulation needs, whichever network produced it: the model's waveform, the
+/// design and the stimulus its testbench replays.
+pub struct Bundle {
+    pub model_vcd: Vec<u8>,
+    pub design: RtlDesign,
+    pub stimulus_hex: String,
+    pub cycles: u64,
+}
+
+impl Bundle {
+    /// Runs `simulator` in `dir` and compares (see [`run_files`]).
+    pub fn run(&self, simulator: Simulator, dir: &Path) -> Result<Verdict> {
+        run_files(
+            &self.model_vcd,
+            &self.design,
+            &self.stimulus_hex,
+            self.cycles,
+            simulator,
+            dir,
+        )
+    }
+}
+
+impl From<Prepared> for Bundle {
+    fn from(p: Prepared) -> Self {
+        Bundle {
+            cycles: p.stimulus.cycles(),
+            stimulus_hex: p.stimulus.to_hex(),
+            model_vcd: p.model_vcd,
+            design: p.design,
+        }
+    }
+}
+
 /// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares.
 pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verdict> {
     run_files(

@@ -17,6 +17,7 @@ pub mod pruned;
 pub mod rng;
 pub mod rtl;
 pub mod sim;
+pub mod sorter;
 pub mod source;
 pub mod stats;
 pub mod switch;

@@ -52,9 +52,9 @@ enum Command {
     Topology {
         #[command(flatten)]
         args: SimArgs,
-        /// Largest input set, as a fraction α of a splitter's inputs.
-        #[arg(long, default_value_t = 0.25, value_name = "ALPHA")]
-        alpha: f64,
+        /// Largest input set, as a fraction α of a splitter's inputs (default 0.25).
+        #[arg(long, value_name = "ALPHA")]
+        alpha: Option<f64>,
     },
     /// Generate the Verilog of a network (one module per switch kind, the network top, a
     /// testbench replaying the model's injections, a FuseSoC core) and print the file list.
@@ -181,7 +181,7 @@ struct SimArgs {
     /// Traffic pattern.
     #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region"])]
     traffic: Option<String>,
-    /// Hot-region traffic: every input sends to a leaf drawn from 0..R.
+    /// Hot-region traffic: every input sends to a leaf drawn from 0..R (default 4).
     #[arg(long, value_name = "R")]
     region: Option<u32>,
     /// Bernoulli injection probability per input per cycle, in [0, 1].
@@ -218,6 +218,14 @@ struct SimArgs {
     /// Check every invariant after every cycle (always on in debug builds).
     #[arg(long)]
     check: bool,
+}
+
+/// `println!` that ignores a closed pipe (`flitforge ... | head`) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
 }
 
 /// Parses a kebab-case enum value the way the config file spells it.
@@ -410,7 +418,7 @@ impl SimArgs {
             return Err(Error::invalid(
                 flag,
                 "given with --topology pruned-butterfly",
-                "only --inputs, --traffic (with --q/--messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
+                "only --inputs, --traffic (with --q, --region or --messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
             ));
         }
         let c = self.resolve(SimConfig::default())?;
@@ -435,6 +443,17 @@ fn write(path: &str, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
 
+/// Runs the model these flags describe, recording its waveform and stimulus, and generates
+/// its Verilog.
+fn prepare_design(args: &SimArgs) -> Result<cosim::Bundle> {
+    let command = command_line();
+    Ok(if args.is_pruned() {
+        args.pruned()?.prepare(&command)?.into()
+    } else {
+        cosim::prepare(args.resolve(SimConfig::default())?, &command)?.into()
+    })
+}
+
 /// `sim --topology pruned-butterfly`: route the message set with the stage algorithm.
 fn simulate_pruned(args: &SimArgs) -> Result<()> {
     let config = args.pruned()?;
@@ -442,15 +461,16 @@ fn simulate_pruned(args: &SimArgs) -> Result<()> {
     let report = match &args.vcd {
         None => config.run(None, &command)?,
         Some(path) => {
+            config.check_waveform()?;
             let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
             let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
             let mut out = std::io::BufWriter::new(file);
             let report = config.run(Some((&mut out, &filter)), &command)?;
-            println!("waveform written to {path}");
+            say!("waveform written to {path}");
             report
         }
     };
-    println!("{}", report.summary());
+    say!("{}", report.summary());
     if let Some(path) = &args.json {
         let json = serde_json::json!({
             "config": config,
@@ -459,7 +479,7 @@ fn simulate_pruned(args: &SimArgs) -> Result<()> {
             "report": report,
         });
         write(path, &format!("{json:#}\n"))?;
-        println!("statistics written to {path}");
+        say!("statistics written to {path}");
     }
     Ok(())
 }
@@ -478,17 +498,17 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
             let mut vcd = VcdWriter::new(std::io::BufWriter::new(file), &sim, &filter, &command)?;
             let report = sim.run_observed(|s| vcd.sample(s))?;
             vcd.finish()?;
-            println!("waveform written to {path}");
+            say!("waveform written to {path}");
             report
         }
     };
-    println!("{}", report.summary());
+    say!("{}", report.summary());
     if let Some(path) = &args.json {
         if args.per_message {
             report = sim.report(true);
         }
         write(path, &report.to_json())?;
-        println!("statistics written to {path}");
+        say!("statistics written to {path}");
     }
     Ok(())
 }
@@ -496,20 +516,20 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
 /// `topology --topology pruned-butterfly`: counts, widths and capacities per level.
 fn describe_pruned(n: u32) -> Result<()> {
     let g = flitforge::topology::pruned::PrunedButterfly::new(n)?;
-    println!(
+    say!(
         "pruned-butterfly: N = {n}, {} levels, {} vertices (4N - 3 sqrt N), {} edges (6N - 6 sqrt N)",
         g.levels() + 1,
         g.vertex_count(),
         g.edge_count()
     );
-    println!("level  nodes  vertices/node W  capacity above  up-ports");
+    say!("level  nodes  vertices/node W  capacity above  up-ports");
     for i in 0..=g.levels() {
         let cap = if i == 0 {
             "-".to_string()
         } else {
             g.capacity(i).to_string()
         };
-        println!(
+        say!(
             "{i:>5}  {:>5}  {:>15}  {cap:>14}  {:>8}",
             1u32 << i,
             g.width(i),
@@ -526,7 +546,7 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
     }
     config.validate()?;
     let topo = flitforge::sim::build_topology(config)?;
-    println!(
+    say!(
         "{}: n = {}, {} levels, {} switches, {} links ({} per level, multiplicity {}), {} parallel links",
         topo.kind.name(),
         topo.n,
@@ -538,7 +558,7 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
         parallel_links(&topo)
     );
     let splitter_levels = topo.log_n.min(topo.levels - 1);
-    println!(
+    say!(
         "level  inputs/splitter  min up  min down  (expansion at alpha = {alpha}, over all splitters)"
     );
     for level in 0..splitter_levels {
@@ -550,7 +570,7 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
             exact &= e.exact;
         }
         let how = if exact { "exact" } else { "upper bound" };
-        println!(
+        say!(
             "{level:>5}  {:>15}  {up:>6.3}  {down:>8.3}  {how}",
             topo.n >> level
         );
@@ -570,28 +590,29 @@ fn run(cli: Cli) -> Result<()> {
             };
             simulate(SimConfig::default(), &args)
         }
-        Command::Topology { args, alpha: _ } if args.is_pruned() => {
+        Command::Topology { args, alpha } if args.is_pruned() => {
+            if let Some(a) = alpha {
+                return Err(Error::invalid(
+                    "alpha",
+                    a,
+                    "no value with --topology pruned-butterfly (it has no splitters)",
+                ));
+            }
             describe_pruned(args.pruned()?.inputs)
         }
         Command::Topology { args, alpha } => {
+            let alpha = alpha.unwrap_or(0.25);
             describe_topology(&args.resolve(SimConfig::default())?, alpha)
         }
         Command::Rtl { args, out } => {
-            let command = command_line();
-            let (design, stimulus) = if args.is_pruned() {
-                let p = args.pruned()?.prepare(&command)?;
-                (p.design, p.stimulus.to_hex())
-            } else {
-                let p = cosim::prepare(args.resolve(SimConfig::default())?, &command)?;
-                (p.design, p.stimulus.to_hex())
-            };
+            let bundle = prepare_design(&args)?;
             let dir = std::path::Path::new(&out);
-            for path in design.write(dir)? {
-                println!("{}", path.display());
+            for path in bundle.design.write(dir)? {
+                say!("{}", path.display());
             }
             let stim = dir.join(flitforge::rtl::STIMULUS_FILE);
-            write(&stim.to_string_lossy(), &stimulus)?;
-            println!("{}", stim.display());
+            write(&stim.to_string_lossy(), &bundle.stimulus_hex)?;
+            say!("{}", stim.display());
             Ok(())
         }
         Command::Cosim {
@@ -599,16 +620,7 @@ fn run(cli: Cli) -> Result<()> {
             simulator,
             keep,
         } => {
-            let command = command_line();
-            let (model_vcd, design, stimulus, cycles) = if args.is_pruned() {
-                let p = args.pruned()?.prepare(&command)?;
-                let cycles = p.stimulus.cycles();
-                (p.model_vcd, p.design, p.stimulus.to_hex(), cycles)
-            } else {
-                let p = cosim::prepare(args.resolve(SimConfig::default())?, &command)?;
-                let cycles = p.stimulus.cycles();
-                (p.model_vcd, p.design, p.stimulus.to_hex(), cycles)
-            };
+            let bundle = prepare_design(&args)?;
             let sims: &[Simulator] = match simulator.as_str() {
                 "verilator" => &[Simulator::Verilator],
                 "both" => &[Simulator::Icarus, Simulator::Verilator],
@@ -624,8 +636,8 @@ fn run(cli: Cli) -> Result<()> {
                         sim.name()
                     )),
                 };
-                let verdict = cosim::run_files(&model_vcd, &design, &stimulus, cycles, sim, &dir)?;
-                println!("{verdict}");
+                let verdict = bundle.run(sim, &dir)?;
+                say!("{verdict}");
                 identical &= verdict.divergence.is_none();
                 if keep.is_none() {
                     let _ = std::fs::remove_dir_all(&dir);
@@ -646,6 +658,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             use flitforge::pruned::experiment;
             let engine = parse_name::<Engine>("engine", &engine, "cycle|golden")?;
+            let sizes = experiment::checked_sizes(&sizes)?;
             let total = sizes.len() * experiment::workloads().len() * seeds as usize;
             let mut done = 0;
             let runs = experiment::run(&sizes, seeds, engine, |r| {
@@ -660,44 +673,24 @@ fn run(cli: Cli) -> Result<()> {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
             let csv = dir.join("runs.csv");
             write(&csv.to_string_lossy(), &experiment::to_csv(&runs))?;
-            println!("{}", csv.display());
+            say!("{}", csv.display());
             for (name, svg) in experiment::charts(&runs, &fit) {
                 let path = dir.join(name);
                 write(&path.to_string_lossy(), &svg)?;
-                println!("{}", path.display());
+                say!("{}", path.display());
             }
             let summary = dir.join("summary.json");
-            write(
-                &summary.to_string_lossy(),
-                &format!(
-                    "{:#}\n",
-                    serde_json::json!({ "fit": fit, "runs": runs.len(), "sizes": sizes, "seeds": seeds, "engine": engine })
-                ),
-            )?;
-            println!("{}", summary.display());
-            println!(
-                "fit: T = {:.2} * ceil(lambda) * (lg N)^2 (R^2 = {:.3}); T / (ceil(lambda) (lg N)^2) from {:.2} to {:.2} over {} runs",
-                fit.c,
-                fit.r_squared,
-                fit.min_ratio,
-                fit.max_ratio,
-                runs.len()
-            );
-            for &n in &sizes {
-                let rs: Vec<f64> = runs
-                    .iter()
-                    .filter(|r| r.leaves == n)
-                    .map(|r| r.ratio())
-                    .collect();
-                let max = rs.iter().copied().fold(0.0, f64::max);
-                let mean = rs.iter().sum::<f64>() / rs.len().max(1) as f64;
-                println!("N = {n:>6}: ratio mean {mean:.2}, max {max:.2}");
-            }
+            let json = serde_json::json!({
+                "fit": fit, "runs": runs.len(), "sizes": sizes, "seeds": seeds, "engine": engine
+            });
+            write(&summary.to_string_lossy(), &format!("{json:#}\n"))?;
+            say!("{}", summary.display());
+            say!("{}", experiment::summary(&runs, &fit));
             Ok(())
         }
         Command::Reference { root } => {
             for path in flitforge::rtl::reference::write(std::path::Path::new(&root))? {
-                println!("{}", path.display());
+                say!("{}", path.display());
             }
             Ok(())
         }
@@ -707,7 +700,7 @@ fn run(cli: Cli) -> Result<()> {
                 config.inputs = flitforge::bench::default_pruned_config().inputs;
             }
             let r = flitforge::bench::run_pruned(config)?;
-            println!(
+            say!(
                 "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
                 r.switches,
                 r.cycles,
@@ -719,7 +712,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => {
             let config = args.resolve(flitforge::bench::default_config())?;
             let r = flitforge::bench::run(config)?;
-            println!(
+            say!(
                 "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
                 r.switches,
                 r.cycles,

@@ -10,8 +10,9 @@
 `default_nettype none
 
 module {{ module }}{% if !leaf %} #(
-    parameter [{{ ew }}-1:0] ELEN = {{ ew }}'d8{% if comp %},   // expansion input frame length at this level
-    parameter [{{ cw }}-1:0] CLEN = {{ cw }}'d8    // compression input frame length at this level{% else %}    // expansion input frame length at this level{% endif %}
+    // Frame lengths at this level; every instance sets them (0 would end every frame at once).
+    parameter [{{ ew }}-1:0] ELEN = {{ ew }}'d0{% if comp %},   // expansion input frame length
+    parameter [{{ cw }}-1:0] CLEN = {{ cw }}'d0    // compression input frame length{% else %}    // expansion input frame length{% endif %}
 ){% endif %} (
     input  wire       clk,
     input  wire       rst,

@@ -125,6 +125,7 @@ fn experiment_writes_csv_charts_and_a_fit() {
 #[test]
 fn bad_input_is_a_clear_error_with_exit_code_2() {
     let pb = ["--topology", "pruned-butterfly"];
+    let unwritten = temp("unwritten.vcd");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--inputs", "32"], "power of 4"),
         (vec!["--inputs", "4"], "inputs = 4"),
@@ -148,7 +149,7 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         (vec!["--body-bits", "0"], "body-bits = 0"),
         (vec!["--body-bits", "3", "--inputs", "16"], "at most 2^3"),
         (
-            vec!["--engine", "golden", "--vcd", "x.vcd"],
+            vec!["--engine", "golden", "--vcd", &unwritten],
             "engine = golden",
         ),
     ];
@@ -164,6 +165,10 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
             "{full:?}: expected {needle:?} in {err}"
         );
     }
+    assert!(
+        !std::path::Path::new(&unwritten).exists(),
+        "a refused waveform leaves no file"
+    );
     let o = flitforge(&["sim", "--engine", "golden"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("only with --topology pruned-butterfly"));

@@ -10,8 +10,9 @@
 `default_nettype none
 
 module ff_pb_odd #(
-    parameter [5-1:0] ELEN = 5'd8,   // expansion input frame length at this level
-    parameter [4-1:0] CLEN = 4'd8    // compression input frame length at this level
+    // Frame lengths at this level; every instance sets them (0 would end every frame at once).
+    parameter [5-1:0] ELEN = 5'd0,   // expansion input frame length
+    parameter [4-1:0] CLEN = 4'd0    // compression input frame length
 ) (
     input  wire       clk,
     input  wire       rst,

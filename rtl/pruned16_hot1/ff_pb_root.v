@@ -10,7 +10,8 @@
 `default_nettype none
 
 module ff_pb_root #(
-    parameter [5-1:0] ELEN = 5'd8    // expansion input frame length at this level
+    // Frame lengths at this level; every instance sets them (0 would end every frame at once).
+    parameter [5-1:0] ELEN = 5'd0    // expansion input frame length
 ) (
     input  wire       clk,
     input  wire       rst,

@@ -2,8 +2,10 @@
 //! load factor `λ(M)` and `N`, for random message sets, permutations and degree-`d` sets,
 //! compared with Theorem 1's `O(λ log² N)` (seed 001 §3.3; notes-001 §3.7 P3.10).
 //!
-//! The fit is `T ≈ C·⌈λ⌉·L²` (least squares through the origin, `λ = λ_dir`); Theorem 1 holds
-//! on the sample when `T / (⌈λ⌉·L²)` stays bounded as `N` grows, which the second chart shows.
+//! The main result is the ratio `T / (⌈λ⌉·L²)` per `N` (`λ = λ_dir`): Theorem 1 holds on the
+//! sample when it stays bounded as `N` grows, which the second chart shows. The fit
+//! `T ≈ a·L² + b·R·L` (`R` = rounds over all stages) separates the per-stage set-up, `O(L)`
+//! per stage, from the per-round cost, `O(L)` per round; Lemma 6 bounds `R ≤ 2⌈λ⌉·L`.
 
 use super::stage::{Costs, Engine, Message, Router};
 use crate::error::{Error, Result};
@@ -67,9 +69,9 @@ pub fn run(
     if seeds == 0 {
         return Err(Error::invalid("seeds", 0, "at least 1"));
     }
+    let sizes = checked_sizes(sizes)?;
     let mut runs = Vec::new();
-    for &n in sizes {
-        crate::topology::pruned::PrunedButterfly::new(n)?;
+    for n in sizes {
         for (name, traffic) in workloads() {
             for seed in 1..=seeds {
                 let messages: Vec<Message> = traffic
@@ -106,6 +108,26 @@ pub fn run(
     Ok(runs)
 }
 
+/// The sizes sorted and deduplicated; every size must be a power of 4 from 16 to 65536.
+pub fn checked_sizes(sizes: &[u32]) -> Result<Vec<u32>> {
+    let mut out = sizes.to_vec();
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(Error::invalid("sizes", "none", "at least one size"));
+    }
+    for &n in &out {
+        if crate::topology::pruned::PrunedButterfly::new(n).is_err() {
+            return Err(Error::invalid(
+                "sizes",
+                n,
+                "powers of 4 from 16 to 65536 (e.g. 16,64,256,1024)",
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The runs as CSV, one row each.
 pub fn to_csv(runs: &[Run]) -> String {
     let mut s = String::from(
@@ -134,32 +156,56 @@ pub fn to_csv(runs: &[Run]) -> String {
     s
 }
 
-/// The least-squares fit `T ≈ C·⌈λ⌉·L²` and its coefficient of determination.
+/// The two-term least-squares fit `T ≈ a·L² + b·R·L` and the spread of `T / (⌈λ⌉·L²)`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Fit {
-    pub c: f64,
+    /// Set-up cycles per `L²` (per stage per level).
+    pub a: f64,
+    /// Cycles per round per level.
+    pub b: f64,
     pub r_squared: f64,
     pub min_ratio: f64,
     pub max_ratio: f64,
 }
 
-/// Fits the runs.
+fn l2(r: &Run) -> f64 {
+    let l = f64::from(r.leaves.trailing_zeros());
+    l * l
+}
+
+fn rl(r: &Run) -> f64 {
+    f64::from(r.rounds) * f64::from(r.leaves.trailing_zeros())
+}
+
+/// Fits the runs (normal equations of the two-term model).
 pub fn fit(runs: &[Run]) -> Fit {
-    let (sxy, sxx) = runs.iter().fold((0.0, 0.0), |(a, b), r| {
-        (
-            a + r.scale() * r.routing_cycles as f64,
-            b + r.scale() * r.scale(),
-        )
-    });
-    let c = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let (mut s11, mut s12, mut s22, mut s1t, mut s2t) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for r in runs {
+        let (x1, x2, t) = (l2(r), rl(r), r.routing_cycles as f64);
+        s11 += x1 * x1;
+        s12 += x1 * x2;
+        s22 += x2 * x2;
+        s1t += x1 * t;
+        s2t += x2 * t;
+    }
+    let det = s11 * s22 - s12 * s12;
+    let (a, b) = if det.abs() > f64::EPSILON {
+        ((s1t * s22 - s2t * s12) / det, (s2t * s11 - s1t * s12) / det)
+    } else {
+        (0.0, 0.0)
+    };
     let mean = runs.iter().map(|r| r.routing_cycles as f64).sum::<f64>() / runs.len().max(1) as f64;
-    let (ss_res, ss_tot) = runs.iter().fold((0.0, 0.0), |(a, b), r| {
+    let (ss_res, ss_tot) = runs.iter().fold((0.0, 0.0), |(x, y), r| {
         let t = r.routing_cycles as f64;
-        (a + (t - c * r.scale()).powi(2), b + (t - mean).powi(2))
+        (
+            x + (t - a * l2(r) - b * rl(r)).powi(2),
+            y + (t - mean).powi(2),
+        )
     });
     let ratios = runs.iter().map(Run::ratio);
     Fit {
-        c,
+        a,
+        b,
         r_squared: if ss_tot > 0.0 {
             1.0 - ss_res / ss_tot
         } else {
@@ -170,9 +216,40 @@ pub fn fit(runs: &[Run]) -> Fit {
     }
 }
 
-/// Two charts: time against `⌈λ⌉·L²` with the fitted line, and the ratio against `N`.
+/// A readable summary: the ratio per `N` (the Theorem 1 check), rounds against Lemma 6's
+/// `2⌈λ⌉·L`, and the fit.
+pub fn summary(runs: &[Run], fit: &Fit) -> String {
+    let mut sizes: Vec<u32> = runs.iter().map(|r| r.leaves).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut s = String::from(
+        "Theorem 1, T = O(lambda log^2 N): T / (ceil(lambda) (lg N)^2) per N\n     N  runs  ratio mean  ratio max  rounds / (2 ceil(lambda) lg N) max\n",
+    );
+    for n in sizes {
+        let rs: Vec<&Run> = runs.iter().filter(|r| r.leaves == n).collect();
+        let mean = rs.iter().map(|r| r.ratio()).sum::<f64>() / rs.len().max(1) as f64;
+        let max = rs.iter().map(|r| r.ratio()).fold(0.0, f64::max);
+        let rounds = rs
+            .iter()
+            .map(|r| rl(r) / (2.0 * r.scale()))
+            .fold(0.0, f64::max);
+        s.push_str(&format!(
+            "{n:>6}  {:>4}  {mean:>10.2}  {max:>9.2}  {rounds:>10.2}\n",
+            rs.len()
+        ));
+    }
+    s.push_str(&format!(
+        "fit: T = {:.2} (lg N)^2 + {:.2} R lg N (R = rounds over all stages), R^2 = {:.4}",
+        fit.a, fit.b, fit.r_squared
+    ));
+    s
+}
+
+/// Two charts: time against `⌈λ⌉·L²` per `N` under the envelope `C·⌈λ⌉·L²` with the largest
+/// measured ratio `C`, and the mean ratio against `N` per workload.
 pub fn charts(runs: &[Run], fit: &Fit) -> Vec<(&'static str, String)> {
     let mut sizes: Vec<u32> = runs.iter().map(|r| r.leaves).collect();
+    sizes.sort_unstable();
     sizes.dedup();
     let mut time = Chart::new(
         "Pruned butterfly: routing time against load factor and size",
@@ -192,8 +269,8 @@ pub fn charts(runs: &[Run], fit: &Fit) -> Vec<(&'static str, String)> {
     let xmax = runs.iter().map(Run::scale).fold(1.0, f64::max);
     let xmin = runs.iter().map(Run::scale).fold(xmax, f64::min);
     time = time.series(
-        &format!("fit {:.1} * ceil(lambda) (lg N)^2", fit.c),
-        vec![(xmin, fit.c * xmin), (xmax, fit.c * xmax)],
+        &format!("{:.1} * ceil(lambda) (lg N)^2", fit.max_ratio),
+        vec![(xmin, fit.max_ratio * xmin), (xmax, fit.max_ratio * xmax)],
         Marker::Dashed,
     );
     let mut ratio = Chart::new(

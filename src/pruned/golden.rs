@@ -34,7 +34,7 @@ pub struct Conflict {
 /// Where each message of an expansion ended, and what happened on the way.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expansion {
-    /// Per entry: the leaf it reached (model B) or the level it stopped at (model A).
+    /// Per entry: the leaf it reached; `u32::MAX` for a message model A stopped.
     pub leaf: Vec<u32>,
     /// Per entry: still active at the leaf.
     pub active: Vec<bool>,

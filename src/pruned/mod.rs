@@ -36,7 +36,7 @@ pub struct PrunedConfig {
 }
 
 impl PrunedConfig {
-    /// Defaults: 256 leaves, random permutation, seed 1, cycle engine.
+    /// A run on `inputs` leaves with the cycle engine, the default body width and costs.
     pub fn new(inputs: u32, traffic: Traffic, seed: u64) -> Self {
         PrunedConfig {
             inputs,
@@ -77,11 +77,19 @@ impl PrunedConfig {
 
     /// A stable FNV-1a hash of the configuration's JSON form (as [`crate::SimConfig::config_hash`]).
     pub fn config_hash(&self) -> String {
-        let json = serde_json::to_string(self).unwrap_or_default();
-        let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-        format!("{hash:016x}")
+        crate::config::config_hash(self)
+    }
+
+    /// Refuses a waveform on the golden engine (it moves whole messages, not bits).
+    pub fn check_waveform(&self) -> Result<()> {
+        match self.engine {
+            Engine::Cycle => Ok(()),
+            Engine::Golden => Err(Error::invalid(
+                "engine",
+                "golden",
+                "cycle for a waveform (the golden engine moves whole messages)",
+            )),
+        }
     }
 
     /// A router for this configuration.
@@ -106,13 +114,7 @@ impl PrunedConfig {
         match vcd {
             None => router.run(None),
             Some((out, filter)) => {
-                if self.engine != Engine::Cycle {
-                    return Err(Error::invalid(
-                        "engine",
-                        "golden",
-                        "cycle for a waveform (the golden engine moves whole messages)",
-                    ));
-                }
+                self.check_waveform()?;
                 let header = format!("{command} | config {}", self.config_hash());
                 let mut w = wave::PrunedVcd::new(out, &router.net, filter, &header)?;
                 let report = router.run(Some(&mut |net, inputs| w.sample(net, inputs)))?;
@@ -166,4 +168,15 @@ pub struct Prepared {
     pub design: RtlDesign,
     pub stimulus: rtl::PrunedStimulus,
     pub report: RouteReport,
+}
+
+impl From<Prepared> for crate::cosim::Bundle {
+    fn from(p: Prepared) -> Self {
+        crate::cosim::Bundle {
+            cycles: p.stimulus.cycles(),
+            stimulus_hex: p.stimulus.to_hex(),
+            model_vcd: p.model_vcd,
+            design: p.design,
+        }
+    }
 }

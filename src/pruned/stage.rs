@@ -111,6 +111,9 @@ pub struct RouteReport {
     pub max_sorter_occupancy: usize,
     /// Decisions of the expansion switches by case of the §3.3 table.
     pub rules: RuleCounts,
+    /// FNV-1a hash of every landing `(round, leaf, message, active)` in message order and of
+    /// the final direction bits: equal runs (e.g. the two engines) have equal hashes.
+    pub trace_hash: String,
     pub per_stage: Vec<StageReport>,
 }
 
@@ -211,6 +214,8 @@ pub struct Router {
     delivered: Vec<bool>,
     cycle: u64,
     report: RouteReport,
+    trace: u64,
+    round: u64,
 }
 
 fn invariant(cycle: u64, message: String) -> Error {
@@ -299,6 +304,8 @@ impl Router {
             delivered,
             cycle: 0,
             report,
+            trace: FNV_OFFSET,
+            round: 0,
         })
     }
 
@@ -323,7 +330,12 @@ impl Router {
         self.report.routing_cycles = self.cycle;
         if self.engine == Engine::Cycle {
             self.report.rules = self.net.rules;
+            self.dir = self.net.regs.iter().map(|r| r.dir).collect();
         }
+        for &d in &self.dir {
+            self.trace = fnv(self.trace, u64::from(d));
+        }
+        self.report.trace_hash = format!("{:016x}", self.trace);
         let (ties, conflicts) = self.net.errors();
         self.report.unresolved_ties += ties;
         self.report.compression_conflicts += conflicts;
@@ -337,7 +349,10 @@ impl Router {
         cycles: u64,
         observer: &mut Option<&mut Observer<'_>>,
     ) -> Result<()> {
-        if self.engine == Engine::Cycle {
+        if self.engine == Engine::Cycle && observer.is_none() && self.net.idle() {
+            // Idle registers under idle inputs keep their values: skip ahead.
+            self.net.skip_idle(cycles);
+        } else if self.engine == Engine::Cycle {
             let inputs = self.net.idle_inputs(stage);
             for _ in 0..cycles {
                 self.net.step(&inputs);
@@ -398,47 +413,13 @@ impl Router {
             rounds,
             ..StageReport::default()
         };
-        if records == 0 {
-            self.report.per_stage.push(stage_report);
-            return Ok(());
-        }
+        // The controller learns that M_i is empty only from the sums: every stage pays its
+        // set-up (sum, max, broadcast, prefix).
         self.idle(stage, 4 * self.lemma2_pass(stage), observer)?;
         let q_cost = u64::from(self.costs.c_q) * u64::from(l);
         for q in 0..rounds {
-            // Dequeue batch q of every T: record number x of leaf l has global index
-            // g = x_l + x, goes to batch g mod λ_T with compression rank ⌊g / λ_T⌋.
-            let mut batch: Vec<Moving> = Vec::new();
-            // P3.3: ⌊g / λ_T⌋ is the per-batch prefix count within T.
-            let mut rank = vec![0u32; subtrees as usize];
-            for leaf in 0..g.leaves() {
-                let t = (leaf / span) as usize;
-                let lt = lambda[t];
-                for x in 0..y[leaf as usize] {
-                    let gi = prefix[leaf as usize] + x;
-                    if gi % lt == q {
-                        if gi / lt != rank[t] {
-                            return Err(invariant(
-                                self.cycle,
-                                format!(
-                                    "P3.3: record {gi} of batch {q} has rank {} but {} precede it",
-                                    gi / lt,
-                                    rank[t]
-                                ),
-                            ));
-                        }
-                        rank[t] += 1;
-                        let Some(item) = self.leaves[leaf as usize].by_peak[s].pop_front() else {
-                            return Err(invariant(self.cycle, format!("leaf {leaf} queue empty")));
-                        };
-                        batch.push(Moving {
-                            leaf,
-                            h: gi / lt,
-                            record: item.record,
-                        });
-                    }
-                }
-            }
-            self.check_lemma4(stage, span, &batch)?;
+            let batch = self.dequeue_batch(stage, q, span, &y, &prefix, &lambda)?;
+            self.check_lemma4(stage, q, span, &y, &lambda, &batch)?;
             self.idle(stage, 2 * q_cost, observer)?;
             let before = self.cycle;
             let arrived = self.compress(stage, &batch, observer)?;
@@ -446,15 +427,6 @@ impl Router {
             self.idle(stage, u64::from(self.costs.c_rs) * u64::from(l), observer)?;
             let sorted = self.cycle;
             let landed = self.expand(stage, &arrived, observer)?;
-            if std::env::var("PB_DEBUG").is_ok() {
-                eprintln!(
-                    "stage {stage} comp {} exp {} (formula {} {})",
-                    compressed - before,
-                    self.cycle - sorted,
-                    self.compression_cycles(stage),
-                    self.expansion_cycles(stage)
-                );
-            }
             self.report.network_cycles += (compressed - before) + (self.cycle - sorted);
             self.idle(stage, 2 * q_cost, observer)?;
             stage_report.sidetracked += self.land(stage, &landed)?;
@@ -472,23 +444,116 @@ impl Router {
         Ok(())
     }
 
-    /// Lemma 4 (P3.1): every batch of every `T` loads every channel of `T` (and `T`'s top
-    /// channel) to at most its capacity.
-    fn check_lemma4(&self, stage: u32, span: u32, batch: &[Moving]) -> Result<()> {
-        let g = &self.graph;
-        let l = g.levels();
-        for m in stage + 1..=l {
-            let mut count = std::collections::HashMap::new();
-            for b in batch {
-                *count.entry(b.leaf >> (l - m)).or_insert(0u32) += 1;
+    /// Dequeues batch `q` of every `T` (notes §3.4 steps 5–7): record number `x` of leaf `l`
+    /// has global index `g = x_l + x`, goes to batch `g mod λ_T`, and its compression rank is
+    /// `⌊g / λ_T⌋`. P3.3: that rank must equal the per-batch prefix count the paper computes,
+    /// `Σ_{l' < l in T} c_l'(q)` plus the record's position among leaf `l`'s `c_l(q)`.
+    fn dequeue_batch(
+        &mut self,
+        stage: u32,
+        q: u32,
+        span: u32,
+        y: &[u32],
+        prefix: &[u32],
+        lambda: &[u32],
+    ) -> Result<Vec<Moving>> {
+        let s = stage as usize;
+        let mut batch = Vec::new();
+        let mut left = vec![0u32; lambda.len()];
+        for leaf in 0..self.graph.leaves() {
+            let t = (leaf / span) as usize;
+            let (lt, xl, yl) = (lambda[t], prefix[leaf as usize], y[leaf as usize]);
+            if yl == 0 || q >= lt {
+                continue;
             }
-            if let Some((node, c)) = count.iter().find(|&(_, &c)| c > g.capacity(m)) {
+            // c_l(q) = #{x < y_l : (x_l + x) mod λ_T = q}, counted without dividing g.
+            let first = (q + lt - xl % lt) % lt;
+            let c = if first < yl {
+                (yl - first).div_ceil(lt)
+            } else {
+                0
+            };
+            if c > 2 {
                 return Err(invariant(
                     self.cycle,
                     format!(
-                        "Lemma 4: a stage-{stage} batch puts {c} records on channel c({m},{node}) of capacity {} (subtree span {span})",
-                        g.capacity(m)
+                        "leaf {leaf} puts {c} records into one batch (its channel has 2 edges)"
                     ),
+                ));
+            }
+            for k in 0..c {
+                let gi = xl + first + k * lt;
+                let rank = left[t] + k;
+                if gi / lt != rank {
+                    return Err(invariant(
+                        self.cycle,
+                        format!(
+                            "P3.3: record {gi} of batch {q} has rank {} but {rank} precede it",
+                            gi / lt
+                        ),
+                    ));
+                }
+                let Some(item) = self.leaves[leaf as usize].by_peak[s].pop_front() else {
+                    return Err(invariant(self.cycle, format!("leaf {leaf} queue empty")));
+                };
+                batch.push(Moving {
+                    leaf,
+                    h: rank,
+                    record: item.record,
+                });
+            }
+            left[t] += c;
+        }
+        Ok(batch)
+    }
+
+    /// Lemma 4 (P3.1): batch `q` of every `T` with `q < λ_T` is non-empty, loads every channel
+    /// of `T` (and `T`'s top channel) to at most its capacity, and puts `⌊ℓ_u/λ_T⌋` or
+    /// `⌈ℓ_u/λ_T⌉` records on the channel above each node `u` (batch sizes differ by ≤ 1).
+    fn check_lemma4(
+        &self,
+        stage: u32,
+        q: u32,
+        span: u32,
+        y: &[u32],
+        lambda: &[u32],
+        batch: &[Moving],
+    ) -> Result<()> {
+        let g = &self.graph;
+        let l = g.levels();
+        let fail = |message: String| {
+            Err(invariant(
+                self.cycle,
+                format!("Lemma 4, stage {stage}, batch {q}: {message}"),
+            ))
+        };
+        for m in stage + 1..=l {
+            let width = 1u32 << (l - m);
+            let mut count = vec![0u32; (g.leaves() / width) as usize];
+            for b in batch {
+                count[(b.leaf / width) as usize] += 1;
+            }
+            for (u, &c) in count.iter().enumerate() {
+                let lt = lambda[(u as u32 * width / span) as usize];
+                let ell: u32 = (0..width).map(|x| y[(u as u32 * width + x) as usize]).sum();
+                if c > g.capacity(m) {
+                    return fail(format!(
+                        "{c} records on channel c({m},{u}) of capacity {}",
+                        g.capacity(m)
+                    ));
+                }
+                if lt > 0 && q < lt && (c < ell / lt || c > ell.div_ceil(lt)) {
+                    return fail(format!(
+                        "{c} of {ell} records on channel c({m},{u}), not an even share of {lt} batches"
+                    ));
+                }
+            }
+            if m == stage + 1
+                && let Some(t) = (0..count.len()).find(|&t| q < lambda[t] && count[t] == 0)
+            {
+                return fail(format!(
+                    "subtree {t} has an empty batch although λ_T = {}",
+                    lambda[t]
                 ));
             }
         }
@@ -768,6 +833,17 @@ impl Router {
 
     /// Delivers or re-queues every landed record; returns how many were sidetracked.
     fn land(&mut self, stage: u32, landed: &[(u32, Landed)]) -> Result<usize> {
+        let mut order: Vec<(u64, u32, bool)> = landed
+            .iter()
+            .map(|(leaf, p)| (p.record.body, *leaf, p.active))
+            .collect();
+        order.sort_unstable();
+        self.round += 1;
+        for (body, leaf, active) in order {
+            for v in [self.round, u64::from(leaf), body, u64::from(active)] {
+                self.trace = fnv(self.trace, v);
+            }
+        }
         let g = &self.graph;
         let l = g.levels();
         let mut per_leaf = vec![0u32; g.leaves() as usize];
@@ -819,6 +895,14 @@ impl Router {
         }
         Ok(sidetracked)
     }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(hash: u64, value: u64) -> u64 {
+    value.to_le_bytes().iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Degree `d(M)`: the most messages any terminal sends or receives.

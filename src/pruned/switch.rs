@@ -170,6 +170,16 @@ impl VertexKind {
         }
     }
 
+    /// Up-ports of the kind (notes §1.2): none at the roots, one at odd levels, two at even
+    /// levels and the leaves.
+    pub fn up_ports(self) -> u32 {
+        match self {
+            VertexKind::Root => 0,
+            VertexKind::Odd => 1,
+            VertexKind::Even | VertexKind::Leaf => 2,
+        }
+    }
+
     /// Verilog module / layout name.
     pub fn module(self) -> &'static str {
         match self {
@@ -311,6 +321,13 @@ impl PrunedNet {
     /// Cycles completed since reset.
     pub fn cycle(&self) -> u64 {
         self.cycle
+    }
+
+    /// Advances the clock `cycles` cycles of idle inputs on an idle network, which leave every
+    /// register unchanged (the caller checks [`PrunedNet::idle`]).
+    pub fn skip_idle(&mut self, cycles: u64) {
+        debug_assert!(self.idle());
+        self.cycle += cycles;
     }
 
     /// Idle inputs for `stage`.

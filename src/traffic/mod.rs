@@ -52,8 +52,9 @@ pub enum Traffic {
     /// An explicit message list read with [`load_messages`].
     File { path: String },
     /// One message per input to a destination drawn uniformly from the hot region of leaves
-    /// `0..region` (notes-001 §9.4): it overloads the channels into the region and, on the
-    /// pruned butterfly, forces conflicts and sidetracking.
+    /// `0..region` (a variant of notes-001 §9.4's hot region, which fixes the degree instead):
+    /// it overloads the channels into the region and, on the pruned butterfly, forces
+    /// conflicts and sidetracking.
     HotRegion { region: u32 },
 }
 
