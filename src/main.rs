@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
 use flitforge::cosim::{self, Simulator};
 use flitforge::pruned::{Engine, PrunedConfig};
+use flitforge::sorter::{SortConfig, SorterParams};
 use flitforge::topology::TopologyKind;
 use flitforge::traffic::Traffic;
 use flitforge::wave::{ScopeFilter, VcdWriter};
@@ -62,7 +63,7 @@ enum Command {
         #[command(flatten)]
         args: SimArgs,
         /// Directory to write into (created if missing).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", default_value = "flitforge-rtl")]
         out: String,
     },
     /// Run the model and the generated Verilog under a simulator and compare their waveforms
@@ -112,6 +113,25 @@ enum Command {
         )]
         out: String,
     },
+    /// Sort r random words on the cycle-level flexible sorter of seed 001 §4.1 (Theorem 2) and
+    /// report the cycles; the output is checked against a software sort.
+    ///
+    /// Example (s = 8 rings of l/s = 8 cells, 32 words of 8 bits, waveform):
+    ///   flitforge sort --s 8 --l 64 --r 32 --bits 8 --seed 1 --vcd sort.vcd
+    #[command(verbatim_doc_comment)]
+    Sort {
+        #[command(flatten)]
+        sorter: SorterArgs,
+        /// Seed of the random words.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write every register (cells, loop closure, sorter, Omega switches, controller) as VCD.
+        #[arg(long, value_name = "FILE.vcd")]
+        vcd: Option<String>,
+        /// Write the result as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+    },
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off). With --topology
     /// pruned-butterfly: vertex-cycles per second of the bit-serial network routing a
@@ -119,8 +139,53 @@ enum Command {
     Bench(SimArgs),
 }
 
+/// The flexible sorter's parameters (seed 001 §4.1).
+#[derive(Args, Clone, Default)]
+struct SorterArgs {
+    /// Rings (words per column), a power of two from 2 to 64 (default 8).
+    #[arg(long = "s", value_name = "S")]
+    s: Option<u32>,
+    /// Capacity l in words: s times a power of two up to 64 (default 8·s).
+    #[arg(long = "l", value_name = "L")]
+    l: Option<u32>,
+    /// Words to sort, 1..=l (default l); the last column is padded with dummies.
+    #[arg(long = "r", value_name = "R")]
+    r: Option<u32>,
+    /// Key bits per word, 1..=32 (default 8).
+    #[arg(long, value_name = "B")]
+    bits: Option<u32>,
+}
+
+impl SorterArgs {
+    fn given(&self) -> bool {
+        self.s.is_some() || self.l.is_some() || self.r.is_some() || self.bits.is_some()
+    }
+
+    fn config(&self, seed: u64) -> Result<SortConfig> {
+        let s = self.s.unwrap_or(8);
+        let l = self.l.unwrap_or(8 * s);
+        let c = SortConfig {
+            params: SorterParams {
+                s,
+                l,
+                bits: self.bits.unwrap_or(8),
+            },
+            r: self.r.unwrap_or(l),
+            seed,
+        };
+        c.validate()?;
+        Ok(c)
+    }
+}
+
 #[derive(Args, Clone, Default)]
 struct SimArgs {
+    /// A circuit instead of a network (rtl, cosim): the flexible sorter of seed 001 §4.1,
+    /// with --s, --l, --r, --bits and --seed.
+    #[arg(long, value_parser = ["flexible-sorter"])]
+    circuit: Option<String>,
+    #[command(flatten)]
+    sorter: SorterArgs,
     /// TOML file with any SimConfig keys (unknown keys are rejected).
     #[arg(long, value_name = "FILE.toml")]
     config: Option<String>,
@@ -447,6 +512,20 @@ fn write(path: &str, text: &str) -> Result<()> {
 /// its Verilog.
 fn prepare_design(args: &SimArgs) -> Result<cosim::Bundle> {
     let command = command_line();
+    if args.circuit.is_some() {
+        return Ok(args
+            .sorter
+            .config(args.seed.unwrap_or(1))?
+            .prepare(&command)?
+            .into());
+    }
+    if args.sorter.given() {
+        return Err(Error::invalid(
+            "s, l, r, bits",
+            "given",
+            "only with --circuit flexible-sorter (or the sort command)",
+        ));
+    }
     Ok(if args.is_pruned() {
         args.pruned()?.prepare(&command)?.into()
     } else {
@@ -648,6 +727,51 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 Err(Error::Diverged)
             }
+        }
+        Command::Sort {
+            sorter,
+            seed,
+            vcd,
+            json,
+        } => {
+            let config = sorter.config(seed)?;
+            let command = command_line();
+            let run = match &vcd {
+                None => config.run(None, &command)?,
+                Some(path) => {
+                    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+                    let mut out = std::io::BufWriter::new(file);
+                    let run = config.run(Some(&mut out), &command)?;
+                    say!("waveform written to {path}");
+                    run
+                }
+            };
+            let p = config.params;
+            say!(
+                "flexible sorter (b = {}, s = {}, l = {}): sorted r = {} words in {} cycles (w = {}, {} Columnsort phases); output checked",
+                p.bits,
+                p.s,
+                p.l,
+                config.r,
+                run.cycles,
+                run.w,
+                run.phases
+            );
+            let shown: Vec<String> = run.output.iter().take(16).map(u64::to_string).collect();
+            say!(
+                "first words out: {}{}",
+                shown.join(" "),
+                if run.output.len() > 16 { " ..." } else { "" }
+            );
+            if let Some(path) = json {
+                let j = serde_json::json!({
+                    "config": config, "config_hash": config.config_hash(),
+                    "cycles": run.cycles, "w": run.w, "phases": run.phases, "output": run.output,
+                });
+                write(&path, &format!("{j:#}\n"))?;
+                say!("result written to {path}");
+            }
+            Ok(())
         }
         Command::Experiment {
             which: _,

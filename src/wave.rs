@@ -242,6 +242,164 @@ impl<W: Write> VcdWriter<W> {
     }
 }
 
+/// One signal of a [`ScopedVcd`]: its name, width and, for enumerated registers, the value
+/// names (dumped as a companion `<name>_name` string).
+#[derive(Clone, Debug)]
+pub struct SignalDecl {
+    pub name: String,
+    pub width: u32,
+    pub encoding: Option<&'static [&'static str]>,
+}
+
+/// A waveform of scoped register values with the timing of this module: `tb` holds `clk`,
+/// `rst` and the testbench inputs (changed at the falling edge before the cycle that reads
+/// them), `tb.net.<scope>` the registers (changed at the rising edge that commits them).
+/// Models other than the butterfly fabric (the pruned butterfly, the flexible sorter) use it.
+pub struct ScopedVcd<W: Write> {
+    out: vcd::Writer<W>,
+    clk: IdCode,
+    rst: IdCode,
+    inputs: Vec<(IdCode, u32)>,
+    last_inputs: Vec<Option<u64>>,
+    signals: Vec<(IdCode, u32, Option<(IdCode, &'static [&'static str])>)>,
+    last: Vec<Option<u64>>,
+    last_time: u64,
+}
+
+impl<W: Write> ScopedVcd<W> {
+    /// Declares `inputs` under `tb` and every scope's signals under `tb.net.<scope>` (an empty
+    /// scope name puts them directly under `tb.net`), then writes the reset state `values`.
+    pub fn new(
+        writer: W,
+        header: &str,
+        inputs: &[(&str, u32)],
+        scopes: &[(String, Vec<SignalDecl>)],
+        values: &[u64],
+    ) -> Result<Self> {
+        let mut out = vcd::Writer::new(writer);
+        out.comment(&format!(
+            "flitforge {} | {header}",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .map_err(io)?;
+        out.timescale(1, TimescaleUnit::NS).map_err(io)?;
+        out.add_module("tb").map_err(io)?;
+        let clk = out.add_wire(1, "clk").map_err(io)?;
+        let rst = out.add_wire(1, "rst").map_err(io)?;
+        let mut ins = Vec::new();
+        for &(name, width) in inputs {
+            ins.push((out.add_wire(width, name).map_err(io)?, width));
+        }
+        out.add_module("net").map_err(io)?;
+        let mut signals = Vec::new();
+        for (scope, decls) in scopes {
+            if !scope.is_empty() {
+                out.add_module(scope).map_err(io)?;
+            }
+            for d in decls {
+                let id = out
+                    .add_var(VarType::Reg, d.width, &d.name, None)
+                    .map_err(io)?;
+                let name_id = match d.encoding {
+                    Some(names) => Some((
+                        out.add_var(VarType::String, 1, &format!("{}_name", d.name), None)
+                            .map_err(io)?,
+                        names,
+                    )),
+                    None => None,
+                };
+                signals.push((id, d.width, name_id));
+            }
+            if !scope.is_empty() {
+                out.upscope().map_err(io)?;
+            }
+        }
+        out.upscope().map_err(io)?;
+        out.upscope().map_err(io)?;
+        out.enddefinitions().map_err(io)?;
+        let n = signals.len();
+        let mut w = ScopedVcd {
+            out,
+            clk,
+            rst,
+            last_inputs: vec![None; ins.len()],
+            inputs: ins,
+            signals,
+            last: vec![None; n],
+            last_time: PERIOD_NS / 2,
+        };
+        w.out.timestamp(0).map_err(io)?;
+        w.out.change_scalar(clk, Value::V0).map_err(io)?;
+        w.out.change_scalar(rst, Value::V1).map_err(io)?;
+        w.dump_inputs(&vec![0; w.inputs.len()])?;
+        w.dump(values)?;
+        w.out.timestamp(PERIOD_NS / 2).map_err(io)?;
+        w.out.change_scalar(clk, Value::V1).map_err(io)?;
+        Ok(w)
+    }
+
+    /// Records cycle `cycle` (0-based): its `inputs` from the falling edge before it, and the
+    /// register `values` it committed at its rising edge.
+    pub fn sample(&mut self, cycle: u64, inputs: &[u64], values: &[u64]) -> Result<()> {
+        let t = commit_time(cycle);
+        self.out.timestamp(t - PERIOD_NS / 2).map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V0).map_err(io)?;
+        if cycle == 0 {
+            self.out.change_scalar(self.rst, Value::V0).map_err(io)?;
+        }
+        self.dump_inputs(inputs)?;
+        self.out.timestamp(t).map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V1).map_err(io)?;
+        self.last_time = t;
+        self.dump(values)
+    }
+
+    /// Writes the last falling clock edge and flushes.
+    pub fn finish(mut self) -> Result<()> {
+        self.out
+            .timestamp(self.last_time + PERIOD_NS / 2)
+            .map_err(io)?;
+        self.out.change_scalar(self.clk, Value::V0).map_err(io)?;
+        self.out.flush().map_err(io)
+    }
+
+    fn vector(&mut self, id: IdCode, width: u32, value: u64) -> Result<()> {
+        self.out
+            .change_vector(
+                id,
+                (0..width).rev().map(|b| Value::from((value >> b) & 1 == 1)),
+            )
+            .map_err(io)
+    }
+
+    fn dump_inputs(&mut self, inputs: &[u64]) -> Result<()> {
+        for (i, &v) in inputs.iter().enumerate() {
+            if self.last_inputs[i] != Some(v) {
+                let (id, width) = self.inputs[i];
+                self.vector(id, width, v)?;
+                self.last_inputs[i] = Some(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn dump(&mut self, values: &[u64]) -> Result<()> {
+        for (i, &v) in values.iter().enumerate() {
+            if self.last[i] == Some(v) {
+                continue;
+            }
+            let (id, width, name_id) = self.signals[i];
+            self.vector(id, width, v)?;
+            if let Some((nid, names)) = name_id {
+                let text = names.get(v as usize).copied().unwrap_or("?");
+                self.out.change_string(nid, text).map_err(io)?;
+            }
+            self.last[i] = Some(v);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,429 @@
+//! Verilog of the flexible sorter from the same model: `templates/fsort.v` (the module
+//! `ff_fsort`: controller, cells, loop switches, column sorter, Omega network and control
+//! stores) and `templates/fsort_tb.v` (a testbench replaying a model run's inputs). Registers
+//! are declared from [`super::layout`]; the per-element datapath statements are generated here
+//! from the same constants the model uses (comparator lists, shuffle wiring, store contents).
+
+use super::circuit::{
+    CLEAR, DRAIN, FlexibleSorter, IDLE, INRING, LOAD, OFWD, OREV, REWIND, SEEK, SORT, SorterInputs,
+};
+use super::layout::{Field, layout, widths};
+use crate::error::Result;
+use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
+use askama::Template;
+
+#[derive(Template)]
+#[template(path = "fsort.v", escape = "none")]
+struct SorterTemplate<'a> {
+    version: &'a str,
+    command: &'a str,
+    config_hash: &'a str,
+    s: u32,
+    cells: u32,
+    word: u32,
+    bits: u32,
+    depth: u32,
+    lgs: u32,
+    cw: u32,
+    pw: u32,
+    dw: u32,
+    gw: u32,
+    lw: u32,
+    ptrw: u32,
+    regs: Vec<(String, u32)>,
+    /// `localparam` stores: (name, length, bits MSB first).
+    stores: Vec<(String, usize, String)>,
+    /// Cross wires: (name, store, pointer).
+    crosses: Vec<(String, String, String)>,
+    /// Per `lg w`: (value, phases, seek length, omega offset).
+    widths_table: Vec<(u32, u32, u32, u32)>,
+    /// Per cell position, per `lg w`: its store offset.
+    cell_offsets: Vec<(u32, Vec<(u32, u32)>)>,
+    states: Vec<(&'static str, u8)>,
+    /// Generated statement blocks.
+    shift_d: Vec<String>,
+    clear_d: Vec<String>,
+    inring: Vec<String>,
+    sorter: Vec<String>,
+    omega: Vec<String>,
+    pointers: Vec<String>,
+    port: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "fsort_tb.v", escape = "none")]
+struct TbTemplate<'a> {
+    version: &'a str,
+    command: &'a str,
+    config_hash: &'a str,
+    s: u32,
+    gw: u32,
+    cycles: u64,
+    stimulus: &'a str,
+    dumpfile: &'a str,
+}
+
+/// Generates the sorter's Verilog and a testbench for `cycles` cycles of stimulus.
+pub fn design(
+    sorter: &FlexibleSorter,
+    command: &str,
+    config_hash: &str,
+    cycles: u64,
+) -> Result<RtlDesign> {
+    let c = &sorter.controls;
+    let p = c.params;
+    let (cw, pw, dw, gw, lw, ptrw) = widths(c);
+    let (s, cells, word) = (p.s, p.cells(), p.word());
+    let lgs = p.lg_s();
+    let depth = c.depth();
+    let version = env!("CARGO_PKG_VERSION");
+    let elements = layout(c);
+    let regs = elements
+        .iter()
+        .filter(|e| !matches!(e.field, Field::Cross(..)))
+        .map(|e| (e.name.clone(), e.width))
+        .collect();
+    let mut stores = Vec::new();
+    let bits_of = |v: &[bool]| v.iter().rev().map(|&b| if b { '1' } else { '0' }).collect();
+    for (k, stage) in c.omega.iter().enumerate() {
+        for (m, st) in stage.iter().enumerate() {
+            stores.push((format!("OS_k{k}_m{m}"), st.len(), bits_of(st)));
+        }
+    }
+    for (rho, ring) in c.cell.iter().enumerate() {
+        for (col, st) in ring.iter().enumerate() {
+            stores.push((format!("CS_r{rho}_c{col}"), st.len(), bits_of(st)));
+        }
+    }
+    let mut crosses = Vec::new();
+    for k in 0..lgs {
+        for m in 0..s / 2 {
+            crosses.push((
+                format!("cross_k{k}_m{m}"),
+                format!("OS_k{k}_m{m}"),
+                format!("optr_k{k}"),
+            ));
+        }
+    }
+    let widths_table = (0..c.phases.len() as u32)
+        .map(|lg| {
+            (
+                lg,
+                c.phases[lg as usize],
+                c.seek_len(lg),
+                c.omega_offset[lg as usize],
+            )
+        })
+        .collect();
+    let cell_offsets = (0..cells)
+        .map(|col| {
+            (
+                col,
+                (0..c.phases.len() as u32)
+                    .map(|lg| (lg, c.cell_offset[col as usize][lg as usize]))
+                    .collect(),
+            )
+        })
+        .collect();
+    let cwv = |v: u32| format!("{cw}'d{v}");
+    let d = |rho: u32, col: u32| format!("d_r{rho}_c{col}");
+    let x = |rho: u32, col: u32| format!("x_r{rho}_c{col}");
+    let lo = if word >= 2 {
+        format!("[{}:0]", word - 2)
+    } else {
+        String::new()
+    };
+    // D chain: cell c < w takes the MSB of c + 1, the top cell the port input.
+    let mut shift_d = Vec::new();
+    for rho in 0..s {
+        for col in 0..cells {
+            let from = if col + 1 < cells {
+                format!(
+                    "(wcols == {}) ? pin[{rho}] : {}[{}]",
+                    cwv(col + 1),
+                    d(rho, col + 1),
+                    word - 1
+                )
+            } else {
+                format!("pin[{rho}]")
+            };
+            shift_d.push(format!(
+                "if (wcols > {}) {} <= {{{}{lo}, {from}}};",
+                cwv(col),
+                d(rho, col),
+                d(rho, col)
+            ));
+        }
+    }
+    let mut clear_d = Vec::new();
+    for rho in 0..s {
+        for col in 0..cells {
+            clear_d.push(format!(
+                "if (wcols > {}) {} <= {{1'b1, {}'d0}};",
+                cwv(col),
+                d(rho, col),
+                p.bits
+            ));
+        }
+    }
+    // In-ring sub-steps: 0 copy, 1 rotate X down, 2 owners exchange, 3 rotate X up,
+    // 4 non-owners copy back. `jmask` has bit j set.
+    let mut inring = Vec::new();
+    for rho in 0..s {
+        for col in 0..cells {
+            let (dn, xn) = (d(rho, col), x(rho, col));
+            let cv = cwv(col);
+            let down = if col + 1 < cells {
+                format!(
+                    "(wcols == {}) ? {}[{}] : {}[{}]",
+                    cwv(col + 1),
+                    x(rho, 0),
+                    word - 1,
+                    x(rho, col + 1),
+                    word - 1
+                )
+            } else {
+                format!("{}[{}]", x(rho, 0), word - 1)
+            };
+            let up = if col > 0 {
+                format!("{}[0]", x(rho, col - 1))
+            } else {
+                format!("xtop_r{rho}[0]")
+            };
+            let hi = if word >= 2 {
+                format!("[{}:1]", word - 1)
+            } else {
+                String::new()
+            };
+            inring.push(format!(
+                "if (wcols > {cv}) begin\n\
+                 \x20               case (sub)\n\
+                 \x20               3'd0: {xn} <= {dn};\n\
+                 \x20               3'd1: {xn} <= {{{xn}{lo}, {down}}};\n\
+                 \x20               3'd2: if ((jmask & {cv}) == {z} && CS_r{rho}_c{col}[cptr_c{col}]) begin {dn} <= {xn}; {xn} <= {dn}; end\n\
+                 \x20               3'd3: {xn} <= {{{up}, {xn}{hi}}};\n\
+                 \x20               default: if ((jmask & {cv}) != {z}) {dn} <= {xn};\n\
+                 \x20               endcase\n\
+                 \x20           end",
+                z = cwv(0)
+            ));
+        }
+    }
+    // Column sorter: layer t reads layer t − 1 (layer 0 the ports).
+    let mut sorter_code = Vec::new();
+    for (t, layer) in c.comparators.iter().enumerate() {
+        let input = |line: u32| {
+            if t == 0 {
+                format!("port[{line}]")
+            } else {
+                format!("sl_t{}_n{line}", t - 1)
+            }
+        };
+        let first = if t == 0 {
+            "first_in".to_string()
+        } else {
+            format!("sf_t{}", t - 1)
+        };
+        let mut used = vec![false; s as usize];
+        for (q, &(i, j)) in layer.iter().enumerate() {
+            used[i as usize] = true;
+            used[j as usize] = true;
+            let (a, b) = (input(i), input(j));
+            sorter_code.push(format!(
+                "dec = !{first} && sd_t{t}_k{q};\n\
+                 \x20           swp = !{first} && ss_t{t}_k{q};\n\
+                 \x20           sl_t{t}_n{i} <= dec ? (swp ? {b} : {a}) : ({a} & {b});\n\
+                 \x20           sl_t{t}_n{j} <= dec ? (swp ? {a} : {b}) : ({a} | {b});\n\
+                 \x20           sd_t{t}_k{q} <= dec || ({a} != {b});\n\
+                 \x20           ss_t{t}_k{q} <= dec ? swp : ({a} & !{b});"
+            ));
+        }
+        for line in 0..s {
+            if !used[line as usize] {
+                sorter_code.push(format!("sl_t{t}_n{line} <= {};", input(line)));
+            }
+        }
+        sorter_code.push(format!("sf_t{t} <= {first};"));
+    }
+    // Omega stages: forward = shuffle then switch; reverse = switch then unshuffle.
+    let mut omega = Vec::new();
+    for k in 0..lgs {
+        let fwd_in = |pos: u32| {
+            if k == 0 {
+                format!("port[{pos}]")
+            } else {
+                format!("o_k{}_p{pos}", k - 1)
+            }
+        };
+        let rev_in = |pos: u32| {
+            if k == lgs - 1 {
+                format!("port[{pos}]")
+            } else {
+                format!("o_k{}_p{pos}", k + 1)
+            }
+        };
+        let delay_f = k;
+        let delay_r = lgs - 1 - k;
+        omega.push(format!(
+            "slot_f = (count >= {df}) && (count - {df} < wbits);\n\
+             \x20       slot_r = (count >= {dr}) && (count - {dr} < wbits);\n\
+             \x20       inslot = (state == OFWD) ? slot_f : slot_r;",
+            df = cwv(delay_f),
+            dr = cwv(delay_r)
+        ));
+        // Forward: position rotl(x) receives input x.
+        let mut sh = vec![String::new(); s as usize];
+        for xx in 0..s {
+            sh[p.rotl(xx) as usize] = fwd_in(xx);
+        }
+        for m in 0..s / 2 {
+            let (a, b) = (&sh[(2 * m) as usize], &sh[(2 * m + 1) as usize]);
+            let (ra, rb) = (rev_in(2 * m), rev_in(2 * m + 1));
+            let cross = format!("(inslot && cross_k{k}_m{m})");
+            // Reverse: switched position y goes to rotr(y).
+            let (ta, tb) = (p.rotr(2 * m), p.rotr(2 * m + 1));
+            omega.push(format!(
+                "if (state == OFWD) begin\n\
+                 \x20           o_k{k}_p{e} <= {cross} ? {b} : {a};\n\
+                 \x20           o_k{k}_p{o} <= {cross} ? {a} : {b};\n\
+                 \x20       end else begin\n\
+                 \x20           o_k{k}_p{ta} <= {cross} ? {rb} : {ra};\n\
+                 \x20           o_k{k}_p{tb} <= {cross} ? {ra} : {rb};\n\
+                 \x20       end",
+                e = 2 * m,
+                o = 2 * m + 1
+            ));
+        }
+        omega.push(format!(
+            "if (inslot && ((count - ((state == OFWD) ? {df} : {dr})) % WORD) == WORD - 1) optr_k{k} <= optr_k{k} + 1'b1;",
+            df = cwv(delay_f),
+            dr = cwv(delay_r)
+        ));
+    }
+    // Store positions: seek, owner advance, rewind.
+    let mut pointers = Vec::new();
+    for k in 0..lgs {
+        pointers.push(format!(
+            "if (state == SEEK && optr_k{k} < omega_off) optr_k{k} <= optr_k{k} + 1'b1;\n\
+             \x20       if ((state == DRAIN || state == REWIND) && optr_k{k} != {ptrw}'d0) optr_k{k} <= optr_k{k} - 1'b1;"
+        ));
+    }
+    for col in 0..cells {
+        pointers.push(format!(
+            "if (state == SEEK && cptr_c{col} < cell_off_c{col}) cptr_c{col} <= cptr_c{col} + 1'b1;\n\
+             \x20       if (state == INRING && sub == 3'd2 && wcols > {cv} && (jmask & {cv}) == {z}) cptr_c{col} <= cptr_c{col} + 1'b1;\n\
+             \x20       if ((state == DRAIN || state == REWIND) && cptr_c{col} != {ptrw}'d0) cptr_c{col} <= cptr_c{col} - 1'b1;",
+            cv = cwv(col),
+            z = cwv(0)
+        ));
+    }
+    let port = (0..s)
+        .map(|rho| format!("assign port[{rho}] = {}[{}];", d(rho, 0), word - 1))
+        .chain((0..s).map(|rho| {
+            let arms: String = (0..c.phases.len() as u32)
+                .map(|lg| format!("(lg_w == {lw}'d{lg}) ? {} : ", x(rho, (1 << lg) - 1)))
+                .collect();
+            format!("assign xtop_r{rho} = {arms}{};", x(rho, 0))
+        }))
+        .collect();
+    let states = vec![
+        ("IDLE", IDLE),
+        ("CLEAR", CLEAR),
+        ("LOAD", LOAD),
+        ("SEEK", SEEK),
+        ("SORT", SORT),
+        ("OFWD", OFWD),
+        ("INRING", INRING),
+        ("OREV", OREV),
+        ("DRAIN", DRAIN),
+        ("REWIND", REWIND),
+    ];
+    let t = SorterTemplate {
+        version,
+        command,
+        config_hash,
+        s,
+        cells,
+        word,
+        bits: p.bits,
+        depth,
+        lgs,
+        cw,
+        pw,
+        dw,
+        gw,
+        lw,
+        ptrw,
+        regs,
+        stores,
+        crosses,
+        widths_table,
+        cell_offsets,
+        states,
+        shift_d,
+        clear_d,
+        inring,
+        sorter: sorter_code,
+        omega,
+        pointers,
+        port,
+    };
+    let mut files = vec![("ff_fsort.v".to_string(), render(&t)?)];
+    let tb = TbTemplate {
+        version,
+        command,
+        config_hash,
+        s,
+        gw,
+        cycles: cycles.max(1),
+        stimulus: STIMULUS_FILE,
+        dumpfile: RTL_VCD_FILE,
+    };
+    files.push(("tb.v".to_string(), render(&tb)?));
+    let sources: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    files.push((
+        "flitforge.core".to_string(),
+        fusesoc_core(&sources, config_hash, "ff_fsort"),
+    ));
+    Ok(RtlDesign { files })
+}
+
+/// Records the sorter's inputs cycle by cycle as `$readmemh` lines (LSB first: `start`,
+/// `groups`, `din`).
+#[derive(Clone, Debug, Default)]
+pub struct SorterStimulus {
+    lines: Vec<String>,
+}
+
+impl SorterStimulus {
+    /// Records one cycle's inputs.
+    pub fn sample(&mut self, sorter: &FlexibleSorter, inputs: &SorterInputs) {
+        let (.., gw, _, _) = widths(&sorter.controls);
+        let mut bits = vec![inputs.start];
+        bits.extend((0..gw).map(|b| (inputs.groups >> b) & 1 == 1));
+        bits.extend(inputs.data.iter().copied());
+        let digits = bits.len().div_ceil(4);
+        let line: String = (0..digits)
+            .rev()
+            .map(|dgt| {
+                let nibble = (0..4).fold(0u32, |a, b| {
+                    a | u32::from(bits.get(dgt * 4 + b).copied().unwrap_or(false)) << b
+                });
+                char::from_digit(nibble, 16).unwrap_or('0')
+            })
+            .collect();
+        self.lines.push(line);
+    }
+
+    /// Cycles recorded.
+    pub fn cycles(&self) -> u64 {
+        self.lines.len() as u64
+    }
+
+    /// The `$readmemh` file.
+    pub fn to_hex(&self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+}
