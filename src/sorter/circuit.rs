@@ -278,6 +278,68 @@ impl Controls {
     }
 }
 
+/// Cycles a sort of `r` words takes, from the `start` cycle to the return to IDLE, without
+/// simulating (notes §4.6; equal to the circuit's count, which depends only on `⌈r/s⌉`):
+/// `2 + ⌈r/s⌉·(b+1) + seek + β·(w(b+1) + depth) + [w ≥ 2]·β·(2(w(b+1) + lg s) +
+/// Σ_j (2·2^j·(b+1) + 3)) + max(⌈r/s⌉·(b+1), rewind)`. Needs only the phase counts, so it
+/// also serves sorters too large to build (the sorting fat-tree's upper nodes).
+pub fn sort_cycles(params: SorterParams, r: u32) -> Result<u64> {
+    let (s, word) = (params.s, u64::from(params.word()));
+    let groups = r.div_ceil(s).max(1);
+    if groups > params.cells() {
+        return Err(Error::invalid("r", r, format!("1 to l = {}", params.l)));
+    }
+    let lg_w = groups.next_power_of_two().trailing_zeros();
+    let w = 1u32 << lg_w;
+    let beta = |w: u32| {
+        phases(s * w, s, Condition::Paper).ok_or_else(|| {
+            Error::invalid(
+                "(s, w)",
+                format!("({s}, {w})"),
+                "a width Columnsort supports",
+            )
+        })
+    };
+    let phase = u64::from(beta(w)?);
+    // Store positions: Omega fields 2βw' for w' < w; cell c's fields β(w')·owners(c, w').
+    let owners = |c: u32, w: u32| {
+        inring_dims(w)
+            .iter()
+            .filter(|&&j| c & (1 << j) == 0)
+            .count() as u64
+    };
+    let mut omega_off = 0u64;
+    let mut cell_off = vec![0u64; params.cells() as usize];
+    let mut wp = 2;
+    while wp < w {
+        let b = u64::from(beta(wp)?);
+        omega_off += 2 * b * u64::from(wp);
+        for c in 0..wp {
+            cell_off[c as usize] += b * owners(c, wp);
+        }
+        wp *= 2;
+    }
+    let seek = omega_off
+        .max(cell_off.iter().copied().max().unwrap_or(0))
+        .max(1);
+    let depth = u64::from(super::batcher::depth(s));
+    let ww = u64::from(w) * word;
+    let mut t = 2 + u64::from(groups) * word + seek + phase * (ww + depth);
+    let mut rewind = 0;
+    if w >= 2 {
+        let inring: u64 = inring_dims(w)
+            .iter()
+            .map(|&j| 2 * (1u64 << j) * word + 3)
+            .sum();
+        t += phase * (2 * (ww + u64::from(params.lg_s())) + inring);
+        rewind = omega_off + 2 * phase * u64::from(w);
+        for c in 0..w {
+            rewind = rewind.max(cell_off[c as usize] + phase * owners(c, w));
+        }
+    }
+    Ok(t + (u64::from(groups) * word).max(rewind).max(1))
+}
+
 /// Registers of the whole sorter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SorterRegs {
@@ -777,6 +839,22 @@ mod tests {
                 "r = {r}: w = {}, {} phases, {} cycles",
                 run.w, run.phases, run.cycles
             );
+        }
+    }
+
+    #[test]
+    fn cycle_formula_equals_the_circuit() {
+        for (s, l, bits) in [(8, 64, 8), (16, 128, 3), (2, 2, 1), (4, 4, 32), (8, 8, 5)] {
+            let p = SorterParams { s, l, bits };
+            let mut f = FlexibleSorter::new(p).unwrap();
+            for r in 1..=l {
+                if r % s != 0 && r != 1 && r + 1 != l {
+                    continue;
+                }
+                let words: Vec<u64> = (0..u64::from(r)).map(|i| i % 2).collect();
+                let run = f.sort(&words, |_, _| Ok(())).unwrap();
+                assert_eq!(run.cycles, sort_cycles(p, r).unwrap(), "s {s} l {l} r {r}");
+            }
         }
     }
 }
