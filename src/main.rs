@@ -192,7 +192,10 @@ struct SimArgs {
     /// Network family. The pruned butterfly (seed 001 §3) routes a message set with its
     /// stage algorithm on bit-serial switches and takes only --inputs (a power of 4 from 16
     /// to 65536), --traffic, --seed, --engine, --body-bits, --json and --vcd.
-    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "pruned-butterfly"])]
+    /// The sorting fat-tree (seed 001 §4.2–4.3) routes a message set at the message level
+    /// with the flexible sorter's cycle counts and takes --inputs (a power of two from 16),
+    /// --traffic, --seed, --body-bits (word bits b, default 2 lg N) and --json.
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "pruned-butterfly", "sorting-fat-tree"])]
     topology: Option<String>,
     /// Pruned butterfly: move batches bit by bit through the register-level switches (cycle)
     /// or as whole messages through the abstract model with the same cycle counts (golden).
@@ -307,7 +310,7 @@ impl SimArgs {
             None => base,
         };
         match self.topology.as_deref() {
-            Some("pruned-butterfly") | None => {}
+            Some("pruned-butterfly") | Some("sorting-fat-tree") | None => {}
             Some(t) => {
                 c.topology = parse_name::<TopologyKind>(
                     "topology",
@@ -316,7 +319,7 @@ impl SimArgs {
                 )?
             }
         }
-        if !self.is_pruned() {
+        if !self.is_pruned() && !self.is_fat_tree() {
             for (flag, given) in [
                 ("engine", self.engine.is_some()),
                 ("body-bits", self.body_bits.is_some()),
@@ -458,8 +461,13 @@ impl SimArgs {
         self.topology.as_deref() == Some("pruned-butterfly")
     }
 
-    /// The pruned-butterfly run these flags describe; flags it does not use are refused.
-    fn pruned(&self) -> Result<PrunedConfig> {
+    /// Whether these flags select the sorting fat-tree.
+    fn is_fat_tree(&self) -> bool {
+        self.topology.as_deref() == Some("sorting-fat-tree")
+    }
+
+    /// Flags the pruned butterfly and the sorting fat-tree do not take.
+    fn refuse_network_flags(&self, topology: &str, allowed: &str) -> Result<()> {
         let unused = [
             ("config", self.config.is_some()),
             ("dilation", self.dilation.is_some()),
@@ -479,13 +487,22 @@ impl SimArgs {
             ("per-message", self.per_message),
             ("check", self.check),
         ];
-        if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
-            return Err(Error::invalid(
+        match unused.iter().find(|(_, given)| *given) {
+            Some((flag, _)) => Err(Error::invalid(
                 flag,
-                "given with --topology pruned-butterfly",
-                "only --inputs, --traffic (with --q, --region or --messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
-            ));
+                format!("given with --topology {topology}"),
+                allowed,
+            )),
+            None => Ok(()),
         }
+    }
+
+    /// The pruned-butterfly run these flags describe; flags it does not use are refused.
+    fn pruned(&self) -> Result<PrunedConfig> {
+        self.refuse_network_flags(
+            "pruned-butterfly",
+            "only --inputs, --traffic (with --q, --region or --messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
+        )?;
         let c = self.resolve(SimConfig::default())?;
         let mut p = PrunedConfig::new(c.inputs, c.traffic, c.seed);
         p.body_bits = self.body_bits;
@@ -531,6 +548,84 @@ fn prepare_design(args: &SimArgs) -> Result<cosim::Bundle> {
     } else {
         cosim::prepare(args.resolve(SimConfig::default())?, &command)?.into()
     })
+}
+
+/// `sim --topology sorting-fat-tree`: route the message set with the eight-step algorithm.
+fn simulate_fat_tree(args: &SimArgs) -> Result<()> {
+    args.refuse_network_flags(
+        "sorting-fat-tree",
+        "only --inputs, --traffic (with --q, --region or --messages), --seed, --body-bits, --json",
+    )?;
+    for (flag, given) in [
+        ("engine", args.engine.is_some()),
+        ("vcd", args.vcd.is_some()),
+    ] {
+        if given {
+            return Err(Error::invalid(
+                flag,
+                "given with --topology sorting-fat-tree",
+                "no value: the sorting fat-tree is modelled at the message level",
+            ));
+        }
+    }
+    let c = args.resolve(SimConfig::default())?;
+    if c.traffic.is_continuous() {
+        return Err(Error::invalid(
+            "traffic",
+            c.traffic.name(),
+            "a batch pattern for the sorting fat-tree",
+        ));
+    }
+    let n = c.inputs;
+    let tree = flitforge::sorter::fattree::FatTree::new(
+        n,
+        args.body_bits.unwrap_or(2 * n.trailing_zeros()),
+    )?;
+    let messages: Vec<(u32, u32)> = c
+        .traffic
+        .messages(n, 0, c.seed)?
+        .iter()
+        .map(|m| (m.source, m.destination))
+        .collect();
+    let r = tree.route(&messages)?;
+    say!(
+        "sorting fat-tree, N = {n} ({} x {} meshes at depth {}): {} messages, {} delivered, {} colour class(es) of degree {}",
+        tree.mesh,
+        tree.mesh,
+        tree.depth,
+        r.messages,
+        r.delivered,
+        r.colours,
+        r.degree
+    );
+    say!(
+        "load factor {:.3} (per direction; {:.3} both ways); {} ascent and {} descent stages",
+        r.load_factor_dir,
+        r.load_factor_cut,
+        r.ascent_stages,
+        r.descent_stages
+    );
+    say!(
+        "cycles: mesh {} + batching {} + ascent {} + peak sorts {} + descent {} = {}",
+        r.mesh_cycles,
+        r.batching_cycles,
+        r.ascent_cycles,
+        r.peak_sort_cycles,
+        r.descent_cycles,
+        r.routing_cycles
+    );
+    say!(
+        "Theorem 3: T / (lambda lg N + lg^2 N) = {:.2}; sorter capacity exceeded {} times, Lemma 10 exceeded {} times",
+        r.theorem3_ratio,
+        r.capacity_violations,
+        r.lemma10_violations
+    );
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({ "inputs": n, "traffic": c.traffic, "seed": c.seed, "bits": tree.bits, "report": r });
+        write(path, &format!("{json:#}\n"))?;
+        say!("statistics written to {path}");
+    }
+    Ok(())
 }
 
 /// `sim --topology pruned-butterfly`: route the message set with the stage algorithm.
@@ -589,6 +684,57 @@ fn simulate(config: SimConfig, args: &SimArgs) -> Result<()> {
         write(path, &report.to_json())?;
         say!("statistics written to {path}");
     }
+    Ok(())
+}
+
+/// `topology --topology sorting-fat-tree`: the meshes, and per depth the flexible sorters and
+/// channel capacities (notes-001 §5.1).
+fn describe_fat_tree(args: &SimArgs) -> Result<()> {
+    let c = args.resolve(SimConfig::default())?;
+    let n = c.inputs;
+    let t = flitforge::sorter::fattree::FatTree::new(
+        n,
+        args.body_bits.unwrap_or(2 * n.trailing_zeros()),
+    )?;
+    say!(
+        "sorting-fat-tree: N = {n}, {} meshes of {} x {} terminals at depth {}, words of b = {} bits",
+        n / (t.mesh * t.mesh),
+        t.mesh,
+        t.mesh,
+        t.depth,
+        t.bits
+    );
+    say!("depth  nodes  terminals  sorter (b, s, l)  cells/ring  channel above");
+    for d in 0..t.depth {
+        let p = t.sorter(d);
+        let cap = if d == 0 {
+            "-".to_string()
+        } else {
+            t.capacity(d).to_string()
+        };
+        say!(
+            "{d:>5}  {:>5}  {:>9}  ({}, {}, {}){:>w$}  {:>10}  {cap:>13}",
+            1u32 << d,
+            t.terminals(d),
+            p.bits,
+            p.s,
+            p.l,
+            "",
+            p.cells(),
+            w = 16usize.saturating_sub(format!("({}, {}, {})", p.bits, p.s, p.l).len())
+        );
+    }
+    say!(
+        "{:>5}  {:>5}  {:>9}  mesh {} x {}{:>8}  {:>10}  {:>13}",
+        t.depth,
+        1u32 << t.depth,
+        t.terminals(t.depth),
+        t.mesh,
+        t.mesh,
+        "",
+        "-",
+        t.capacity(t.depth)
+    );
     Ok(())
 }
 
@@ -660,6 +806,7 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sim(args) if args.is_pruned() => simulate_pruned(&args),
+        Command::Sim(args) if args.is_fat_tree() => simulate_fat_tree(&args),
         Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),
         Command::Demo { json, vcd } => {
             let args = SimArgs {
@@ -668,6 +815,16 @@ fn run(cli: Cli) -> Result<()> {
                 ..SimArgs::default()
             };
             simulate(SimConfig::default(), &args)
+        }
+        Command::Topology { args, alpha: None } if args.is_fat_tree() => describe_fat_tree(&args),
+        Command::Rtl { args, .. } | Command::Cosim { args, .. } | Command::Bench(args)
+            if args.is_fat_tree() =>
+        {
+            Err(Error::invalid(
+                "topology",
+                "sorting-fat-tree",
+                "a network with a register-level model here (the sorting fat-tree is modelled at the message level; its node circuit is --circuit flexible-sorter)",
+            ))
         }
         Command::Topology { args, alpha } if args.is_pruned() => {
             if let Some(a) = alpha {
