@@ -89,16 +89,26 @@ enum Command {
     ///
     /// pruned-butterfly (seed 001 §3): routing time of the stage algorithm against the load
     /// factor and N for random sets, permutations, degree-d sets and a hot region, fitted to
-    /// Theorem 1's O(λ log² N). Example:
+    /// Theorem 1's O(λ log² N).
+    /// flexible-sorter (seed 001 §4.1): cycles of the circuit for r = s, 2s, ..., l, against
+    /// Theorem 2's O((b + log s) r/s); default circuits (b, s, l) = (8, 8, 64), (8, 16, 256),
+    /// or one given with --s, --l, --bits.
+    /// sorting-fat-tree (seed 001 §4.3): routing time against λ and N, against Theorem 3's
+    /// O(λ log N + log² N) (default sizes 256..16384).
+    /// Examples:
     ///   flitforge experiment pruned-butterfly --sizes 16,64,256,1024 --seeds 3 --out results
+    ///   flitforge experiment flexible-sorter --out results
     #[command(verbatim_doc_comment)]
     Experiment {
         /// Which experiment.
-        #[arg(value_parser = ["pruned-butterfly"])]
+        #[arg(value_parser = ["pruned-butterfly", "flexible-sorter", "sorting-fat-tree"])]
         which: String,
-        /// Network sizes N (powers of 4 from 16 to 65536), comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [16u32, 64, 256, 1024, 4096])]
+        /// Network sizes N, comma-separated (pruned butterfly: powers of 4 from 16 to 65536,
+        /// default 16..4096; sorting fat-tree: powers of two from 16, default 256..16384).
+        #[arg(long, value_delimiter = ',')]
         sizes: Vec<u32>,
+        #[command(flatten)]
+        sorter: SorterArgs,
         /// Seeds per workload and size (1..=S).
         #[arg(long, default_value_t = 3)]
         seeds: u64,
@@ -931,12 +941,107 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Experiment {
+            which,
+            sizes,
+            sorter,
+            seeds,
+            engine,
+            out,
+        } if which != "pruned-butterfly" => {
+            use flitforge::sorter::experiment;
+            let dir = std::path::Path::new(&out);
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+            if engine != "golden" {
+                return Err(Error::invalid(
+                    "engine",
+                    &engine,
+                    "no value for this experiment",
+                ));
+            }
+            let (csv, text, charts) = if which == "flexible-sorter" {
+                if !sizes.is_empty() {
+                    return Err(Error::invalid(
+                        "sizes",
+                        "given",
+                        "no value for the flexible sorter (use --s, --l, --bits)",
+                    ));
+                }
+                let params = if sorter.given() {
+                    vec![sorter.config(1)?.params]
+                } else {
+                    vec![
+                        SorterParams {
+                            s: 8,
+                            l: 64,
+                            bits: 8,
+                        },
+                        SorterParams {
+                            s: 16,
+                            l: 256,
+                            bits: 8,
+                        },
+                    ]
+                };
+                let points = experiment::sorter_sweep(&params, seeds, |p| {
+                    eprintln!(
+                        "(b, s, l) = ({}, {}, {}), r = {}: {} cycles (w = {}, {} phases)",
+                        p.bits, p.s, p.l, p.r, p.cycles, p.w, p.phases
+                    );
+                })?;
+                let (text, charts) = experiment::sorter_report(&points);
+                (experiment::sorter_csv(&points), text, charts)
+            } else {
+                if sorter.given() {
+                    return Err(Error::invalid(
+                        "s, l, r, bits",
+                        "given",
+                        "no value for the sorting fat-tree (node sorters follow from N)",
+                    ));
+                }
+                let sizes = if sizes.is_empty() {
+                    vec![256, 1024, 4096, 16384]
+                } else {
+                    sizes
+                };
+                let points = experiment::tree_sweep(&sizes, seeds, |p| {
+                    eprintln!(
+                        "N = {} {} seed {}: {} cycles, lambda {:.2}",
+                        p.n, p.workload, p.seed, p.cycles, p.lambda
+                    );
+                })?;
+                experiment::tree_report(&points)
+            };
+            let path = dir.join("runs.csv");
+            write(&path.to_string_lossy(), &csv)?;
+            say!("{}", path.display());
+            for (name, svg) in charts {
+                let path = dir.join(name);
+                write(&path.to_string_lossy(), &svg)?;
+                say!("{}", path.display());
+            }
+            say!("{text}");
+            Ok(())
+        }
+        Command::Experiment {
             which: _,
             sizes,
+            sorter,
             seeds,
             engine,
             out,
         } => {
+            if sorter.given() {
+                return Err(Error::invalid(
+                    "s, l, r, bits",
+                    "given",
+                    "no value for the pruned butterfly",
+                ));
+            }
+            let sizes = if sizes.is_empty() {
+                vec![16, 64, 256, 1024, 4096]
+            } else {
+                sizes
+            };
             use flitforge::pruned::experiment;
             let engine = parse_name::<Engine>("engine", &engine, "cycle|golden")?;
             let sizes = experiment::checked_sizes(&sizes)?;

@@ -36,22 +36,23 @@ module ff_fsort (
     localparam [{{ st.1 }}-1:0] {{ st.0 }} = {{ st.1 }}'b{{ st.2 }};
 {%- endfor %}
 {%- for x in crosses %}
-    wire {{ x.0 }} = {{ x.1 }}[{{ x.2 }}];
+    wire {{ x.0 }} = {{ x.1 }};
 {%- endfor %}
 
     // ---- per-width constants ----
     reg [{{ pw }}-1:0] phases_w;
-    reg [{{ cw }}-1:0] seek_len, omega_off;
+    reg [{{ cw }}-1:0] seek_len;
+    reg [{{ ptrw }}-1:0] omega_off;
 {%- for co in cell_offsets %}
     reg [{{ ptrw }}-1:0] cell_off_c{{ co.0 }};
 {%- endfor %}
     always @* begin
         phases_w = {{ pw }}'d1;
         seek_len = {{ cw }}'d1;
-        omega_off = {{ cw }}'d0;
+        omega_off = {{ ptrw }}'d0;
         case (lg_w)
 {%- for t in widths_table %}
-        {{ lw }}'d{{ t.0 }}: begin phases_w = {{ pw }}'d{{ t.1 }}; seek_len = {{ cw }}'d{{ t.2 }}; omega_off = {{ cw }}'d{{ t.3 }}; end
+        {{ lw }}'d{{ t.0 }}: begin phases_w = {{ pw }}'d{{ t.1 }}; seek_len = {{ cw }}'d{{ t.2 }}; omega_off = {{ ptrw }}'d{{ t.3 }}; end
 {%- endfor %}
         default: ;
         endcase
@@ -71,7 +72,7 @@ module ff_fsort (
     // ---- ring ports and loop closure ----
     wire [{{ s }}-1:0] port;
 {%- for rho in 0..s %}
-    wire [{{ word }}-1:0] xtop_r{{ rho }};
+    wire xtop_r{{ rho }};  // bit 0 of X in the ring's top cell w - 1
 {%- endfor %}
 {%- for l in port %}
     {{ l }}
@@ -81,13 +82,13 @@ module ff_fsort (
     wire [{{ cw }}-1:0] cn = count + ONE;
     wire first_in = (count < wbits) && (count % WORD == {{ cw }}'d0);
     // In-ring dimension j of step `dim`: lg w - 1, ..., 0, ..., lg w - 1.
-    wire [{{ cw }}-1:0] dimx = {{ cw }}'d0 + dim;
-    wire [{{ cw }}-1:0] lgwx = {{ cw }}'d0 + lg_w;
+    wire [{{ cw }}-1:0] dimx = { { {{ cw - dw }}{1'b0} }, dim };
+    wire [{{ cw }}-1:0] lgwx = { { {{ cw - lw }}{1'b0} }, lg_w };
     wire [{{ cw }}-1:0] jdim = (dimx < lgwx) ? (lgwx - ONE - dimx) : (dimx - lgwx + ONE);
     wire [{{ cw }}-1:0] jmask = ONE << jdim;
     wire [{{ cw }}-1:0] span = jmask * WORD;
     wire [{{ cw }}-1:0] ndims = (lgwx << 1) - ONE;
-    wire [{{ cw }}-1:0] groupbits = ({{ cw }}'d0 + groups) * WORD;
+    wire [{{ cw }}-1:0] groupbits = { { {{ cw - gw }}{1'b0} }, groups } * WORD;
     reg [{{ s }}-1:0] pin;
     always @* begin
         case (state)

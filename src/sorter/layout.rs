@@ -92,7 +92,10 @@ pub fn layout(c: &Controls) -> Vec<Element> {
             add(format!("sd_t{t}_k{q}"), 1, Field::SDec(t, q));
             add(format!("ss_t{t}_k{q}"), 1, Field::SSwap(t, q));
         }
-        add(format!("sf_t{t}"), 1, Field::SFirst(t));
+        if t + 1 < c.comparators.len() as u32 {
+            // The last layer's marker would feed nothing.
+            add(format!("sf_t{t}"), 1, Field::SFirst(t));
+        }
     }
     for k in 0..p.lg_s() {
         for x in 0..p.s {

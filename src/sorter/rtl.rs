@@ -33,8 +33,8 @@ struct SorterTemplate<'a> {
     regs: Vec<(String, u32)>,
     /// `localparam` stores: (name, length, bits MSB first).
     stores: Vec<(String, usize, String)>,
-    /// Cross wires: (name, store, pointer).
-    crosses: Vec<(String, String, String)>,
+    /// Cross wires: (name, store bit at the stage's position).
+    crosses: Vec<(String, String)>,
     /// Per `lg w`: (value, phases, seek length, omega offset).
     widths_table: Vec<(u32, u32, u32, u32)>,
     /// Per cell position, per `lg w`: its store offset.
@@ -83,25 +83,43 @@ pub fn design(
         .filter(|e| !matches!(e.field, Field::Cross(..)))
         .map(|e| (e.name.clone(), e.width))
         .collect();
+    // Every store is padded with zeros to a power of two and read with exactly as many
+    // position bits (the positions never pass the store's last, zero, bit).
     let mut stores = Vec::new();
-    let bits_of = |v: &[bool]| v.iter().rev().map(|&b| if b { '1' } else { '0' }).collect();
+    let mut index_bits = std::collections::HashMap::new();
+    let mut store = |name: String, v: &[bool]| {
+        let ib = crate::flit::clog2(v.len() as u64);
+        let padded = 1usize << ib;
+        let bits: String = (0..padded)
+            .rev()
+            .map(|i| {
+                if v.get(i).copied().unwrap_or(false) {
+                    '1'
+                } else {
+                    '0'
+                }
+            })
+            .collect();
+        index_bits.insert(name.clone(), ib);
+        stores.push((name, padded, bits));
+    };
     for (k, stage) in c.omega.iter().enumerate() {
         for (m, st) in stage.iter().enumerate() {
-            stores.push((format!("OS_k{k}_m{m}"), st.len(), bits_of(st)));
+            store(format!("OS_k{k}_m{m}"), st);
         }
     }
     for (rho, ring) in c.cell.iter().enumerate() {
         for (col, st) in ring.iter().enumerate() {
-            stores.push((format!("CS_r{rho}_c{col}"), st.len(), bits_of(st)));
+            store(format!("CS_r{rho}_c{col}"), st);
         }
     }
+    let at = |store: &str, ptr: &str| format!("{store}[{ptr}[{}:0]]", index_bits[store] - 1);
     let mut crosses = Vec::new();
     for k in 0..lgs {
         for m in 0..s / 2 {
             crosses.push((
                 format!("cross_k{k}_m{m}"),
-                format!("OS_k{k}_m{m}"),
-                format!("optr_k{k}"),
+                at(&format!("OS_k{k}_m{m}"), &format!("optr_k{k}")),
             ));
         }
     }
@@ -188,7 +206,7 @@ pub fn design(
             let up = if col > 0 {
                 format!("{}[0]", x(rho, col - 1))
             } else {
-                format!("xtop_r{rho}[0]")
+                format!("xtop_r{rho}")
             };
             let hi = if word >= 2 {
                 format!("[{}:1]", word - 1)
@@ -200,12 +218,13 @@ pub fn design(
                  \x20               case (sub)\n\
                  \x20               3'd0: {xn} <= {dn};\n\
                  \x20               3'd1: {xn} <= {{{xn}{lo}, {down}}};\n\
-                 \x20               3'd2: if ((jmask & {cv}) == {z} && CS_r{rho}_c{col}[cptr_c{col}]) begin {dn} <= {xn}; {xn} <= {dn}; end\n\
+                 \x20               3'd2: if ((jmask & {cv}) == {z} && {owner}) begin {dn} <= {xn}; {xn} <= {dn}; end\n\
                  \x20               3'd3: {xn} <= {{{up}, {xn}{hi}}};\n\
                  \x20               default: if ((jmask & {cv}) != {z}) {dn} <= {xn};\n\
                  \x20               endcase\n\
                  \x20           end",
-                z = cwv(0)
+                z = cwv(0),
+                owner = at(&format!("CS_r{rho}_c{col}"), &format!("cptr_c{col}"))
             ));
         }
     }
@@ -243,7 +262,9 @@ pub fn design(
                 sorter_code.push(format!("sl_t{t}_n{line} <= {};", input(line)));
             }
         }
-        sorter_code.push(format!("sf_t{t} <= {first};"));
+        if t + 1 < c.comparators.len() {
+            sorter_code.push(format!("sf_t{t} <= {first};"));
+        }
     }
     // Omega stages: forward = shuffle then switch; reverse = switch then unshuffle.
     let mut omega = Vec::new();
@@ -264,12 +285,19 @@ pub fn design(
         };
         let delay_f = k;
         let delay_r = lgs - 1 - k;
+        let window = |delay: u32| {
+            if delay == 0 {
+                "(count < wbits)".to_string()
+            } else {
+                format!("(count >= {d}) && (count - {d} < wbits)", d = cwv(delay))
+            }
+        };
         omega.push(format!(
-            "slot_f = (count >= {df}) && (count - {df} < wbits);\n\
-             \x20       slot_r = (count >= {dr}) && (count - {dr} < wbits);\n\
+            "slot_f = {};\n\
+             \x20       slot_r = {};\n\
              \x20       inslot = (state == OFWD) ? slot_f : slot_r;",
-            df = cwv(delay_f),
-            dr = cwv(delay_r)
+            window(delay_f),
+            window(delay_r)
         ));
         // Forward: position rotl(x) receives input x.
         let mut sh = vec![String::new(); s as usize];
@@ -321,9 +349,9 @@ pub fn design(
         .map(|rho| format!("assign port[{rho}] = {}[{}];", d(rho, 0), word - 1))
         .chain((0..s).map(|rho| {
             let arms: String = (0..c.phases.len() as u32)
-                .map(|lg| format!("(lg_w == {lw}'d{lg}) ? {} : ", x(rho, (1 << lg) - 1)))
+                .map(|lg| format!("(lg_w == {lw}'d{lg}) ? {}[0] : ", x(rho, (1 << lg) - 1)))
                 .collect();
-            format!("assign xtop_r{rho} = {arms}{};", x(rho, 0))
+            format!("assign xtop_r{rho} = {arms}{}[0];", x(rho, 0))
         }))
         .collect();
     let states = vec![
