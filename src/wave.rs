@@ -251,6 +251,9 @@ pub struct SignalDecl {
     pub encoding: Option<&'static [&'static str]>,
 }
 
+/// The companion string signal of an enumerated register, with the value names.
+type EnumSignal = (IdCode, &'static [&'static str]);
+
 /// A waveform of scoped register values with the timing of this module: `tb` holds `clk`,
 /// `rst` and the testbench inputs (changed at the falling edge before the cycle that reads
 /// them), `tb.net.<scope>` the registers (changed at the rising edge that commits them).
@@ -261,7 +264,8 @@ pub struct ScopedVcd<W: Write> {
     rst: IdCode,
     inputs: Vec<(IdCode, u32)>,
     last_inputs: Vec<Option<u64>>,
-    signals: Vec<(IdCode, u32, Option<(IdCode, &'static [&'static str])>)>,
+    /// Per signal: its code, width and the enumerated companion string.
+    signals: Vec<(IdCode, u32, Option<EnumSignal>)>,
     last: Vec<Option<u64>>,
     last_time: u64,
 }

@@ -7,6 +7,7 @@ use crate::cosim::{Prepared, prepare};
 use crate::error::{Error, Result};
 use crate::pruned::PrunedConfig;
 use crate::rtl::STIMULUS_FILE;
+use crate::sorter::{SortConfig, SorterParams};
 use crate::topology::TopologyKind;
 use crate::traffic::Traffic;
 use std::path::{Path, PathBuf};
@@ -48,9 +49,35 @@ pub fn pruned_configs() -> Vec<(&'static str, PrunedConfig)> {
     )]
 }
 
+/// The flexible-sorter reference: `(b, s, l) = (8, 8, 64)` sorting 16 words (`w = 2`, four
+/// Columnsort phases with permuting steps).
+pub fn sorter_configs() -> Vec<(&'static str, SortConfig)> {
+    vec![(
+        "fsort_b8_s8_l64_r16",
+        SortConfig {
+            params: SorterParams {
+                s: 8,
+                l: 64,
+                bits: 8,
+            },
+            r: 16,
+            seed: 1,
+        },
+    )]
+}
+
 /// Every reference file as (path relative to the repository root, contents).
 pub fn files() -> Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut out = Vec::new();
+    for (name, config) in sorter_configs() {
+        let p = config.prepare(&format!("flitforge reference ({name})"))?;
+        let dir = Path::new("rtl").join(name);
+        for (file, text) in p.design.files {
+            out.push((dir.join(file), text.into_bytes()));
+        }
+        out.push((dir.join(STIMULUS_FILE), p.stimulus.to_hex().into_bytes()));
+        out.push((Path::new("waves").join(format!("{name}.vcd")), p.model_vcd));
+    }
     for (name, config) in pruned_configs() {
         let p = config.prepare(&format!("flitforge reference ({name})"))?;
         let dir = Path::new("rtl").join(name);

@@ -83,7 +83,7 @@ impl SorterParams {
             return Err(Error::invalid("s", self.s, "a power of two from 2 to 64"));
         }
         if self.l < self.s
-            || self.l % self.s != 0
+            || !self.l.is_multiple_of(self.s)
             || !self.cells().is_power_of_two()
             || self.cells() > 64
         {
@@ -511,7 +511,7 @@ impl FlexibleSorter {
                 }
             }
             // Sample the output wires before the edge, as the consumer would.
-            if self.draining() && self.regs.count % p.word() == 0 {
+            if self.draining() && self.regs.count.is_multiple_of(p.word()) {
                 for rho in 0..p.s {
                     let base = (rho * p.cells()) as usize;
                     let v = self.regs.d[base];
@@ -569,13 +569,11 @@ impl FlexibleSorter {
         };
         let count_next = r.count + 1;
         match r.state {
-            IDLE => {
-                if inputs.start && inputs.groups >= 1 && inputs.groups <= cells {
-                    n.groups = inputs.groups;
-                    n.lg_w = inputs.groups.next_power_of_two().trailing_zeros();
-                    n.state = CLEAR;
-                    n.count = 0;
-                }
+            IDLE if inputs.start && inputs.groups >= 1 && inputs.groups <= cells => {
+                n.groups = inputs.groups;
+                n.lg_w = inputs.groups.next_power_of_two().trailing_zeros();
+                n.state = CLEAR;
+                n.count = 0;
             }
             CLEAR => {
                 for rho in 0..s {
@@ -617,7 +615,7 @@ impl FlexibleSorter {
                 let last = &r.sline[depth as usize - 1];
                 shift_d(&mut n, &|rho| last[rho as usize]);
                 // The sorter: layer 0 reads the ports, layer t reads layer t − 1.
-                let first_in = r.count < w * word && r.count % word == 0;
+                let first_in = r.count < w * word && r.count.is_multiple_of(word);
                 for (t, layer) in c.comparators.iter().enumerate() {
                     let (prev, f): (Vec<bool>, bool) = if t == 0 {
                         ((0..s).map(|rho| self.port_out(rho)).collect(), first_in)

@@ -137,6 +137,16 @@ pub fn sorter_report(points: &[SortPoint]) -> (String, Vec<(&'static str, String
         text.push_str(&format!(
             "{s:>5} {l:>5} {bits:>5}  {c:>33.3}  {lo:>11.1}..{hi:<11.1}  {beta:>8}\n"
         ));
+        let mut widths: Vec<(u32, u32)> = set.iter().map(|p| (p.w, p.phases)).collect();
+        widths.dedup();
+        let phases: Vec<String> = widths
+            .iter()
+            .map(|&(w, b)| {
+                let bound = super::schedule::paper_bound(s * w, s);
+                format!("w={w}: {b} (paper bound {bound:.1})")
+            })
+            .collect();
+        text.push_str(&format!("      phases beta(w): {}\n", phases.join(", ")));
         let name = format!("s = {s}, l = {l}, b = {bits}");
         time = time.series(
             &name,
