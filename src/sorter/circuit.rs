@@ -141,6 +141,8 @@ pub struct Controls {
     pub cell_offset: Vec<Vec<u32>>,
     /// Column comparators, layer by layer.
     pub comparators: Vec<Vec<(u32, u32)>>,
+    /// The Columnsort permutations per `lg w` (on column-major indices), for the checks.
+    pub schedules: Vec<Vec<Vec<u32>>>,
 }
 
 /// The in-ring stage dimensions of width `w`: `lg w − 1, …, 0, …, lg w − 1`.
@@ -160,10 +162,12 @@ impl Controls {
         let mut omega_offset = Vec::new();
         let mut cell_offset = vec![Vec::new(); c_max as usize];
         let mut phase_counts = Vec::new();
+        let mut schedules = Vec::new();
         let mut w = 1;
         while w <= c_max {
             let sched = schedule(s, w, Condition::Paper)?;
             phase_counts.push(sched.phases() as u32);
+            schedules.push(sched.perms.clone());
             omega_offset.push(omega[0].first().map_or(0, |v| v.len() as u32));
             for (c, off) in cell_offset.iter_mut().enumerate() {
                 off.push(cell[0][c].len() as u32);
@@ -196,7 +200,7 @@ impl Controls {
                             }
                         }
                     }
-                    // Omega reverse pass: Beneš stage 2D−2−(lg s−1−k) on ring bit lg s−1−k.
+                    // Omega reverse pass: ring bit lg s − 1 − k is Beneš stage 2D − 2 − k.
                     let last = dims.len() - 1;
                     for k in 0..lg_s {
                         for m in 0..s / 2 {
@@ -204,7 +208,7 @@ impl Controls {
                             for _ in 0..(lg_s - 1 - k) {
                                 rho = params.rotl(rho);
                             }
-                            let stage = last - (lg_s - 1 - k) as usize;
+                            let stage = last - k as usize;
                             for c in 0..w {
                                 omega[k as usize][m as usize].push(bit(stage, rho * w + c));
                             }
@@ -244,6 +248,7 @@ impl Controls {
             cell,
             cell_offset,
             comparators: odd_even_merge_sort(s),
+            schedules,
         })
     }
 
@@ -497,6 +502,7 @@ impl FlexibleSorter {
         let start = self.cycle;
         let mut output = Vec::with_capacity(words.len());
         let mut t = 0u64;
+        let mut before_perm: Vec<u64> = Vec::new();
         loop {
             let mut inputs = SorterInputs {
                 start: t == 0,
@@ -520,8 +526,10 @@ impl FlexibleSorter {
                     }
                 }
             }
+            let (was, phase) = (self.regs.state, self.regs.phase);
             self.step(&inputs);
             observer(self, &inputs)?;
+            self.check_step(was, phase, &mut before_perm)?;
             t += 1;
             if self.regs.state == IDLE {
                 break;
@@ -539,6 +547,52 @@ impl FlexibleSorter {
             w: 1 << self.regs.lg_w,
             phases: self.controls.phases[self.regs.lg_w as usize],
         })
+    }
+
+    /// The array as words in column-major order (`p = c·s + ρ`) over the closed ring length.
+    fn array(&self) -> Vec<u64> {
+        let p = self.params();
+        let w = 1u32 << self.regs.lg_w;
+        (0..p.s * w)
+            .map(|i| self.regs.d[((i % p.s) * p.cells() + i / p.s) as usize])
+            .collect()
+    }
+
+    /// P4.3, checked as the controller leaves a step: after a sorting step every column is
+    /// sorted; after a permuting step the array is the phase's permutation of the array before
+    /// it.
+    fn check_step(&self, was: u8, phase: u32, before_perm: &mut Vec<u64>) -> Result<()> {
+        let now = self.regs.state;
+        if was == now {
+            return Ok(());
+        }
+        let p = self.params();
+        let fail = |what: String| {
+            Err(Error::Invariant {
+                cycle: self.cycle,
+                message: format!("flexible sorter, phase {phase}: {what}"),
+            })
+        };
+        if was == SORT {
+            let a = self.array();
+            if let Some(c) = a.chunks(p.s as usize).position(|col| !col.is_sorted()) {
+                return fail(format!("column {c} unsorted after the sorting step"));
+            }
+            *before_perm = a;
+        } else if was == OREV {
+            let perm = &self.controls.schedules[self.regs.lg_w as usize][phase as usize];
+            let mut want = vec![0; before_perm.len()];
+            for (i, &dst) in perm.iter().enumerate() {
+                want[dst as usize] = before_perm[i];
+            }
+            if self.array() != want {
+                return fail(
+                    "the array is not the permutation of the array before the permuting step"
+                        .into(),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// One clock cycle: the controller and every register compute from the registered state
