@@ -173,7 +173,7 @@ impl SorterArgs {
 
     fn config(&self, seed: u64) -> Result<SortConfig> {
         let s = self.s.unwrap_or(8);
-        let l = self.l.unwrap_or(8 * s);
+        let l = self.l.unwrap_or(s.saturating_mul(8));
         let c = SortConfig {
             params: SorterParams {
                 s,
@@ -477,7 +477,7 @@ impl SimArgs {
     }
 
     /// Flags the pruned butterfly and the sorting fat-tree do not take.
-    fn refuse_network_flags(&self, topology: &str, allowed: &str) -> Result<()> {
+    fn refuse_network_flags(&self, selected: &str, allowed: &str) -> Result<()> {
         let unused = [
             ("config", self.config.is_some()),
             ("dilation", self.dilation.is_some()),
@@ -500,7 +500,7 @@ impl SimArgs {
         match unused.iter().find(|(_, given)| *given) {
             Some((flag, _)) => Err(Error::invalid(
                 flag,
-                format!("given with --topology {topology}"),
+                format!("given with {selected}"),
                 allowed,
             )),
             None => Ok(()),
@@ -510,7 +510,7 @@ impl SimArgs {
     /// The pruned-butterfly run these flags describe; flags it does not use are refused.
     fn pruned(&self) -> Result<PrunedConfig> {
         self.refuse_network_flags(
-            "pruned-butterfly",
+            "--topology pruned-butterfly",
             "only --inputs, --traffic (with --q, --region or --messages), --seed, --engine, --body-bits, --json, --vcd, --vcd-scope",
         )?;
         let c = self.resolve(SimConfig::default())?;
@@ -540,6 +540,25 @@ fn write(path: &str, text: &str) -> Result<()> {
 fn prepare_design(args: &SimArgs) -> Result<cosim::Bundle> {
     let command = command_line();
     if args.circuit.is_some() {
+        args.refuse_network_flags(
+            "--circuit flexible-sorter",
+            "only --s, --l, --r, --bits and --seed with --circuit",
+        )?;
+        for (flag, given) in [
+            ("topology", args.topology.is_some()),
+            ("inputs", args.inputs.is_some()),
+            ("traffic", args.traffic.is_some()),
+            ("engine", args.engine.is_some()),
+            ("body-bits", args.body_bits.is_some()),
+        ] {
+            if given {
+                return Err(Error::invalid(
+                    flag,
+                    "given with --circuit flexible-sorter",
+                    "only --s, --l, --r, --bits and --seed",
+                ));
+            }
+        }
         return Ok(args
             .sorter
             .config(args.seed.unwrap_or(1))?
@@ -563,7 +582,7 @@ fn prepare_design(args: &SimArgs) -> Result<cosim::Bundle> {
 /// `sim --topology sorting-fat-tree`: route the message set with the eight-step algorithm.
 fn simulate_fat_tree(args: &SimArgs) -> Result<()> {
     args.refuse_network_flags(
-        "sorting-fat-tree",
+        "--topology sorting-fat-tree",
         "only --inputs, --traffic (with --q, --region or --messages), --seed, --body-bits, --json",
     )?;
     for (flag, given) in [
@@ -815,6 +834,15 @@ fn describe_topology(config: &SimConfig, alpha: f64) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Sim(args) | Command::Topology { args, .. } | Command::Bench(args)
+            if args.circuit.is_some() || args.sorter.given() =>
+        {
+            Err(Error::invalid(
+                "circuit",
+                "given",
+                "only with rtl and cosim (sort the flexible sorter with `flitforge sort`)",
+            ))
+        }
         Command::Sim(args) if args.is_pruned() => simulate_pruned(&args),
         Command::Sim(args) if args.is_fat_tree() => simulate_fat_tree(&args),
         Command::Sim(args) => simulate(args.resolve(SimConfig::default())?, &args),

@@ -33,7 +33,7 @@ module ff_fsort (
 
     // ---- control stores: bit i is read at position i ----
 {%- for st in stores %}
-    localparam [{{ st.1 }}-1:0] {{ st.0 }} = {{ st.1 }}'b{{ st.2 }};
+    localparam [{{ st.1 }}-1:0] {{ st.0 }} = {{ st.2 }};
 {%- endfor %}
 {%- for x in crosses %}
     wire {{ x.0 }} = {{ x.1 }};

@@ -108,7 +108,9 @@ pub fn sorter_report(points: &[SortPoint]) -> (String, Vec<(&'static str, String
     let mut sets: Vec<(u32, u32, u32)> = points.iter().map(|p| (p.s, p.l, p.bits)).collect();
     sets.dedup();
     let mut text = String::from(
-        "Theorem 2, T = O((b + lg s) r/s), constant max_w beta(w):\n    s     l  bits  fitted C in T = C beta(w) w (b+1)  T/((b+lg s) r/s) min..max  max beta\n",
+        "Theorem 2, T = O((b + lg s) r/s), constant max_w beta(w). T/((b + lg s) r/s) is not flat:\n\
+         it follows beta(w), the Columnsort phase count of the closed ring length w; per phase the\n\
+         cost is linear in the columns (the fitted C):\n    s     l  bits  fitted C in T = C beta(w) w (b+1)  T/((b+lg s) r/s) min..max  max beta\n",
     );
     let mut time = Chart::new("Flexible sorter: cycles against r", "r (words)", "cycles");
     time.log_y = true;

@@ -58,9 +58,11 @@ pub struct FatTreeReport {
     pub peak_sort_cycles: u64,
     pub descent_cycles: u64,
     pub routing_cycles: u64,
-    /// Sorts asked to hold more words than their sorter's `l` (P5.4; run as several sorts).
+    /// Sorts asked to hold more words than their sorter's `l` (part of P5.4: the batch being
+    /// sorted; parked words beside it are not counted). Such a sort is charged as several.
     pub capacity_violations: usize,
-    /// Batches that loaded a channel above `⌈ℓ(M_i, c)/L⌉` for their peak class (P5.1).
+    /// Batches that loaded a channel above `⌈ℓ(M_i, c)/L⌉` for their peak class (the first
+    /// inequality of P5.1; the second, and P5.2/P5.3, are not checked).
     pub lemma10_violations: usize,
     /// `T / (λ·L + L²)` (Theorem 3).
     pub theorem3_ratio: f64,
@@ -69,6 +71,13 @@ pub struct FatTreeReport {
 impl FatTree {
     /// An `N`-terminal tree: `N` a power of two from 16 to 2^20 with at least one mesh.
     pub fn new(n: u32, bits: u32) -> Result<Self> {
+        if !(1..=64).contains(&bits) {
+            return Err(Error::invalid(
+                "body-bits",
+                bits,
+                "word bits b from 1 to 64",
+            ));
+        }
         if !(16..=1 << 20).contains(&n) || !n.is_power_of_two() {
             return Err(Error::invalid(
                 "inputs",
@@ -181,6 +190,25 @@ impl FatTree {
             }
         }
         let (dir, cut) = self.load_factors(messages);
+        let d = crate::pruned::stage::degree(
+            self.n,
+            &messages
+                .iter()
+                .map(|&(s, d)| crate::pruned::Message {
+                    source: s,
+                    destination: d,
+                })
+                .collect::<Vec<_>>(),
+        );
+        if d > MAX_DEGREE {
+            return Err(Error::invalid(
+                "degree",
+                d,
+                format!(
+                    "at most {MAX_DEGREE}: the sorting fat-tree routes constant-degree message sets (Theorem 3)"
+                ),
+            ));
+        }
         let colours = colour(self.n, messages);
         let classes = colours.iter().copied().max().map_or(0, |c| c + 1);
         let l = u64::from(self.log_n);
@@ -378,6 +406,8 @@ impl FatTree {
                     if depth == dd {
                         continue;
                     }
+                    // Both child channels drain at once; the notes' column-by-column drain
+                    // can take up to twice this.
                     let drain = self
                         .channel_cycles(depth + 1, down[v][0])
                         .max(self.channel_cycles(depth + 1, down[v][1]));
@@ -424,6 +454,10 @@ impl FatTree {
     }
 }
 
+/// Largest degree the sorting fat-tree accepts: Theorem 3 is stated for constant degree, and
+/// the colouring tables grow as `N·d`.
+pub const MAX_DEGREE: u32 = 64;
+
 /// A proper edge colouring of the bipartite multigraph sources → destinations with
 /// `d` colours (König; alternating-path recolouring): each colour class is a partial
 /// permutation.
@@ -444,7 +478,8 @@ pub fn colour(n: u32, messages: &[(u32, u32)]) -> Vec<u32> {
     let mut colours = vec![u32::MAX; messages.len()];
     for (e, &(s, t)) in messages.iter().enumerate() {
         let (s, t) = (s as usize, t as usize);
-        let free = |v: &Vec<usize>| v.iter().position(|&x| x == usize::MAX).unwrap_or(0);
+        // With d colours and degree d, a new edge always finds a free colour at each end.
+        let free = |v: &Vec<usize>| v.iter().position(|&x| x == usize::MAX).unwrap_or(d - 1);
         let a = free(&at[0][s]);
         let b = free(&at[1][t]);
         if at[1][t][a] != usize::MAX {

@@ -22,6 +22,9 @@ use layout::{Field, layout, widths};
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+/// Largest `cycles × signals` a co-simulation holds in memory (about 2 GB of waveform).
+pub const COSIM_BUDGET: u64 = 200_000_000;
+
 /// One sort: the circuit, how many words and the seed of their values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,6 +168,18 @@ impl SortConfig {
     /// Sorts recording the waveform and the inputs, and generates the Verilog.
     pub fn prepare(&self, command: &str) -> Result<Prepared> {
         self.validate()?;
+        // The model waveform is held in memory for the comparison: bound its size.
+        let elements = layout(&FlexibleSorter::new(self.params)?.controls).len() as u64;
+        let cycles = circuit::sort_cycles(self.params, self.r)?;
+        if cycles.saturating_mul(elements) > COSIM_BUDGET {
+            return Err(Error::invalid(
+                "r",
+                self.r,
+                format!(
+                    "a sort whose waveform fits the co-simulation budget: {cycles} cycles x {elements} signals exceeds {COSIM_BUDGET} (use a smaller r, l or s; `sort --vcd` streams any size to a file)"
+                ),
+            ));
+        }
         let mut sorter = FlexibleSorter::new(self.params)?;
         let words = self.words();
         let hash = self.config_hash();

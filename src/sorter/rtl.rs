@@ -31,7 +31,7 @@ struct SorterTemplate<'a> {
     lw: u32,
     ptrw: u32,
     regs: Vec<(String, u32)>,
-    /// `localparam` stores: (name, length, bits MSB first).
+    /// `localparam` stores: (name, length, Verilog literal of hex chunks).
     stores: Vec<(String, usize, String)>,
     /// Cross wires: (name, store bit at the stage's position).
     crosses: Vec<(String, String)>,
@@ -90,16 +90,27 @@ pub fn design(
     let mut store = |name: String, v: &[bool]| {
         let ib = crate::flit::clog2(v.len() as u64);
         let padded = 1usize << ib;
-        let bits: String = (0..padded)
+        // Hex chunks of at most 1024 bits, most significant first: Icarus's scanner
+        // rejects literals of 16K characters and more.
+        let nibble = |at: usize| {
+            (0..4).fold(0u32, |a, b| {
+                a | u32::from(v.get(at * 4 + b).copied().unwrap_or(false)) << b
+            })
+        };
+        let digits = padded.div_ceil(4);
+        let chunks: Vec<String> = (0..digits)
             .rev()
-            .map(|i| {
-                if v.get(i).copied().unwrap_or(false) {
-                    '1'
-                } else {
-                    '0'
-                }
+            .collect::<Vec<_>>()
+            .chunks(256)
+            .map(|c| {
+                let hex: String = c
+                    .iter()
+                    .map(|&d| char::from_digit(nibble(d), 16).unwrap_or('0'))
+                    .collect();
+                format!("{}'h{hex}", (c.len() * 4).min(padded))
             })
             .collect();
+        let bits = format!("{{ {} }}", chunks.join(", "));
         index_bits.insert(name.clone(), ib);
         stores.push((name, padded, bits));
     };
