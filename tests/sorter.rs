@@ -163,7 +163,7 @@ fn sorting_fat_tree_routes_every_message() {
             Traffic::Transpose,
             Traffic::QRelation { q: 3 },
             Traffic::Uniform { q: 2 },
-            Traffic::HotRegion { region: 16 },
+            Traffic::HotRegion { region: n / 16 },
         ]
         .iter()
         .enumerate()
@@ -183,6 +183,10 @@ fn sorting_fat_tree_routes_every_message() {
             assert!(r.routing_cycles as f64 >= r.load_factor_dir);
         }
     }
+    // Degree beyond a constant is refused (Theorem 3 is for constant degree).
+    let hot: Vec<(u32, u32)> = (0..1024).map(|s| (s, 0)).collect();
+    let err = FatTree::new(1024, 20).unwrap().route(&hot).unwrap_err();
+    assert!(err.to_string().contains("degree = 1024"), "{err}");
     // The colouring is proper: no two messages of one class share a source or destination.
     let m: Vec<(u32, u32)> = Traffic::Uniform { q: 4 }
         .messages(256, 0, 9)
