@@ -280,7 +280,7 @@ impl Router {
         }
         let lf: LoadFactors =
             graph.load_factors(messages.iter().map(|m| (m.source, m.destination)));
-        let degree = degree(n, messages);
+        let degree = crate::traffic::degree(n, messages.iter().map(|m| (m.source, m.destination)));
         let report = RouteReport {
             leaves: n,
             messages: messages.len(),
@@ -903,15 +903,4 @@ fn fnv(hash: u64, value: u64) -> u64 {
     value.to_le_bytes().iter().fold(hash, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
-}
-
-/// Degree `d(M)`: the most messages any terminal sends or receives.
-pub fn degree(n: u32, messages: &[Message]) -> u32 {
-    let mut out = vec![0u32; n as usize];
-    let mut inn = vec![0u32; n as usize];
-    for m in messages {
-        out[m.source as usize] += 1;
-        inn[m.destination as usize] += 1;
-    }
-    out.iter().chain(&inn).copied().max().unwrap_or(0)
 }

@@ -595,6 +595,153 @@ impl FlexibleSorter {
         Ok(())
     }
 
+    /// The column sorter for one cycle (SORT): layer 0 reads the ring ports, layer `t` reads
+    /// layer `t − 1`; every comparator latches its decision at the first differing bit.
+    fn column_sorter(&self, n: &mut SorterRegs, first_in: bool) {
+        let (c, r, s) = (&self.controls, &self.regs, self.params().s);
+        for (t, layer) in c.comparators.iter().enumerate() {
+            let (prev, f): (Vec<bool>, bool) = if t == 0 {
+                ((0..s).map(|rho| self.port_out(rho)).collect(), first_in)
+            } else {
+                (r.sline[t - 1].clone(), r.sfirst[t - 1])
+            };
+            let mut out = prev.clone();
+            for (q, &(i, j)) in layer.iter().enumerate() {
+                let (a, b) = (prev[i as usize], prev[j as usize]);
+                let (dec, sw) = if f {
+                    (false, false)
+                } else {
+                    (r.sdec[t][q], r.sswap[t][q])
+                };
+                if dec {
+                    out[i as usize] = if sw { b } else { a };
+                    out[j as usize] = if sw { a } else { b };
+                } else {
+                    out[i as usize] = a && b;
+                    out[j as usize] = a || b;
+                }
+                n.sdec[t][q] = dec || a != b;
+                n.sswap[t][q] = if dec { sw } else { a && !b };
+            }
+            n.sline[t] = out;
+            n.sfirst[t] = f;
+        }
+    }
+
+    /// The Omega network for one cycle of a forward (shuffle, switch) or reverse (switch,
+    /// unshuffle) pass; each stage's position advances at the end of every word it switched.
+    fn omega_stages(&self, n: &mut SorterRegs, fwd: bool) {
+        let (r, p) = (&self.regs, self.params());
+        let (s, word, lg_s) = (p.s, p.word(), p.lg_s());
+        let w = 1u32 << r.lg_w;
+        for k in 0..lg_s as usize {
+            // Stage k sees slot-c words during [c·word + delay, …).
+            let delay = if fwd { k as u32 } else { lg_s - 1 - k as u32 };
+            let in_slot = r.count >= delay && r.count - delay < w * word;
+            let cross = |m: u32| in_slot && self.cross(k, m as usize);
+            let input: Vec<bool> = if fwd {
+                if k == 0 {
+                    (0..s).map(|rho| self.port_out(rho)).collect()
+                } else {
+                    r.o[k - 1].clone()
+                }
+            } else if k == lg_s as usize - 1 {
+                (0..s).map(|rho| self.port_out(rho)).collect()
+            } else {
+                r.o[k + 1].clone()
+            };
+            let mut out = vec![false; s as usize];
+            if fwd {
+                let mut sh = vec![false; s as usize];
+                for x in 0..s {
+                    sh[p.rotl(x) as usize] = input[x as usize];
+                }
+                for m in 0..s / 2 {
+                    let (a, b) = (sh[2 * m as usize], sh[2 * m as usize + 1]);
+                    let x = cross(m);
+                    out[2 * m as usize] = if x { b } else { a };
+                    out[2 * m as usize + 1] = if x { a } else { b };
+                }
+            } else {
+                let mut sw = vec![false; s as usize];
+                for m in 0..s / 2 {
+                    let (a, b) = (input[2 * m as usize], input[2 * m as usize + 1]);
+                    let x = cross(m);
+                    sw[2 * m as usize] = if x { b } else { a };
+                    sw[2 * m as usize + 1] = if x { a } else { b };
+                }
+                for x in 0..s {
+                    out[p.rotr(x) as usize] = sw[x as usize];
+                }
+            }
+            n.o[k] = out;
+            if in_slot && (r.count - delay) % word == word - 1 {
+                n.optr[k] = r.optr[k] + 1;
+            }
+        }
+    }
+
+    /// One cycle of in-ring stage `j` (sub-steps: copy D to X, rotate X down `2^j` cells,
+    /// owners exchange, rotate X back, non-owners copy X to D); true when the sub-step ends.
+    fn inring_substep(&self, n: &mut SorterRegs, j: u32, count_next: u32, span: u32) -> bool {
+        let (c, r, p) = (&self.controls, &self.regs, self.params());
+        let (s, cells, word) = (p.s, p.cells(), p.word());
+        let w = 1u32 << r.lg_w;
+        let mask = (1u64 << word) - 1;
+        let msb = |v: u64| (v >> (word - 1)) & 1;
+        let idx = |rho: u32, col: u32| (rho * cells + col) as usize;
+        let next_sub;
+        match r.sub {
+            0 => {
+                for rho in 0..s {
+                    for col in 0..w {
+                        n.x[idx(rho, col)] = r.d[idx(rho, col)];
+                    }
+                }
+                next_sub = true;
+            }
+            1 | 3 => {
+                // Rotate X by one bit: down (towards cell 0) in sub-step 1, up in 3.
+                for rho in 0..s {
+                    for col in 0..w {
+                        let v = r.x[idx(rho, col)];
+                        n.x[idx(rho, col)] = if r.sub == 1 {
+                            let from = r.x[idx(rho, (col + 1) % w)];
+                            ((v << 1) | msb(from)) & mask
+                        } else {
+                            let from = r.x[idx(rho, (col + w - 1) % w)];
+                            (v >> 1) | ((from & 1) << (word - 1))
+                        };
+                    }
+                }
+                n.count = count_next;
+                next_sub = count_next == span;
+            }
+            2 => {
+                for col in (0..w).filter(|col| col & (1 << j) == 0) {
+                    for rho in 0..s {
+                        let store = &c.cell[rho as usize][col as usize];
+                        if store[r.cptr[col as usize] as usize] {
+                            n.d[idx(rho, col)] = r.x[idx(rho, col)];
+                            n.x[idx(rho, col)] = r.d[idx(rho, col)];
+                        }
+                    }
+                    n.cptr[col as usize] = r.cptr[col as usize] + 1;
+                }
+                next_sub = true;
+            }
+            _ => {
+                for col in (0..w).filter(|col| col & (1 << j) != 0) {
+                    for rho in 0..s {
+                        n.d[idx(rho, col)] = r.x[idx(rho, col)];
+                    }
+                }
+                next_sub = true;
+            }
+        }
+        next_sub
+    }
+
     /// One clock cycle: the controller and every register compute from the registered state
     /// and `inputs`, then commit.
     pub fn step(&mut self, inputs: &SorterInputs) {
@@ -668,35 +815,8 @@ impl FlexibleSorter {
                 let depth = c.depth();
                 let last = &r.sline[depth as usize - 1];
                 shift_d(&mut n, &|rho| last[rho as usize]);
-                // The sorter: layer 0 reads the ports, layer t reads layer t − 1.
                 let first_in = r.count < w * word && r.count.is_multiple_of(word);
-                for (t, layer) in c.comparators.iter().enumerate() {
-                    let (prev, f): (Vec<bool>, bool) = if t == 0 {
-                        ((0..s).map(|rho| self.port_out(rho)).collect(), first_in)
-                    } else {
-                        (r.sline[t - 1].clone(), r.sfirst[t - 1])
-                    };
-                    let mut out = prev.clone();
-                    for (q, &(i, j)) in layer.iter().enumerate() {
-                        let (a, b) = (prev[i as usize], prev[j as usize]);
-                        let (dec, sw) = if f {
-                            (false, false)
-                        } else {
-                            (r.sdec[t][q], r.sswap[t][q])
-                        };
-                        if dec {
-                            out[i as usize] = if sw { b } else { a };
-                            out[j as usize] = if sw { a } else { b };
-                        } else {
-                            out[i as usize] = a && b;
-                            out[j as usize] = a || b;
-                        }
-                        n.sdec[t][q] = dec || a != b;
-                        n.sswap[t][q] = if dec { sw } else { a && !b };
-                    }
-                    n.sline[t] = out;
-                    n.sfirst[t] = f;
-                }
+                self.column_sorter(&mut n, first_in);
                 n.count = count_next;
                 if count_next == w * word + depth {
                     n.count = 0;
@@ -712,51 +832,7 @@ impl FlexibleSorter {
                 let top = if fwd { lg_s as usize - 1 } else { 0 };
                 let last = r.o[top].clone();
                 shift_d(&mut n, &|rho| last[rho as usize]);
-                for k in 0..lg_s as usize {
-                    // Stage k sees slot-c words during [c·word + delay, …).
-                    let delay = if fwd { k as u32 } else { lg_s - 1 - k as u32 };
-                    let in_slot = r.count >= delay && r.count - delay < w * word;
-                    let cross = |m: u32| in_slot && self.cross(k, m as usize);
-                    let input: Vec<bool> = if fwd {
-                        if k == 0 {
-                            (0..s).map(|rho| self.port_out(rho)).collect()
-                        } else {
-                            r.o[k - 1].clone()
-                        }
-                    } else if k == lg_s as usize - 1 {
-                        (0..s).map(|rho| self.port_out(rho)).collect()
-                    } else {
-                        r.o[k + 1].clone()
-                    };
-                    let mut out = vec![false; s as usize];
-                    if fwd {
-                        let mut sh = vec![false; s as usize];
-                        for x in 0..s {
-                            sh[p.rotl(x) as usize] = input[x as usize];
-                        }
-                        for m in 0..s / 2 {
-                            let (a, b) = (sh[2 * m as usize], sh[2 * m as usize + 1]);
-                            let x = cross(m);
-                            out[2 * m as usize] = if x { b } else { a };
-                            out[2 * m as usize + 1] = if x { a } else { b };
-                        }
-                    } else {
-                        let mut sw = vec![false; s as usize];
-                        for m in 0..s / 2 {
-                            let (a, b) = (input[2 * m as usize], input[2 * m as usize + 1]);
-                            let x = cross(m);
-                            sw[2 * m as usize] = if x { b } else { a };
-                            sw[2 * m as usize + 1] = if x { a } else { b };
-                        }
-                        for x in 0..s {
-                            out[p.rotr(x) as usize] = sw[x as usize];
-                        }
-                    }
-                    n.o[k] = out;
-                    if in_slot && (r.count - delay) % word == word - 1 {
-                        n.optr[k] = r.optr[k] + 1;
-                    }
-                }
+                self.omega_stages(&mut n, fwd);
                 n.count = count_next;
                 if count_next == w * word + lg_s {
                     n.count = 0;
@@ -776,55 +852,7 @@ impl FlexibleSorter {
                 let dims = inring_dims(w);
                 let j = dims[r.dim as usize];
                 let span = (1u32 << j) * word;
-                let next_sub;
-                match r.sub {
-                    0 => {
-                        for rho in 0..s {
-                            for col in 0..w {
-                                n.x[idx(rho, col)] = r.d[idx(rho, col)];
-                            }
-                        }
-                        next_sub = true;
-                    }
-                    1 | 3 => {
-                        // Rotate X by one bit: down (towards cell 0) in sub-step 1, up in 3.
-                        for rho in 0..s {
-                            for col in 0..w {
-                                let v = r.x[idx(rho, col)];
-                                n.x[idx(rho, col)] = if r.sub == 1 {
-                                    let from = r.x[idx(rho, (col + 1) % w)];
-                                    ((v << 1) | msb(from)) & mask
-                                } else {
-                                    let from = r.x[idx(rho, (col + w - 1) % w)];
-                                    (v >> 1) | ((from & 1) << (word - 1))
-                                };
-                            }
-                        }
-                        n.count = count_next;
-                        next_sub = count_next == span;
-                    }
-                    2 => {
-                        for col in (0..w).filter(|col| col & (1 << j) == 0) {
-                            for rho in 0..s {
-                                let store = &c.cell[rho as usize][col as usize];
-                                if store[r.cptr[col as usize] as usize] {
-                                    n.d[idx(rho, col)] = r.x[idx(rho, col)];
-                                    n.x[idx(rho, col)] = r.d[idx(rho, col)];
-                                }
-                            }
-                            n.cptr[col as usize] = r.cptr[col as usize] + 1;
-                        }
-                        next_sub = true;
-                    }
-                    _ => {
-                        for col in (0..w).filter(|col| col & (1 << j) != 0) {
-                            for rho in 0..s {
-                                n.d[idx(rho, col)] = r.x[idx(rho, col)];
-                            }
-                        }
-                        next_sub = true;
-                    }
-                }
+                let next_sub = self.inring_substep(&mut n, j, count_next, span);
                 if next_sub {
                     n.count = 0;
                     if r.sub < 4 {

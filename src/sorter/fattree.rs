@@ -190,16 +190,7 @@ impl FatTree {
             }
         }
         let (dir, cut) = self.load_factors(messages);
-        let d = crate::pruned::stage::degree(
-            self.n,
-            &messages
-                .iter()
-                .map(|&(s, d)| crate::pruned::Message {
-                    source: s,
-                    destination: d,
-                })
-                .collect::<Vec<_>>(),
-        );
+        let d = crate::traffic::degree(self.n, messages.iter().copied());
         if d > MAX_DEGREE {
             return Err(Error::invalid(
                 "degree",
@@ -215,16 +206,7 @@ impl FatTree {
         let mut report = FatTreeReport {
             terminals: self.n,
             messages: messages.len(),
-            degree: crate::pruned::stage::degree(
-                self.n,
-                &messages
-                    .iter()
-                    .map(|&(s, d)| crate::pruned::Message {
-                        source: s,
-                        destination: d,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
+            degree: crate::traffic::degree(self.n, messages.iter().copied()),
             colours: classes,
             load_factor_dir: dir,
             load_factor_cut: cut,
@@ -463,16 +445,7 @@ pub const MAX_DEGREE: u32 = 64;
 /// permutation.
 pub fn colour(n: u32, messages: &[(u32, u32)]) -> Vec<u32> {
     let n = n as usize;
-    let d = crate::pruned::stage::degree(
-        n as u32,
-        &messages
-            .iter()
-            .map(|&(s, t)| crate::pruned::Message {
-                source: s,
-                destination: t,
-            })
-            .collect::<Vec<_>>(),
-    ) as usize;
+    let d = crate::traffic::degree(n as u32, messages.iter().copied()) as usize;
     // at[side][vertex][colour] = message using that colour there.
     let mut at = [vec![vec![usize::MAX; d]; n], vec![vec![usize::MAX; d]; n]];
     let mut colours = vec![u32::MAX; messages.len()];

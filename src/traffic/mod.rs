@@ -165,6 +165,18 @@ impl Traffic {
     }
 }
 
+/// Degree `d(M)` of a message set on `n` terminals: the most messages any terminal sends or
+/// receives (notes-001 A-14: the larger of the two, not their sum).
+pub fn degree(n: u32, messages: impl IntoIterator<Item = (u32, u32)>) -> u32 {
+    let mut out = vec![0u32; n as usize];
+    let mut inn = vec![0u32; n as usize];
+    for (s, d) in messages {
+        out[s as usize] += 1;
+        inn[d as usize] += 1;
+    }
+    out.iter().chain(&inn).copied().max().unwrap_or(0)
+}
+
 /// Checks that `n` is a power of two, at least 2, and returns `lg n`.
 fn check_n(n: u32) -> Result<u32> {
     if n < 2 || !n.is_power_of_two() {
