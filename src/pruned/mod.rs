@@ -7,6 +7,7 @@
 pub mod experiment;
 pub mod frame;
 pub mod golden;
+pub mod report;
 pub mod rtl;
 pub mod stage;
 pub mod switch;

@@ -6,6 +6,7 @@
 
 pub mod batcher;
 pub mod circuit;
+pub mod controls;
 pub mod experiment;
 pub mod fattree;
 pub mod layout;
