@@ -4,11 +4,14 @@
 //! (`templates/pb_tb.v`) replaying the recorded inputs of a model run.
 
 use super::frame::FrameFormat;
-use super::switch::{Inputs, PrunedNet, VertexKind, counter_widths, layout};
+use super::switch::{
+    Inputs, PrunedNet, VertexKind, compression_layout, counter_widths, expansion_layout, layout,
+};
 use super::wave::vertex_scope;
 use crate::error::Result;
 use crate::flit::clog2;
 use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
+use crate::switch::layout::Register;
 use crate::topology::pruned::PrunedButterfly;
 use askama::Template;
 
@@ -105,16 +108,13 @@ pub fn design(
         VertexKind::Even,
         VertexKind::Leaf,
     ] {
-        let regs = layout(kind, format);
-        let elements = |filter: &dyn Fn(&str) -> bool| -> Vec<(String, u32)> {
+        let elements = |regs: Vec<Register>| -> Vec<(String, u32)> {
             regs.iter()
-                .filter(|r| filter(r.name))
                 .flat_map(|r| {
                     (0..r.elements()).map(move |k| (r.element_name(&r.index_of(k)), r.width))
                 })
                 .collect()
         };
-        let comp_names = ["cpos", "cpres", "csel", "up", "conflict"];
         let t = VertexTemplate {
             module: kind.module(),
             kind_doc: kind_doc(kind),
@@ -126,9 +126,9 @@ pub fn design(
             ups: kind.up_ports(),
             ew,
             cw,
-            regs: elements(&|_| true),
-            exp_regs: elements(&|n| !comp_names.contains(&n)),
-            comp_regs: elements(&|n| comp_names.contains(&n)),
+            regs: elements(layout(kind, format)),
+            exp_regs: elements(expansion_layout(kind, format)),
+            comp_regs: elements(compression_layout(kind, format)),
         };
         files.push((format!("{}.v", kind.module()), render(&t)?));
     }

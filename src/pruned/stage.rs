@@ -519,12 +519,11 @@ impl Router {
                 let p_vertices: Vec<Vertex> = g.level_vertices(stage).collect();
                 let mut rx: Vec<[Vec<bool>; 2]> = vec![[Vec::new(), Vec::new()]; p_vertices.len()];
                 let mut got = 0;
+                let mut inputs = self.net.idle_inputs(stage);
                 for t in 0..self.compression_cycles(stage) as usize {
-                    let mut inputs = self.net.idle_inputs(stage);
+                    // Each frame's wire carries its bit t, then 0.
                     for (leaf, port, bits) in &frames {
-                        if let Some(&b) = bits.get(t) {
-                            inputs.source[*leaf][*port] = b;
-                        }
+                        inputs.source[*leaf][*port] = bits.get(t).copied().unwrap_or(false);
                     }
                     self.net.step(&inputs);
                     self.cycle += 1;
@@ -690,12 +689,11 @@ impl Router {
                 let len = self.format.expansion_len(l) as usize;
                 let mut rx: Vec<[Vec<bool>; 2]> =
                     vec![[Vec::new(), Vec::new()]; g.leaves() as usize];
+                let mut inputs = self.net.idle_inputs(stage);
                 for t in 0..self.expansion_cycles(stage) as usize {
-                    let mut inputs = self.net.idle_inputs(stage);
+                    // Each frame's wire carries its bit t, then 0.
                     for (id, x, bits) in &frames {
-                        if let Some(&b) = bits.get(t) {
-                            inputs.inject[*id][*x] = b;
-                        }
+                        inputs.inject[*id][*x] = bits.get(t).copied().unwrap_or(false);
                     }
                     self.net.step(&inputs);
                     self.cycle += 1;

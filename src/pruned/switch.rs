@@ -155,6 +155,9 @@ pub struct PrunedNet {
     /// Per vertex: (child id, child up-port) for each child.
     children: Vec<[Option<(u32, u8)>; 2]>,
     cycle: u64,
+    /// Per level above the leaves: the input frame lengths of its expansion and compression
+    /// halves (per-level constants, computed once).
+    frame_lens: Vec<(u32, u32)>,
     /// Decisions taken so far, by case.
     pub rules: RuleCounts,
 }
@@ -211,7 +214,14 @@ pub fn counter_widths(format: &FrameFormat) -> (u32, u32) {
 
 /// The register layout of a vertex kind, declared once for the waveform and the Verilog.
 pub fn layout(kind: VertexKind, format: &FrameFormat) -> Vec<Register> {
-    let (ew, cw) = counter_widths(format);
+    let mut regs = expansion_layout(kind, format);
+    regs.extend(compression_layout(kind, format));
+    regs
+}
+
+/// The expansion half's registers (none at the leaves).
+pub fn expansion_layout(kind: VertexKind, format: &FrameFormat) -> Vec<Register> {
+    let (ew, _) = counter_widths(format);
     let x2 = || vec![(Axis::InPort, 2)];
     let o2 = || vec![(Axis::OutPort, 2)];
     let mut regs = Vec::new();
@@ -237,6 +247,15 @@ pub fn layout(kind: VertexKind, format: &FrameFormat) -> Vec<Register> {
             "comparison unresolved at frame end",
         ));
     }
+    regs
+}
+
+/// The compression half's registers (the leaves: their up-port registers; none at the roots).
+pub fn compression_layout(kind: VertexKind, format: &FrameFormat) -> Vec<Register> {
+    let (_, cw) = counter_widths(format);
+    let x2 = || vec![(Axis::InPort, 2)];
+    let o2 = || vec![(Axis::OutPort, 2)];
+    let mut regs = Vec::new();
     match kind {
         VertexKind::Root => {}
         VertexKind::Leaf => regs.push(reg("up", 1, o2(), "up-port output wire")),
@@ -306,6 +325,7 @@ impl PrunedNet {
                 }
             }
         }
+        let graph_levels = graph.levels();
         PrunedNet {
             regs: vec![VertexRegs::default(); count],
             next: vec![VertexRegs::default(); count],
@@ -314,6 +334,9 @@ impl PrunedNet {
             parents,
             children,
             cycle: 0,
+            frame_lens: (0..graph_levels)
+                .map(|m| (format.expansion_len(m), format.compression_len(m + 1)))
+                .collect(),
             rules: RuleCounts::default(),
         }
     }
@@ -373,13 +396,19 @@ impl PrunedNet {
     /// `inputs`, then all commit.
     pub fn step(&mut self, inputs: &Inputs) {
         let l = self.graph.levels();
-        for id in 0..self.regs.len() {
-            let level = self.graph.vertex(id).level;
-            let mut r = self.regs[id];
-            if level == l {
-                r.up = inputs.source[id - self.graph.level_offset(l)];
-            } else {
-                let pmode = inputs.stage == level;
+        let leaves = self.graph.level_offset(l);
+        for (id, leaf) in (leaves..self.regs.len()).enumerate() {
+            self.next[leaf] = VertexRegs {
+                up: inputs.source[id],
+                ..self.regs[leaf]
+            };
+        }
+        for level in 0..l {
+            let pmode = inputs.stage == level;
+            let (exp_len, comp_len) = self.frame_lens[level as usize];
+            let ids = self.graph.level_offset(level)..self.graph.level_offset(level + 1);
+            for id in ids {
+                let mut r = self.regs[id];
                 let exp_in = if pmode {
                     inputs.inject[id]
                 } else {
@@ -388,7 +417,7 @@ impl PrunedNet {
                 if r.estate == HEAD && r.epos == 2 {
                     self.rules.count(r.pres, r.act, exp_in);
                 }
-                expansion_next(&mut r, exp_in, self.format.expansion_len(level));
+                expansion_next(&mut r, exp_in, exp_len);
                 if level > 0 {
                     let comp_in = if pmode {
                         [false; 2]
@@ -397,15 +426,10 @@ impl PrunedNet {
                             c.is_some_and(|(cid, x)| self.regs[cid as usize].up[x as usize])
                         })
                     };
-                    compression_next(
-                        &mut r,
-                        comp_in,
-                        self.format.compression_len(level + 1),
-                        level.is_multiple_of(2),
-                    );
+                    compression_next(&mut r, comp_in, comp_len, level.is_multiple_of(2));
                 }
+                self.next[id] = r;
             }
-            self.next[id] = r;
         }
         std::mem::swap(&mut self.regs, &mut self.next);
         self.cycle += 1;

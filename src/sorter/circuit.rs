@@ -48,7 +48,7 @@ pub const DRAIN: u8 = 8;
 pub const REWIND: u8 = 9;
 
 /// Registers of the whole sorter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SorterRegs {
     pub state: u8,
     /// Cycle within the current step.
@@ -77,6 +77,41 @@ pub struct SorterRegs {
     pub cptr: Vec<u32>,
 }
 
+impl SorterRegs {
+    /// Copies `other` into `self`, reusing the allocations.
+    fn copy_from(&mut self, other: &SorterRegs) {
+        let SorterRegs {
+            state,
+            count,
+            phase,
+            dim,
+            sub,
+            groups,
+            lg_w,
+            d,
+            x,
+            sline,
+            sdec,
+            sswap,
+            sfirst,
+            o,
+            optr,
+            cptr,
+        } = other;
+        (self.state, self.count, self.phase, self.dim) = (*state, *count, *phase, *dim);
+        (self.sub, self.groups, self.lg_w) = (*sub, *groups, *lg_w);
+        self.d.clone_from(d);
+        self.x.clone_from(x);
+        self.sline.clone_from(sline);
+        self.sdec.clone_from(sdec);
+        self.sswap.clone_from(sswap);
+        self.sfirst.clone_from(sfirst);
+        self.o.clone_from(o);
+        self.optr.clone_from(optr);
+        self.cptr.clone_from(cptr);
+    }
+}
+
 /// External inputs for one cycle.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SorterInputs {
@@ -92,6 +127,8 @@ pub struct SorterInputs {
 pub struct FlexibleSorter {
     pub controls: Controls,
     pub regs: SorterRegs,
+    /// The next-state buffer, kept between cycles so a cycle allocates nothing.
+    next: SorterRegs,
     cycle: u64,
 }
 
@@ -138,6 +175,7 @@ impl FlexibleSorter {
         };
         Ok(FlexibleSorter {
             controls,
+            next: regs.clone(),
             regs,
             cycle: 0,
         })
@@ -205,12 +243,14 @@ impl FlexibleSorter {
         let mut output = Vec::with_capacity(words.len());
         let mut t = 0u64;
         let mut before_perm: Vec<u64> = Vec::new();
+        let mut inputs = SorterInputs {
+            start: true,
+            groups,
+            data: vec![false; p.s as usize],
+        };
         loop {
-            let mut inputs = SorterInputs {
-                start: t == 0,
-                groups,
-                data: vec![false; p.s as usize],
-            };
+            inputs.start = t == 0;
+            inputs.data.fill(false);
             if self.regs.state == LOAD {
                 let g = self.regs.count / p.word();
                 let bit = p.word() - 1 - self.regs.count % p.word();
@@ -302,30 +342,35 @@ impl FlexibleSorter {
     fn column_sorter(&self, n: &mut SorterRegs, first_in: bool) {
         let (c, r, s) = (&self.controls, &self.regs, self.params().s);
         for (t, layer) in c.comparators.iter().enumerate() {
-            let (prev, f): (Vec<bool>, bool) = if t == 0 {
-                ((0..s).map(|rho| self.port_out(rho)).collect(), first_in)
-            } else {
-                (r.sline[t - 1].clone(), r.sfirst[t - 1])
+            let f = if t == 0 { first_in } else { r.sfirst[t - 1] };
+            let prev = |line: u32| {
+                if t == 0 {
+                    self.port_out(line)
+                } else {
+                    r.sline[t - 1][line as usize]
+                }
             };
-            let mut out = prev.clone();
+            // Lines without a comparator in this layer pass straight through.
+            for line in 0..s {
+                n.sline[t][line as usize] = prev(line);
+            }
             for (q, &(i, j)) in layer.iter().enumerate() {
-                let (a, b) = (prev[i as usize], prev[j as usize]);
+                let (a, b) = (prev(i), prev(j));
                 let (dec, sw) = if f {
                     (false, false)
                 } else {
                     (r.sdec[t][q], r.sswap[t][q])
                 };
-                if dec {
-                    out[i as usize] = if sw { b } else { a };
-                    out[j as usize] = if sw { a } else { b };
+                let (lo, hi) = if dec {
+                    if sw { (b, a) } else { (a, b) }
                 } else {
-                    out[i as usize] = a && b;
-                    out[j as usize] = a || b;
-                }
+                    (a && b, a || b)
+                };
+                n.sline[t][i as usize] = lo;
+                n.sline[t][j as usize] = hi;
                 n.sdec[t][q] = dec || a != b;
                 n.sswap[t][q] = if dec { sw } else { a && !b };
             }
-            n.sline[t] = out;
             n.sfirst[t] = f;
         }
     }
@@ -341,42 +386,31 @@ impl FlexibleSorter {
             let delay = if fwd { k as u32 } else { lg_s - 1 - k as u32 };
             let in_slot = r.count >= delay && r.count - delay < w * word;
             let cross = |m: u32| in_slot && self.cross(k, m as usize);
-            let input: Vec<bool> = if fwd {
-                if k == 0 {
-                    (0..s).map(|rho| self.port_out(rho)).collect()
+            // The stage reads the ring ports at its input end, else its neighbour stage.
+            let ports_side = if fwd { k == 0 } else { k + 1 == lg_s as usize };
+            let input = |pos: u32| {
+                if ports_side {
+                    self.port_out(pos)
+                } else if fwd {
+                    r.o[k - 1][pos as usize]
                 } else {
-                    r.o[k - 1].clone()
+                    r.o[k + 1][pos as usize]
                 }
-            } else if k == lg_s as usize - 1 {
-                (0..s).map(|rho| self.port_out(rho)).collect()
-            } else {
-                r.o[k + 1].clone()
             };
-            let mut out = vec![false; s as usize];
-            if fwd {
-                let mut sh = vec![false; s as usize];
-                for x in 0..s {
-                    sh[p.rotl(x) as usize] = input[x as usize];
-                }
-                for m in 0..s / 2 {
-                    let (a, b) = (sh[2 * m as usize], sh[2 * m as usize + 1]);
-                    let x = cross(m);
-                    out[2 * m as usize] = if x { b } else { a };
-                    out[2 * m as usize + 1] = if x { a } else { b };
-                }
-            } else {
-                let mut sw = vec![false; s as usize];
-                for m in 0..s / 2 {
-                    let (a, b) = (input[2 * m as usize], input[2 * m as usize + 1]);
-                    let x = cross(m);
-                    sw[2 * m as usize] = if x { b } else { a };
-                    sw[2 * m as usize + 1] = if x { a } else { b };
-                }
-                for x in 0..s {
-                    out[p.rotr(x) as usize] = sw[x as usize];
-                }
+            // Switch m exchanges the words at positions 2m and 2m + 1 of `at`.
+            let switched = |at: &dyn Fn(u32) -> bool, pos: u32| {
+                let m = pos / 2;
+                at(if cross(m) { pos ^ 1 } else { pos })
+            };
+            for pos in 0..s {
+                n.o[k][pos as usize] = if fwd {
+                    // Shuffle (position rotl(x) takes input x), then switch.
+                    switched(&|q| input(p.rotr(q)), pos)
+                } else {
+                    // Switch, then unshuffle (position rotr(y) takes switched y).
+                    switched(&input, p.rotl(pos))
+                };
             }
-            n.o[k] = out;
             if in_slot && (r.count - delay) % word == word - 1 {
                 n.optr[k] = r.optr[k] + 1;
             }
@@ -449,8 +483,9 @@ impl FlexibleSorter {
     pub fn step(&mut self, inputs: &SorterInputs) {
         let p = self.params();
         let c = &self.controls;
+        let mut n = std::mem::take(&mut self.next);
+        n.copy_from(&self.regs);
         let r = &self.regs;
-        let mut n = r.clone();
         let (s, cells, word) = (p.s, p.cells(), p.word());
         let w = 1u32 << r.lg_w;
         let lg_s = p.lg_s();
@@ -532,7 +567,7 @@ impl FlexibleSorter {
             OFWD | OREV => {
                 let fwd = r.state == OFWD;
                 let top = if fwd { lg_s as usize - 1 } else { 0 };
-                let last = r.o[top].clone();
+                let last = &r.o[top];
                 shift_d(&mut n, &|rho| last[rho as usize]);
                 self.omega_stages(&mut n, fwd);
                 n.count = count_next;
@@ -551,15 +586,19 @@ impl FlexibleSorter {
                 }
             }
             INRING => {
-                let dims = inring_dims(w);
-                let j = dims[r.dim as usize];
+                // Dimension of in-ring step `dim` in lg w − 1, …, 0, …, lg w − 1 (no list per cycle).
+                let j = if r.dim < r.lg_w {
+                    r.lg_w - 1 - r.dim
+                } else {
+                    r.dim - r.lg_w + 1
+                };
                 let span = (1u32 << j) * word;
                 let next_sub = self.inring_substep(&mut n, j, count_next, span);
                 if next_sub {
                     n.count = 0;
                     if r.sub < 4 {
                         n.sub = r.sub + 1;
-                    } else if r.dim + 1 < dims.len() as u32 {
+                    } else if r.dim + 1 < 2 * r.lg_w - 1 {
                         n.sub = 0;
                         n.dim = r.dim + 1;
                     } else {
@@ -592,7 +631,7 @@ impl FlexibleSorter {
             }
             _ => {}
         }
-        self.regs = n;
+        self.next = std::mem::replace(&mut self.regs, n);
         self.cycle += 1;
     }
 }
