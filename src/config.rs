@@ -136,6 +136,7 @@ impl SimConfig {
     pub fn multiplicity(&self) -> u32 {
         match self.topology {
             TopologyKind::Dilated | TopologyKind::Splitter => self.dilation,
+            TopologyKind::ModifiedSplitter => 2,
             TopologyKind::Butterfly | TopologyKind::Benes => 1,
         }
     }
@@ -182,6 +183,13 @@ impl SimConfig {
         range("flits", self.flits, 1, 4096)?;
         range("dilation", self.dilation, 1, 8)?;
         range("max-attempts", self.max_attempts, 1, 1_000_000)?;
+        if self.topology == TopologyKind::ModifiedSplitter {
+            return Err(Error::invalid(
+                "topology",
+                "modified-splitter",
+                "a network whose switches route by direction bits (the modified splitter network's matchings and 4x4 stage are routed by the greedy store-and-forward of `flitforge multibutterfly` and `flitforge experiment leighton-maggs`)",
+            ));
+        }
         if self.watchdog == 0 {
             return Err(Error::invalid("watchdog", 0, "at least 1 cycle"));
         }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod flit;
 pub mod invariants;
 pub mod kernel;
+pub mod multibutterfly;
 pub mod plot;
 pub mod pruned;
 pub mod rng;

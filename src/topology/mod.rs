@@ -19,7 +19,10 @@ pub use butterfly::{
     WrappedButterfly, butterfly, dilated_butterfly, node_of_row_level, row_level_of,
     wrapped_butterfly,
 };
-pub use splitter::{Expansion, SplitterWiring, expansion, parallel_links, random_splitter};
+pub use splitter::{
+    Expansion, SplitterWiring, WiringGenerator, expansion, modified_splitter, parallel_links,
+    random_splitter,
+};
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -44,15 +47,20 @@ pub enum TopologyKind {
     Splitter,
     /// Beneš network: two butterflies back to back (seed 000 §1.4).
     Benes,
+    /// Seed 002 §IV's modified splitter network (multiplicity 2): an extra input level of four
+    /// random matchings and 4×4 complete bipartite graphs in place of the last two splitter
+    /// levels ([`modified_splitter`]).
+    ModifiedSplitter,
 }
 
 impl TopologyKind {
     /// All kinds with their command-line names, for help texts and errors.
-    pub const ALL: [(&'static str, TopologyKind); 4] = [
+    pub const ALL: [(&'static str, TopologyKind); 5] = [
         ("butterfly", TopologyKind::Butterfly),
         ("dilated", TopologyKind::Dilated),
         ("splitter", TopologyKind::Splitter),
         ("benes", TopologyKind::Benes),
+        ("modified-splitter", TopologyKind::ModifiedSplitter),
     ];
 
     /// Command-line name.
@@ -83,6 +91,18 @@ pub struct Link {
     pub lane: u16,
     /// Input port index at the head (position in [`Topology::in_links`] of the head).
     pub head_port: u16,
+}
+
+/// Which out links of a switch may carry a packet on (seed 002 §I-B and §IV, notes §3.2.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum LinkClass {
+    /// Any of the `d` links of the direction one address bit names (a splitter level).
+    Direction,
+    /// Any out link (level −1 of the modified splitter network: random matchings).
+    Any,
+    /// The one link whose head column is the destination (the modified network's 4×4
+    /// complete bipartite stage), see [`Topology::exact_link`].
+    Exact,
 }
 
 /// Which header field a level's routing bit is taken from.
@@ -144,11 +164,29 @@ impl Topology {
         debug_assert!(level < self.last_level());
         match self.kind {
             TopologyKind::Benes if level < self.log_n => (RouteField::Middle, level),
+            // Level 0 is 002's level −1 (any link: the bit only orders the matchings); the
+            // Exact stage's direction is the destination's second-lowest bit.
+            TopologyKind::ModifiedSplitter => (RouteField::Destination, level.saturating_sub(1)),
             // Second butterfly mirrored: between levels log n + j and log n + j + 1 the cross
             // link flips bit position log n - j (1-based), i.e. 0-based log n - 1 - j.
             TopologyKind::Benes => (RouteField::Destination, 2 * self.log_n - 1 - level),
             _ => (RouteField::Destination, level),
         }
+    }
+
+    /// How a switch at `level` (below the last) may choose its out link.
+    pub fn link_class(&self, level: u32) -> LinkClass {
+        match self.kind {
+            TopologyKind::ModifiedSplitter if level == 0 => LinkClass::Any,
+            TopologyKind::ModifiedSplitter if level + 2 == self.levels => LinkClass::Exact,
+            _ => LinkClass::Direction,
+        }
+    }
+
+    /// The out link of `node` (at an [`LinkClass::Exact`] level) whose head is output
+    /// `destination`: direction = the destination's bit 1, lane = its bit 0.
+    pub fn exact_link(&self, node: NodeId, destination: u32) -> LinkId {
+        self.out_link(node, ((destination >> 1) & 1) as u8, destination & 1)
     }
 
     /// Direction (0 = up, 1 = down) a header for `destination` via `middle` takes at `level`.
@@ -185,13 +223,19 @@ impl Topology {
     }
 
     /// Follows the routing rule from input `source` and returns the columns visited, one per
-    /// level, choosing lane 0 wherever there is a choice.
+    /// level, choosing lane 0 wherever there is a choice (and direction by the routing bit at an
+    /// [`LinkClass::Any`] level).
     pub fn path_columns(&self, source: u32, destination: u32, middle: u32) -> Vec<u32> {
         let mut node = self.node_id(0, source);
         let mut cols = vec![source];
         for level in 0..self.last_level() {
-            let dir = self.direction(level, destination, middle);
-            let link = self.links[self.out_link(node, dir, 0) as usize];
+            let link = match self.link_class(level) {
+                LinkClass::Exact => self.links[self.exact_link(node, destination) as usize],
+                _ => {
+                    let dir = self.direction(level, destination, middle);
+                    self.links[self.out_link(node, dir, 0) as usize]
+                }
+            };
             node = link.head;
             cols.push(self.node(node).column);
         }

@@ -7,26 +7,43 @@
 
 use super::butterfly::check_multiplicity;
 use super::{Link, Topology, TopologyKind, assemble, check_inputs};
-use crate::error::Result;
+#[cfg(doc)]
+use super::LinkClass;
+use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 /// How a random splitter network is wired (seed 002 §IV: the networks were "cleaned up" to
-/// remove parallel edges "where possible").
+/// remove parallel edges "where possible"; notes §3.2.4 and §3.4.4: both the generator and the
+/// clean-up are open choices that move the results, so both are parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SplitterWiring {
+    pub generator: WiringGenerator,
     /// Swap link ends to remove parallel links where possible.
     pub cleanup: bool,
     /// Swap attempts per splitter and direction before the clean-up gives up.
     pub cleanup_budget: u32,
 }
 
+/// How the `dM` up (or down) links of an `M`-input splitter are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WiringGenerator {
+    /// Configuration model: a uniformly random matching of the `dM` input stubs (each input
+    /// `d` times) to the `dM` output stubs (each child output `2d` times).
+    Configuration,
+    /// `d` rounds; in each, every input gets one link and every child output two, by a
+    /// uniformly random matching (so every round alone is balanced).
+    Rounds,
+}
+
 impl Default for SplitterWiring {
     fn default() -> Self {
         SplitterWiring {
+            generator: WiringGenerator::Configuration,
             cleanup: true,
             cleanup_budget: 10_000,
         }
@@ -35,49 +52,169 @@ impl Default for SplitterWiring {
 
 /// A randomly-wired splitter network of multiplicity `d` (`1..=8`) with `n` inputs (seed 002
 /// §I-C, notes §3.2.4). For every splitter and direction (in the order level, block, direction,
-/// all from the one `Wiring` stream of `seed`) the `dM` input stubs (each input `d` times) are
-/// matched uniformly at random to the `dM` output stubs (each child output `2d` times), then
-/// parallel links are cleaned up (see [`SplitterWiring`]) unless they are unavoidable
-/// (`M/2 < d`). Lanes of a (node, direction) are numbered in increasing head column.
+/// all from the one `Wiring` stream of `seed`) the `dM` input stubs are matched at random to the
+/// `dM` output stubs as [`SplitterWiring::generator`] says, then parallel links are cleaned up
+/// (see [`SplitterWiring`]) unless they are unavoidable (`M/2 < d`). Lanes of a (node,
+/// direction) are numbered in increasing head column.
 pub fn random_splitter(n: u32, d: u32, wiring: SplitterWiring, seed: u64) -> Result<Topology> {
     let log_n = check_inputs(n)?;
     check_multiplicity("multiplicity", d)?;
     let mut rng = stream(seed, Stream::Wiring);
-    let du = d as usize;
-    let mut links = Vec::with_capacity(log_n as usize * n as usize * 2 * du);
-    // outs[k] = local output of input stub k (input k / d); reused by every splitter.
-    let mut outs: Vec<u32> = Vec::with_capacity(n as usize * du);
+    let mut links = Vec::with_capacity(log_n as usize * n as usize * 2 * d as usize);
     for level in 0..log_n {
-        let m = n >> level;
-        let half = m / 2;
-        for block in 0..(1u32 << level) {
-            let base = block * m;
-            for direction in 0..2u8 {
-                outs.clear();
-                outs.extend((0..half).flat_map(|o| std::iter::repeat_n(o, 2 * du)));
-                outs.shuffle(&mut rng);
-                if wiring.cleanup && half >= d {
-                    clean_up(&mut outs, du, wiring.cleanup_budget, &mut rng);
+        splitter_level(n, level, level, d, wiring, &mut rng, &mut links);
+    }
+    Ok(assemble(TopologyKind::Splitter, n, log_n + 1, d, links))
+}
+
+/// Appends the links of the splitters of seed-002 level `level` (blocks of `n >> level` rows),
+/// whose tails are switch level `at` of the network being built.
+fn splitter_level(
+    n: u32,
+    level: u32,
+    at: u32,
+    d: u32,
+    wiring: SplitterWiring,
+    rng: &mut Rng,
+    links: &mut Vec<Link>,
+) {
+    let du = d as usize;
+    let m = n >> level;
+    let half = m / 2;
+    // outs[k] = local output of input stub k (input k / d).
+    let mut outs: Vec<u32> = Vec::with_capacity(m as usize * du);
+    let mut round: Vec<u32> = Vec::with_capacity(m as usize);
+    for block in 0..(1u32 << level) {
+        let base = block * m;
+        for direction in 0..2u8 {
+            outs.clear();
+            match wiring.generator {
+                WiringGenerator::Configuration => {
+                    outs.extend((0..half).flat_map(|o| std::iter::repeat_n(o, 2 * du)));
+                    outs.shuffle(rng);
                 }
-                let child = (level + 1) * n + base + u32::from(direction) * half;
-                for (i, lanes) in outs.chunks_mut(du).enumerate() {
-                    lanes.sort_unstable();
-                    let tail = level * n + base + i as u32;
-                    for (lane, &o) in lanes.iter().enumerate() {
-                        let lane = lane as u16;
-                        links.push(Link {
-                            tail,
-                            head: child + o,
-                            direction,
-                            lane,
-                            head_port: 0,
-                        });
+                WiringGenerator::Rounds => {
+                    outs.resize(m as usize * du, 0);
+                    for r in 0..du {
+                        round.clear();
+                        round.extend((0..half).flat_map(|o| [o, o]));
+                        round.shuffle(rng);
+                        for (i, &o) in round.iter().enumerate() {
+                            outs[i * du + r] = o;
+                        }
                     }
+                }
+            }
+            if wiring.cleanup && half >= d {
+                clean_up(&mut outs, du, wiring.cleanup_budget, rng);
+            }
+            let child = (at + 1) * n + base + u32::from(direction) * half;
+            for (i, lanes) in outs.chunks_mut(du).enumerate() {
+                lanes.sort_unstable();
+                let tail = at * n + base + i as u32;
+                for (lane, &o) in lanes.iter().enumerate() {
+                    links.push(Link {
+                        tail,
+                        head: child + o,
+                        direction,
+                        lane: lane as u16,
+                        head_port: 0,
+                    });
                 }
             }
         }
     }
-    Ok(assemble(TopologyKind::Splitter, n, log_n + 1, d, links))
+}
+
+/// The modified randomly-wired splitter network of seed 002 §IV (notes §3.2.9), multiplicity 2:
+/// switch level 0 is seed 002's level −1, whose out links are 4 random perfect matchings into
+/// level 1 (= 002's level 0; link class [`LinkClass::Any`], matching `k` is direction `k / 2`,
+/// lane `k % 2`, cleaned of parallel links like the splitters); levels 1 to `log n − 2` are the
+/// splitters of 002's levels 0 to `log n − 3`; the last two splitter levels are replaced by
+/// 4×4 complete bipartite graphs from every 4-row block of level `log n − 1` (002's level
+/// `log n − 2`) to the 4 outputs of that block (class [`LinkClass::Exact`]: the link to output
+/// `4b + k` is direction `k / 2`, lane `k % 2`). Same depth and switch count as the unmodified
+/// network, out-degree 4 everywhere. `n` from 4 to 2^20.
+pub fn modified_splitter(n: u32, wiring: SplitterWiring, seed: u64) -> Result<Topology> {
+    let log_n = check_inputs(n)?;
+    if n < 4 {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            "a power of two from 4 to 1048576 for the modified splitter network",
+        ));
+    }
+    const D: u32 = 2;
+    let mut rng = stream(seed, Stream::Wiring);
+    let mut links = Vec::with_capacity(log_n as usize * n as usize * 4);
+    // Level −1: four random perfect matchings.
+    let mut matchings: Vec<Vec<u32>> = (0..4)
+        .map(|_| {
+            let mut p: Vec<u32> = (0..n).collect();
+            p.shuffle(&mut rng);
+            p
+        })
+        .collect();
+    if wiring.cleanup {
+        clean_up_matchings(&mut matchings, wiring.cleanup_budget, &mut rng);
+    }
+    for (k, p) in matchings.iter().enumerate() {
+        for (i, &o) in p.iter().enumerate() {
+            links.push(Link {
+                tail: i as u32,
+                head: n + o,
+                direction: (k / 2) as u8,
+                lane: (k % 2) as u16,
+                head_port: 0,
+            });
+        }
+    }
+    for level in 0..log_n - 2 {
+        splitter_level(n, level, level + 1, D, wiring, &mut rng, &mut links);
+    }
+    let at = log_n - 1;
+    for row in 0..n {
+        for k in 0..4u32 {
+            links.push(Link {
+                tail: at * n + row,
+                head: (at + 1) * n + (row & !3) + k,
+                direction: (k / 2) as u8,
+                lane: (k % 2) as u16,
+                head_port: 0,
+            });
+        }
+    }
+    Ok(assemble(TopologyKind::ModifiedSplitter, n, log_n + 1, D, links))
+}
+
+/// Removes parallel links between random perfect matchings: while input `i` reaches the same
+/// output through matchings `j < k`, swap `k`'s images of `i` and of a random other input,
+/// provided neither then has a parallel link; at most `budget` attempts. Every matching stays
+/// a permutation.
+fn clean_up_matchings(matchings: &mut [Vec<u32>], budget: u32, rng: &mut Rng) {
+    let n = matchings[0].len();
+    let clash = |ms: &[Vec<u32>], i: usize, k: usize, o: u32| {
+        (0..ms.len()).any(|j| j != k && ms[j][i] == o)
+    };
+    let mut attempts = 0;
+    for k in 1..matchings.len() {
+        for i in 0..n {
+            while clash(&matchings[..k], i, usize::MAX, matchings[k][i]) {
+                if attempts == budget {
+                    return;
+                }
+                attempts += 1;
+                let other = rng.random_range(0..n);
+                if other == i {
+                    continue;
+                }
+                let (oi, oo) = (matchings[k][i], matchings[k][other]);
+                if !clash(matchings, i, k, oo) && !clash(matchings, other, k, oi) {
+                    matchings[k].swap(i, other);
+                }
+            }
+        }
+    }
 }
 
 /// Seed 002's clean-up: while stub `k` duplicates an earlier link of its input, swap its output
@@ -315,7 +452,7 @@ fn sampled_expansion(sp: &Splitter, max_size: usize, rng: &mut Rng) -> [f64; 2] 
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::topology::{butterfly, dilated_butterfly};
+    use crate::topology::{LinkClass, butterfly, dilated_butterfly};
 
     fn splitter(n: u32, d: u32, seed: u64) -> Topology {
         random_splitter(n, d, SplitterWiring::default(), seed).unwrap()
@@ -358,10 +495,13 @@ mod tests {
         assert_eq!(
             w,
             SplitterWiring {
+                generator: WiringGenerator::Configuration,
                 cleanup: false,
                 cleanup_budget: 10_000
             }
         );
+        let w: SplitterWiring = toml::from_str("generator = \"rounds\"").unwrap();
+        assert_eq!(w.generator, WiringGenerator::Rounds);
         assert!(toml::from_str::<SplitterWiring>("clean = true").is_err());
     }
 
@@ -457,5 +597,70 @@ mod tests {
                 "{sampled:?} {exact:?}"
             );
         }
+    }
+
+    #[test]
+    fn rounds_generator_keeps_degrees_and_cleans_up() {
+        let w = SplitterWiring {
+            generator: WiringGenerator::Rounds,
+            ..SplitterWiring::default()
+        };
+        let t = random_splitter(64, 3, w, 5).unwrap();
+        assert_ne!(t.links, splitter(64, 3, 5).links);
+        let mut inn = vec![0u32; t.node_count()];
+        for l in &t.links {
+            inn[l.head as usize] += 1;
+        }
+        assert!(inn[64..].iter().all(|&c| c == 6));
+        let level0 = Topology {
+            links: t.links[..64 * 6].to_vec(),
+            ..t.clone()
+        };
+        assert_eq!(parallel_links(&level0), 0);
+    }
+
+    #[test]
+    fn modified_network_has_the_shape_of_seed_002_section_iv() {
+        for seed in 0..5 {
+            let t = modified_splitter(1024, SplitterWiring::default(), seed).unwrap();
+            assert_eq!((t.levels, t.multiplicity, t.node_count()), (11, 2, 11 * 1024));
+            assert_eq!(t.link_class(0), LinkClass::Any);
+            assert_eq!(t.link_class(5), LinkClass::Direction);
+            assert_eq!(t.link_class(9), LinkClass::Exact);
+            // Level −1: four perfect matchings without parallel links.
+            let level0 = Topology {
+                links: t.links[..1024 * 4].to_vec(),
+                ..t.clone()
+            };
+            assert_eq!(parallel_links(&level0), 0);
+            for k in 0..4u32 {
+                let mut heads: Vec<u32> = (0..1024)
+                    .map(|i| t.links[t.out_link(i, (k / 2) as u8, k % 2) as usize].head)
+                    .collect();
+                heads.sort_unstable();
+                assert_eq!(heads, (1024..2048).collect::<Vec<_>>());
+            }
+            // K_{4,4}: row 4b + i of level 9 reaches outputs 4b..4b+3, the Exact lane first.
+            for row in [0u32, 5, 1023] {
+                let node = t.node_id(9, row);
+                for dest in (row & !3)..(row & !3) + 4 {
+                    let link = t.links[t.exact_link(node, dest) as usize];
+                    assert_eq!(t.node(link.head).column, dest);
+                }
+            }
+            // Splitter levels route by the destination bits 0..7.
+            for src in [0u32, 77, 1023] {
+                for dest in [0u32, 500, 1023] {
+                    let mut node = t.node_id(1, src);
+                    for level in 1..9 {
+                        let dir = t.direction(level, dest, 0);
+                        node = t.links[t.out_link(node, dir, 1) as usize].head;
+                    }
+                    assert_eq!(t.node(node).column >> 2, dest >> 2);
+                }
+            }
+        }
+        assert!(modified_splitter(2, SplitterWiring::default(), 1).is_err());
+        assert_eq!(modified_splitter(4, SplitterWiring::default(), 1).unwrap().levels, 3);
     }
 }

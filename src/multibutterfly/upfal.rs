@@ -1,0 +1,1 @@
+//! Upfal's wave algorithm (seed 002 §II-A). (Being written.)
