@@ -20,6 +20,12 @@ pub enum FlowControl {
     /// The header is discarded with the rest of its worm behind it; the source learns it by a
     /// negative acknowledgement and retries (seeds 003 §3.1, 004 §3).
     Drop,
+    /// Seed 002 §IV's greedy store-and-forward of one-flit packets: one FIFO queue per switch,
+    /// every queued packet may leave on any free eligible link (no head-of-line blocking), a
+    /// link is used only when its head held fewer than `switch_queue` packets at the end of the
+    /// previous cycle, outputs always accept (notes §3.4.2). Routed by
+    /// [`crate::multibutterfly::greedy`], not by `sim`.
+    Greedy,
 }
 
 /// How many flits a physical link carries per cycle.
@@ -40,6 +46,9 @@ pub enum LaneChoice {
     Lowest,
     /// The scan over edges starts at a pseudo-random edge drawn from a 16-bit LFSR per switch.
     Random,
+    /// Greedy mode only: the eligible link whose head held the fewest packets at the end of the
+    /// previous cycle (lowest index on ties).
+    LeastLoaded,
 }
 
 /// Middle column of a Beneš route.
@@ -183,6 +192,20 @@ impl SimConfig {
         range("flits", self.flits, 1, 4096)?;
         range("dilation", self.dilation, 1, 8)?;
         range("max-attempts", self.max_attempts, 1, 1_000_000)?;
+        if self.mode == FlowControl::Greedy {
+            return Err(Error::invalid(
+                "mode",
+                "greedy",
+                "wormhole, store-forward or drop (the greedy store-and-forward of seed 002 is run by `flitforge multibutterfly` and `flitforge experiment leighton-maggs`)",
+            ));
+        }
+        if self.lane_choice == LaneChoice::LeastLoaded {
+            return Err(Error::invalid(
+                "lane-choice",
+                "least-loaded",
+                "lowest or random (least-loaded is a choice of the greedy store-and-forward)",
+            ));
+        }
         if self.topology == TopologyKind::ModifiedSplitter {
             return Err(Error::invalid(
                 "topology",

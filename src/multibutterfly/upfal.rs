@@ -1,1 +1,912 @@
-//! Upfal's wave algorithm (seed 002 §II-A). (Being written.)
+//! Upfal's greedy wave algorithm on a multibutterfly (seed 002 §II-A; notes §3.3.1).
+//!
+//! The network is a randomly-wired splitter network of multiplicity `d` (levels `0..=lg N`,
+//! [`crate::topology::random_splitter`]) with, for `P > 1` permutations, front levels
+//! `−1 … −(P−1)` (§II-A, notes §3.2.7): each front level is `2d` uniformly random perfect
+//! matchings into the next level, the whole row one block, so a packet may take any out link.
+//! Every splitter is a `2d`-regular bipartite multigraph and gets a proper `2d`-edge-colouring
+//! (König, [`crate::sorter::fattree::colour`]); a front level's matching index is its colour.
+//!
+//! The packet of permutation `k` from input `i` starts in row `i` of level `−k`, in wave
+//! `k·Lw + (dest mod Lw)`; smaller waves are heavier (weight `ν^wave`). A switch holds at most
+//! one packet. A stage is an even and an odd phase; a phase is one step per colour; in a step
+//! every link of that colour whose tail level has the phase's parity moves the tail's packet
+//! forward if it needs the link (up/down by the destination's bit, any link on a front level)
+//! and the head is empty, or swaps it with a later-wave packet in the head. Packets reaching
+//! level `lg N` are delivered. After every phase the Lemma 2.5 invariant is checked, and the
+//! potential of §II-B (Claim 2.4) is logged after every stage.
+//!
+//! Levels are numbered internally `j = k + P − 1` (`0 ..= P − 1 + lg N`), node `j·N + row`.
+
+use crate::error::{Error, Result};
+use crate::rng::{Stream, stream};
+use crate::sorter::fattree::colour;
+use crate::topology::{SplitterWiring, check_inputs, random_splitter};
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+/// Largest multiplicity the topology builder supports.
+const MAX_MULTIPLICITY: u32 = 8;
+/// Largest number of permutations (front levels `P − 1`).
+const MAX_PERMUTATIONS: u32 = 64;
+/// Largest number of links of the whole network (front levels included), to bound memory.
+const MAX_LINKS: u64 = 1 << 25;
+/// No packet / no wave.
+const NONE: u32 = u32::MAX;
+/// [`Active::want`] of a front-level link: any packet may take it.
+const ANY: u8 = 2;
+/// Stuck packets named in a deadlock message.
+const NAMED_STUCK: usize = 5;
+
+/// Parameters of a run. The theory defaults of the notes (§3.6) are `d = 11`, `Lw = 16`,
+/// `ν = 1/2`, `w = 1/√2`, `β = 4`; the topology builder stops at `d = 8`, so the default here is
+/// `d = 4` and `N = 256`. `β` is not measured: it only enters `σ` and `ρ` (Claim 2.4) and the
+/// Theorem 2.1 bound, and is *assumed* (a random splitter of multiplicity `d` expands by about
+/// `d − 1` for small `α`, so `β = 4` with `d = 4` is optimistic).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpfalConfig {
+    /// `N`: inputs (= outputs = rows), a power of two.
+    pub inputs: u32,
+    /// `d`: up (and down) links per splitter input; the colouring uses `2d` colours. The
+    /// analysis needs `d ≥ 3`; `1..=8` is accepted.
+    pub multiplicity: u32,
+    /// `P`: permutations routed at once (front levels `−1 … −(P−1)`).
+    pub permutations: u32,
+    /// `Lw` (the paper's `L`): wave modulus, a power of two (the analysis wants `Lw ≥ 1/(2α)`).
+    pub wave_modulus: u32,
+    /// `ν`: weight ratio of consecutive waves, in `(0, 1)`.
+    pub nu: f64,
+    /// `w`: potential ratio of consecutive level pairs, in `(0, 1)`.
+    pub w: f64,
+    /// `β`: assumed splitter expansion, only for `σ`, `ρ` and the bound.
+    pub beta: f64,
+    /// Seed of the splitter wiring (`Wiring` stream) and the front matchings (`Routing` stream).
+    pub seed: u64,
+    /// [`Error::Deadlock`] once this many consecutive stages moved no packet while packets
+    /// remained.
+    pub watchdog_stages: u32,
+}
+
+impl Default for UpfalConfig {
+    fn default() -> Self {
+        UpfalConfig {
+            inputs: 256,
+            multiplicity: 4,
+            permutations: 1,
+            wave_modulus: 16,
+            nu: 0.5,
+            w: std::f64::consts::FRAC_1_SQRT_2,
+            beta: 4.0,
+            seed: 1,
+            watchdog_stages: 64,
+        }
+    }
+}
+
+impl UpfalConfig {
+    /// Checks every parameter against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        let log_n = check_inputs(self.inputs)?;
+        if !(1..=MAX_MULTIPLICITY).contains(&self.multiplicity) {
+            return Err(Error::invalid("multiplicity", self.multiplicity, "1 to 8"));
+        }
+        if !(1..=MAX_PERMUTATIONS).contains(&self.permutations) {
+            return Err(Error::invalid(
+                "permutations",
+                self.permutations,
+                format!("1 to {MAX_PERMUTATIONS}"),
+            ));
+        }
+        let links = u64::from(self.permutations - 1 + log_n)
+            * u64::from(self.inputs)
+            * 2
+            * u64::from(self.multiplicity);
+        if links > MAX_LINKS {
+            return Err(Error::invalid(
+                "permutations",
+                self.permutations,
+                format!(
+                    "small enough that (permutations - 1 + lg inputs) * inputs * 2 * multiplicity \
+                     <= {MAX_LINKS} links (here {links})"
+                ),
+            ));
+        }
+        if !self.wave_modulus.is_power_of_two() || self.wave_modulus > self.inputs {
+            return Err(Error::invalid(
+                "wave_modulus",
+                self.wave_modulus,
+                format!("a power of two from 1 to inputs = {}", self.inputs),
+            ));
+        }
+        let open_unit = |x: f64| x > 0.0 && x < 1.0;
+        if !open_unit(self.nu) {
+            return Err(Error::invalid("nu", self.nu, "a number in (0, 1)"));
+        }
+        if !open_unit(self.w) {
+            return Err(Error::invalid("w", self.w, "a number in (0, 1)"));
+        }
+        if !(self.beta.is_finite() && self.beta > 0.0) {
+            return Err(Error::invalid(
+                "beta",
+                self.beta,
+                "a finite positive number (Claim 2.4 needs beta (1 - nu) > 1)",
+            ));
+        }
+        // The lightest packet's potential must stay a normal f64.
+        let waves = f64::from(self.permutations) * f64::from(self.wave_modulus);
+        let lightest = (waves - 1.0) * self.nu.log2() + f64::from(log_n + 1) * self.w.log2();
+        if lightest < f64::MIN_POSITIVE.log2() {
+            return Err(Error::invalid(
+                "(nu, permutations, wave_modulus)",
+                format!(
+                    "({}, {}, {})",
+                    self.nu, self.permutations, self.wave_modulus
+                ),
+                "values for which nu^(permutations * wave_modulus) * w^(lg inputs + 1) is a \
+                 normal f64 (> 2.2e-308)",
+            ));
+        }
+        if self.watchdog_stages == 0 {
+            return Err(Error::invalid("watchdog_stages", 0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct UpfalReport {
+    /// Step in which the last packet was delivered (steps count from 1; a stage is `4d` steps).
+    pub steps: u64,
+    /// Stages run (the last one completed even after the last delivery).
+    pub stages: u64,
+    /// Packets delivered (`P·N`).
+    pub delivered: u32,
+    /// Total potential (§II-B) at the start and after every stage.
+    pub potential: Vec<f64>,
+    /// Claim 2.4's per-stage factor `ρ = [σw + (1−σ)/w]²` for the configured `β`, `ν`, `w`.
+    pub rho: f64,
+    /// Lemma 2.8's `σ = β(1−ν) / (1 + β(1−ν))`.
+    pub sigma: f64,
+    /// Largest measured `potential[s + 1] / potential[s]` (Claim 2.4 promises `≤ ρ` on true
+    /// `(α, β)`-expanders; not enforced). 0 if no stage started with positive potential.
+    pub worst_stage_ratio: f64,
+    /// Lemma 2.5 checks made: (phase, link) pairs whose tail held a packet that could use it.
+    pub lemma_2_5_checks: u64,
+    /// Theorem 2.1's step bound for this configuration ([`theorem_2_1_bound`]).
+    pub bound_steps: f64,
+}
+
+impl UpfalReport {
+    /// Measured potential ratio of every stage (`potential[s + 1] / potential[s]`, stages that
+    /// start with positive potential only).
+    pub fn stage_ratios(&self) -> Vec<f64> {
+        self.potential
+            .windows(2)
+            .filter(|p| p[0] > 0.0)
+            .map(|p| p[1] / p[0])
+            .collect()
+    }
+}
+
+/// Claim 2.4 / Lemma 2.8: `(ρ, σ)` with `σ = β(1−ν)/(1+β(1−ν))` and `ρ = [σw + (1−σ)/w]²`.
+/// `ρ < 1` needs `σ > 1/2`, i.e. `β(1−ν) > 1`.
+pub fn claim_2_4_rho(beta: f64, nu: f64, w: f64) -> (f64, f64) {
+    let b = beta * (1.0 - nu);
+    let sigma = b / (1.0 + b);
+    let rho = (sigma * w + (1.0 - sigma) / w).powi(2);
+    (rho, sigma)
+}
+
+/// Theorem 2.1: Upfal's algorithm routes `p` permutations on an `n`-input multibutterfly of
+/// multiplicity `d` in at most
+/// `4d [lg(2/w)·lg N + lg(1/ν)·P·Lw + lg(ν / (Lw(1−ν)(1 − ν^Lw/w)))] / lg(1/ρ)` steps
+/// (lg base 2). Infinite when the analysis gives no bound (`ρ ∉ (0, 1)` or `ν^Lw ≥ w`).
+pub fn theorem_2_1_bound(d: u32, n: u32, p: u32, lw: u32, nu: f64, w: f64, rho: f64) -> f64 {
+    let lw_f = f64::from(lw);
+    let tail = 1.0 - nu.powf(lw_f) / w;
+    if !(rho > 0.0 && rho < 1.0) || tail <= 0.0 {
+        return f64::INFINITY;
+    }
+    let log_n = f64::from(n).log2();
+    let stages = ((2.0 / w).log2() * log_n
+        + (1.0 / nu).log2() * f64::from(p) * lw_f
+        + (nu / (lw_f * (1.0 - nu) * tail)).log2())
+        / (1.0 / rho).log2();
+    4.0 * f64::from(d) * stages
+}
+
+/// `p` independent uniformly random permutations of `0..n` (the `Traffic` stream of `seed`), in
+/// the form [`route`] takes.
+pub fn random_permutations(n: u32, p: u32, seed: u64) -> Vec<Vec<u32>> {
+    let mut rng = stream(seed, Stream::Traffic);
+    (0..p)
+        .map(|_| {
+            let mut v: Vec<u32> = (0..n).collect();
+            v.shuffle(&mut rng);
+            v
+        })
+        .collect()
+}
+
+/// Routes `permutations` (`permutations[k][i]` = destination of input `i`'s packet of
+/// permutation `k`, each a permutation of `0..N`) with Upfal's algorithm (§II-A) on the network
+/// of `config`. Checks every delivery and Lemma 2.5 after every phase ([`Error::Invariant`]);
+/// [`Error::Deadlock`] if nothing moves for `watchdog_stages` stages.
+pub fn route(config: &UpfalConfig, permutations: &[Vec<u32>]) -> Result<UpfalReport> {
+    route_traced(config, permutations).map(|(report, _)| report)
+}
+
+/// [`route`], also returning every delivery as `(packet, output row)` in delivery order
+/// (packet `k·N + i` = input `i`'s packet of permutation `k`).
+fn route_traced(
+    config: &UpfalConfig,
+    permutations: &[Vec<u32>],
+) -> Result<(UpfalReport, Vec<(u32, u32)>)> {
+    config.validate()?;
+    check_permutations(config, permutations)?;
+    let net = Network::build(config)?;
+    run(&net, config, permutations)
+}
+
+/// The stage loop of [`route_traced`] on a built network.
+fn run(
+    net: &Network,
+    config: &UpfalConfig,
+    permutations: &[Vec<u32>],
+) -> Result<(UpfalReport, Vec<(u32, u32)>)> {
+    let mut sim = Sim::new(net, config, permutations);
+    let (rho, sigma) = claim_2_4_rho(config.beta, config.nu, config.w);
+    let mut potential = vec![sim.potential()];
+    let mut idle = 0u32;
+    let mut stages = 0u64;
+    while sim.remaining > 0 {
+        stages += 1;
+        let mut moves = 0u64;
+        for parity in 0..2 {
+            sim.best.fill(NONE);
+            for c in 0..net.colours {
+                moves += sim.step((parity * net.colours + c) as usize)?;
+            }
+            sim.check_lemma_2_5(parity)?;
+        }
+        potential.push(sim.potential());
+        // A stage without moves leaves the state unchanged, so the next one moves nothing
+        // either; moves cannot go on forever either (odd phases lower the potential, and after
+        // an even phase followed by a still odd phase Lemma 2.5 forbids any even-phase move).
+        if moves == 0 && sim.remaining > 0 {
+            idle += 1;
+            if idle >= config.watchdog_stages {
+                return Err(Error::Deadlock(sim.stuck_message(idle)));
+            }
+        } else {
+            idle = 0;
+        }
+    }
+    let worst_stage_ratio = potential
+        .windows(2)
+        .filter(|p| p[0] > 0.0)
+        .map(|p| p[1] / p[0])
+        .fold(0.0, f64::max);
+    let report = UpfalReport {
+        steps: sim.last_delivery,
+        stages,
+        delivered: sim.deliveries.len() as u32,
+        potential,
+        rho,
+        sigma,
+        worst_stage_ratio,
+        lemma_2_5_checks: sim.checks,
+        bound_steps: theorem_2_1_bound(
+            config.multiplicity,
+            config.inputs,
+            config.permutations,
+            config.wave_modulus,
+            config.nu,
+            config.w,
+            rho,
+        ),
+    };
+    Ok((report, sim.deliveries))
+}
+
+/// Checks the destination lists: `P` lists, each a permutation of `0..N`.
+fn check_permutations(config: &UpfalConfig, permutations: &[Vec<u32>]) -> Result<()> {
+    let n = config.inputs;
+    if permutations.len() != config.permutations as usize {
+        return Err(Error::invalid(
+            "permutations (destination lists)",
+            permutations.len(),
+            format!("{} lists, one per permutation", config.permutations),
+        ));
+    }
+    let mut seen = vec![NONE; n as usize];
+    for (k, dests) in permutations.iter().enumerate() {
+        let name = format!("permutations[{k}]");
+        if dests.len() != n as usize {
+            return Err(Error::invalid(
+                &name,
+                format!("{} destinations", dests.len()),
+                format!("{n} destinations (one per input)"),
+            ));
+        }
+        for &d in dests {
+            if d >= n || seen[d as usize] == k as u32 {
+                return Err(Error::invalid(
+                    &name,
+                    format!("destination {d}"),
+                    format!("a permutation of 0..{n} (every output exactly once)"),
+                ));
+            }
+            seen[d as usize] = k as u32;
+        }
+    }
+    Ok(())
+}
+
+/// A link active in one step class.
+#[derive(Clone, Copy, Debug)]
+struct Active {
+    tail: u32,
+    head: u32,
+    /// The destination bit read at the tail's splitter level is `(dest >> shift) & 1`.
+    shift: u8,
+    /// Direction the link serves (0 = up, 1 = down), or [`ANY`] on a front level.
+    want: u8,
+    /// The head is an output (level `lg N`).
+    output: bool,
+}
+
+impl Active {
+    fn usable(&self, dest: u32) -> bool {
+        self.want == ANY || ((dest >> self.shift) & 1) as u8 == self.want
+    }
+}
+
+/// The network as step classes: `classes[parity · 2d + colour]` = the links of that colour whose
+/// tail level (in the paper's numbering) has that parity (0 = even).
+struct Network {
+    n: u32,
+    perms: u32,
+    /// `2d`.
+    colours: u32,
+    /// Internal levels `0 ..= P − 1 + lg N`.
+    levels: u32,
+    classes: Vec<Vec<Active>>,
+}
+
+impl Network {
+    fn build(config: &UpfalConfig) -> Result<Self> {
+        let n = config.inputs;
+        let d = config.multiplicity;
+        let topo = random_splitter(n, d, SplitterWiring::default(), config.seed)?;
+        let log_n = topo.log_n;
+        let perms = config.permutations;
+        let front = perms - 1;
+        let colours = 2 * d;
+        let mut classes = vec![Vec::new(); 2 * colours as usize];
+        // Front level −f (internal level front − f) into level −f + 1: matching c has colour c.
+        // Levels are drawn from −1 outwards, so the network for P is a prefix of that for P + 1.
+        let mut rng = stream(config.seed, Stream::Routing);
+        for f in 1..perms {
+            let j = front - f;
+            let class = ((f % 2) * colours) as usize;
+            for c in 0..colours {
+                let mut m: Vec<u32> = (0..n).collect();
+                m.shuffle(&mut rng);
+                classes[class + c as usize].extend(m.iter().enumerate().map(|(row, &o)| Active {
+                    tail: j * n + row as u32,
+                    head: (j + 1) * n + o,
+                    shift: 0,
+                    want: ANY,
+                    output: false,
+                }));
+            }
+        }
+        // Splitter levels: the links of a level are contiguous (sorted by tail). Colouring the
+        // whole level at once colours each splitter (its connected components) separately.
+        let per_level = (n * colours) as usize;
+        for level in 0..log_n {
+            let links = &topo.links[level as usize * per_level..(level as usize + 1) * per_level];
+            let edges: Vec<(u32, u32)> = links
+                .iter()
+                .map(|l| (l.tail - level * n, l.head - (level + 1) * n))
+                .collect();
+            let col = colour(n, &edges);
+            let class = ((level % 2) * colours) as usize;
+            let shift = (log_n - 1 - level) as u8;
+            let output = level + 1 == log_n;
+            for (l, &c) in links.iter().zip(&col) {
+                if c >= colours {
+                    return Err(Error::Invariant {
+                        cycle: 0,
+                        message: format!("colour {c} of a level-{level} link is not below 2d"),
+                    });
+                }
+                classes[class + c as usize].push(Active {
+                    tail: l.tail + front * n,
+                    head: l.head + front * n,
+                    shift,
+                    want: l.direction,
+                    output,
+                });
+            }
+        }
+        for class in &mut classes {
+            class.sort_unstable_by_key(|a| a.tail);
+        }
+        let net = Network {
+            n,
+            perms,
+            colours,
+            levels: perms + log_n,
+            classes,
+        };
+        net.check_colouring()?;
+        Ok(net)
+    }
+
+    /// The paper's level number `k` of internal level `j`.
+    fn paper_level(&self, j: u32) -> i64 {
+        i64::from(j) - i64::from(self.perms - 1)
+    }
+
+    /// The colouring is proper and steps are conflict-free: in every step class each switch is
+    /// an end of at most one link, and the class has one link per switch of its tail levels
+    /// (so every tail, and likewise every head, has exactly one link of each colour).
+    fn check_colouring(&self) -> Result<()> {
+        let mut stamp = vec![0u32; (self.levels * self.n) as usize];
+        for (index, class) in self.classes.iter().enumerate() {
+            let parity = (index / self.colours as usize) as i64;
+            let tail_levels = (0..self.levels - 1)
+                .filter(|&j| self.paper_level(j).rem_euclid(2) == parity)
+                .count();
+            let mark = index as u32 + 1;
+            for a in class {
+                for node in [a.tail, a.head] {
+                    if stamp[node as usize] == mark {
+                        return Err(Error::Invariant {
+                            cycle: 0,
+                            message: format!(
+                                "step class (parity {parity}, colour {}) touches switch {} twice",
+                                index % self.colours as usize,
+                                self.describe(node)
+                            ),
+                        });
+                    }
+                    stamp[node as usize] = mark;
+                }
+            }
+            if class.len() != tail_levels * self.n as usize {
+                return Err(Error::Invariant {
+                    cycle: 0,
+                    message: format!(
+                        "step class (parity {parity}, colour {}) has {} links, expected {}",
+                        index % self.colours as usize,
+                        class.len(),
+                        tail_levels * self.n as usize
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `(row r, level k)` in the paper's numbering.
+    fn describe(&self, node: u32) -> String {
+        format!(
+            "(row {}, level {})",
+            node % self.n,
+            self.paper_level(node / self.n)
+        )
+    }
+}
+
+/// Routing state.
+struct Sim<'a> {
+    net: &'a Network,
+    /// Packet in each switch, or [`NONE`].
+    occ: Vec<u32>,
+    wave: Vec<u32>,
+    dest: Vec<u32>,
+    remaining: u32,
+    /// Per output row: the earliest wave delivered there during the current phase.
+    best: Vec<u32>,
+    /// Steps run so far.
+    step: u64,
+    last_delivery: u64,
+    deliveries: Vec<(u32, u32)>,
+    checks: u64,
+    /// `ν^wave` per wave.
+    weight: Vec<f64>,
+    /// `w^k` (k odd) or `w^(k+1)` (k even) per internal level.
+    level_factor: Vec<f64>,
+}
+
+impl<'a> Sim<'a> {
+    /// Packet `k·N + i` starts at row `i` of level `−k`, in wave `k·Lw + (dest mod Lw)`.
+    fn new(net: &'a Network, config: &UpfalConfig, permutations: &[Vec<u32>]) -> Self {
+        let n = net.n;
+        let lw = config.wave_modulus;
+        let packets = (net.perms * n) as usize;
+        let mut occ = vec![NONE; (net.levels * n) as usize];
+        let mut wave = Vec::with_capacity(packets);
+        let mut dest = Vec::with_capacity(packets);
+        for (k, dests) in permutations.iter().enumerate() {
+            let j = net.perms - 1 - k as u32;
+            for (i, &d) in dests.iter().enumerate() {
+                occ[(j * n) as usize + i] = wave.len() as u32;
+                wave.push(k as u32 * lw + d % lw);
+                dest.push(d);
+            }
+        }
+        let weight = (0..net.perms * lw)
+            .map(|i| config.nu.powi(i as i32))
+            .collect();
+        let level_factor = (0..net.levels)
+            .map(|j| {
+                let k = net.paper_level(j);
+                let e = if k.rem_euclid(2) == 1 { k } else { k + 1 };
+                config.w.powi(e as i32)
+            })
+            .collect();
+        Sim {
+            net,
+            occ,
+            wave,
+            dest,
+            remaining: packets as u32,
+            best: vec![NONE; n as usize],
+            step: 0,
+            last_delivery: 0,
+            deliveries: Vec::with_capacity(packets),
+            checks: 0,
+            weight,
+            level_factor,
+        }
+    }
+
+    /// One step: every link of `class` at once (conflict-free, see
+    /// [`Network::check_colouring`], so a sequential pass is simultaneous). Returns the moves.
+    fn step(&mut self, class: usize) -> Result<u64> {
+        self.step += 1;
+        let net = self.net;
+        let mut moves = 0;
+        for a in &net.classes[class] {
+            let p = self.occ[a.tail as usize];
+            if p == NONE || !a.usable(self.dest[p as usize]) {
+                continue;
+            }
+            moves += 1;
+            if a.output {
+                // Outputs are emptied at the end of every step and touched once per step:
+                // delivering at once is the same.
+                self.occ[a.tail as usize] = NONE;
+                self.deliver(p, a.head % net.n)?;
+                continue;
+            }
+            let q = self.occ[a.head as usize];
+            if q == NONE {
+                self.occ[a.head as usize] = p;
+                self.occ[a.tail as usize] = NONE;
+            } else if self.wave[q as usize] > self.wave[p as usize] {
+                self.occ[a.head as usize] = p;
+                self.occ[a.tail as usize] = q;
+            } else {
+                moves -= 1;
+            }
+        }
+        Ok(moves)
+    }
+
+    fn deliver(&mut self, p: u32, row: u32) -> Result<()> {
+        if self.dest[p as usize] != row {
+            return Err(Error::Invariant {
+                cycle: self.step,
+                message: format!(
+                    "packet {p} delivered to output {row}, but its destination is {}",
+                    self.dest[p as usize]
+                ),
+            });
+        }
+        let w = self.wave[p as usize];
+        let best = &mut self.best[row as usize];
+        *best = (*best).min(w);
+        self.deliveries.push((p, row));
+        self.remaining -= 1;
+        self.last_delivery = self.step;
+        Ok(())
+    }
+
+    /// Lemma 2.5 after a phase of `parity`: for every link of the phase whose tail packet could
+    /// use it, the head holds a packet at least as heavy (for an output head: the heaviest
+    /// packet delivered there during the phase); an empty head weighs 0.
+    fn check_lemma_2_5(&mut self, parity: u32) -> Result<()> {
+        let net = self.net;
+        let c = net.colours as usize;
+        let first = parity as usize * c;
+        for a in net.classes[first..first + c].iter().flatten() {
+            let p = self.occ[a.tail as usize];
+            if p == NONE || !a.usable(self.dest[p as usize]) {
+                continue;
+            }
+            self.checks += 1;
+            let head_wave = if a.output {
+                self.best[(a.head % net.n) as usize]
+            } else {
+                match self.occ[a.head as usize] {
+                    NONE => NONE,
+                    q => self.wave[q as usize],
+                }
+            };
+            let tail_wave = self.wave[p as usize];
+            if head_wave == NONE || head_wave > tail_wave {
+                let head = if head_wave == NONE {
+                    "no packet".to_string()
+                } else {
+                    format!("a packet of wave {head_wave}")
+                };
+                return Err(Error::Invariant {
+                    cycle: self.step,
+                    message: format!(
+                        "Lemma 2.5: after a {} phase, packet {p} (wave {tail_wave}) at {} could \
+                         use the link to {}, which holds {head}",
+                        if parity == 0 { "even" } else { "odd" },
+                        net.describe(a.tail),
+                        net.describe(a.head),
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Total potential (§II-B): `ν^wave · w^k` (k odd) or `ν^wave · w^(k+1)` (k even).
+    fn potential(&self) -> f64 {
+        let n = self.net.n as usize;
+        self.occ
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| p != NONE)
+            .map(|(node, &p)| {
+                self.weight[self.wave[p as usize] as usize] * self.level_factor[node / n]
+            })
+            .sum()
+    }
+
+    /// Deadlock message naming a few stuck packets.
+    fn stuck_message(&self, idle: u32) -> String {
+        let stuck: Vec<String> = self
+            .occ
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| p != NONE)
+            .take(NAMED_STUCK)
+            .map(|(node, &p)| {
+                format!(
+                    "packet {p} at {} wave {} destination {}",
+                    self.net.describe(node as u32),
+                    self.wave[p as usize],
+                    self.dest[p as usize]
+                )
+            })
+            .collect();
+        format!(
+            "Upfal routing: no packet moved for {idle} stages (step {}) with {} packets left: {}",
+            self.step,
+            self.remaining,
+            stuck.join("; ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(n: u32, d: u32, p: u32, seed: u64) -> UpfalConfig {
+        UpfalConfig {
+            inputs: n,
+            multiplicity: d,
+            permutations: p,
+            seed,
+            ..UpfalConfig::default()
+        }
+    }
+
+    #[test]
+    fn routes_random_permutations_exactly_once_to_the_right_output() {
+        for (n, d, p) in [(64, 3, 1), (64, 4, 2), (256, 3, 2), (256, 4, 1), (64, 1, 3)] {
+            let cfg = config(n, d, p, 7 + u64::from(n + d + p));
+            let perms = random_permutations(n, p, cfg.seed);
+            let (report, deliveries) = route_traced(&cfg, &perms).unwrap();
+            let mut got = vec![0u32; (n * p) as usize];
+            for &(packet, row) in &deliveries {
+                let (k, i) = (packet / n, packet % n);
+                assert_eq!(row, perms[k as usize][i as usize], "packet {packet}");
+                got[packet as usize] += 1;
+            }
+            assert!(got.iter().all(|&g| g == 1), "{n} {d} {p}");
+            assert_eq!(report.delivered, n * p);
+            assert_eq!(*report.potential.last().unwrap(), 0.0);
+            assert_eq!(report.potential.len() as u64, report.stages + 1);
+            let stage = 4 * u64::from(d);
+            assert!(
+                report.steps > (report.stages - 1) * stage && report.steps <= report.stages * stage
+            );
+            // Lemma 2.5 held after every phase (route returned Ok) and was actually exercised.
+            assert!(report.lemma_2_5_checks > 0);
+        }
+    }
+
+    /// A forward move from even level k to k + 1 keeps the packet's potential (both levels
+    /// have w^(k+1)); from odd k to k + 1 it multiplies it by w² < 1; delivery sets it to 0; a
+    /// swap sends the heavier packet (weight a) forward and the lighter (b < a) back, changing
+    /// the total by (a − b)(f(k+1) − f(k)) ≤ 0 for the non-increasing level factor f. So the
+    /// potential never increases (up to float rounding of the sums).
+    #[test]
+    fn potential_never_increases() {
+        for (n, d, p) in [(64, 3, 2), (256, 4, 1), (256, 3, 1)] {
+            let cfg = config(n, d, p, 99);
+            let report = route(&cfg, &random_permutations(n, p, 5)).unwrap();
+            for s in report.potential.windows(2) {
+                assert!(s[1] <= s[0] * (1.0 + 1e-12), "{:?}", report.potential);
+            }
+            assert!(report.worst_stage_ratio <= 1.0 + 1e-12);
+            assert_eq!(report.stage_ratios().len() as u64, report.stages);
+        }
+    }
+
+    #[test]
+    fn colouring_is_proper_and_steps_are_conflict_free() {
+        for (n, d, p) in [(64, 3, 3), (256, 4, 2), (16, 8, 2), (4, 2, 1)] {
+            let net = Network::build(&config(n, d, p, 3)).unwrap();
+            net.check_colouring().unwrap();
+            // Every switch below the outputs has one out link per colour; every switch above
+            // the top front level one in link per colour.
+            let cs = net.colours as usize;
+            let mut out = vec![vec![0u32; cs]; (net.levels * n) as usize];
+            let mut inn = vec![vec![0u32; cs]; (net.levels * n) as usize];
+            for (index, class) in net.classes.iter().enumerate() {
+                for a in class {
+                    out[a.tail as usize][index % cs] += 1;
+                    inn[a.head as usize][index % cs] += 1;
+                }
+            }
+            let outputs = ((net.levels - 1) * n) as usize;
+            assert!(out[..outputs].iter().flatten().all(|&x| x == 1));
+            assert!(out[outputs..].iter().flatten().all(|&x| x == 0));
+            assert!(inn[n as usize..].iter().flatten().all(|&x| x == 1));
+            assert!(inn[..n as usize].iter().flatten().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn deterministic_for_a_seed() {
+        let cfg = config(256, 3, 2, 11);
+        let perms = random_permutations(256, 2, 4);
+        let a = route_traced(&cfg, &perms).unwrap();
+        let b = route_traced(&cfg, &perms).unwrap();
+        assert_eq!(a.1, b.1);
+        assert_eq!(a.0.potential, b.0.potential);
+        assert_eq!(a.0.steps, b.0.steps);
+        let c = route_traced(&config(256, 3, 2, 12), &perms).unwrap();
+        assert_ne!(a.1, c.1);
+    }
+
+    #[test]
+    fn invalid_configs_and_destinations_are_refused() {
+        let ok = UpfalConfig::default();
+        ok.validate().unwrap();
+        let bad = [
+            UpfalConfig { inputs: 96, ..ok },
+            UpfalConfig { inputs: 1, ..ok },
+            UpfalConfig {
+                multiplicity: 0,
+                ..ok
+            },
+            UpfalConfig {
+                multiplicity: 9,
+                ..ok
+            },
+            UpfalConfig {
+                permutations: 0,
+                ..ok
+            },
+            UpfalConfig {
+                permutations: 65,
+                ..ok
+            },
+            UpfalConfig {
+                wave_modulus: 3,
+                ..ok
+            },
+            UpfalConfig {
+                wave_modulus: 512,
+                ..ok
+            },
+            UpfalConfig { nu: 1.0, ..ok },
+            UpfalConfig { nu: f64::NAN, ..ok },
+            UpfalConfig { w: 0.0, ..ok },
+            UpfalConfig { beta: -1.0, ..ok },
+            UpfalConfig { nu: 1e-300, ..ok },
+            UpfalConfig {
+                watchdog_stages: 0,
+                ..ok
+            },
+            UpfalConfig {
+                inputs: 1 << 20,
+                multiplicity: 8,
+                ..ok
+            },
+        ];
+        for cfg in bad {
+            let e = route(&cfg, &random_permutations(cfg.inputs.min(256), 1, 1));
+            assert!(matches!(e, Err(Error::Invalid { .. })), "{cfg:?}: {e:?}");
+        }
+        let cfg = config(16, 3, 2, 1);
+        let mut perms = random_permutations(16, 2, 1);
+        assert!(matches!(
+            route(&cfg, &perms[..1]),
+            Err(Error::Invalid { .. })
+        ));
+        perms[1][3] = perms[1][4];
+        assert!(matches!(route(&cfg, &perms), Err(Error::Invalid { .. })));
+        perms[1][3] = 16;
+        assert!(matches!(route(&cfg, &perms), Err(Error::Invalid { .. })));
+        perms[1].pop();
+        assert!(matches!(route(&cfg, &perms), Err(Error::Invalid { .. })));
+    }
+
+    /// Notes §3.3.1: d = 11, β = 4, Lw = 16, ν = 1/2, w = 1/√2 give σ = 2/3, ρ = 8/9, and for
+    /// P = lg N the formula gives 4531.41·lg N − 1035.74 steps (44278.37 at N = 1024), not the
+    /// paper's printed 4273·lg N.
+    #[test]
+    fn theorem_2_1_bound_matches_the_notes_check() {
+        let w = std::f64::consts::FRAC_1_SQRT_2;
+        let (rho, sigma) = claim_2_4_rho(4.0, 0.5, w);
+        assert!((sigma - 2.0 / 3.0).abs() < 1e-12 && (rho - 8.0 / 9.0).abs() < 1e-12);
+        for log_n in [8u32, 10, 16] {
+            let t = theorem_2_1_bound(11, 1 << log_n, log_n, 16, 0.5, w, rho);
+            let l = f64::from(log_n);
+            assert!((t - (4531.4109 * l - 1035.7430)).abs() < 0.01, "{t}");
+            assert!((t - (4531.0 * l - 1036.0)).abs() < 8.0, "{t}");
+        }
+        assert!((theorem_2_1_bound(11, 1024, 10, 16, 0.5, w, rho) - 44278.37).abs() < 0.01);
+        assert_eq!(theorem_2_1_bound(4, 256, 1, 16, 0.5, w, 1.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn lemma_2_5_violation_is_reported() {
+        let cfg = config(16, 3, 1, 2);
+        let net = Network::build(&cfg).unwrap();
+        let perms = random_permutations(16, 1, 2);
+        let mut sim = Sim::new(&net, &cfg, &perms);
+        // Before any step, every level-0 packet can use an empty level-1 head.
+        let e = sim.check_lemma_2_5(0);
+        assert!(matches!(e, Err(Error::Invariant { .. })), "{e:?}");
+        // No odd-level packets yet: nothing to check.
+        sim.check_lemma_2_5(1).unwrap();
+    }
+
+    #[test]
+    fn watchdog_reports_a_deadlock() {
+        let cfg = UpfalConfig {
+            watchdog_stages: 3,
+            ..config(16, 3, 1, 2)
+        };
+        let mut net = Network::build(&cfg).unwrap();
+        net.classes.iter_mut().for_each(Vec::clear);
+        match run(&net, &cfg, &random_permutations(16, 1, 2)) {
+            Err(Error::Deadlock(m)) => {
+                assert!(
+                    m.contains("3 stages") && m.contains("16 packets left"),
+                    "{m}"
+                );
+                assert!(m.contains("step 36") && m.contains("level 0"), "{m}");
+            }
+            other => panic!("expected a deadlock, got {:?}", other.map(|r| r.0)),
+        }
+    }
+}

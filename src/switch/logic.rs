@@ -145,6 +145,10 @@ impl Fabric {
     /// Evaluates switch `s`: sets its VCs' `LEAVING` flags and header grants from registered
     /// state and the downstream `LEAVING` flags. Returns true if a `LEAVING` flag changed.
     pub fn evaluate_switch(&mut self, s: NodeId, headers: &[Header]) -> bool {
+        if self.params.mode == FlowControl::Greedy {
+            self.evaluate_greedy(s, headers);
+            return false;
+        }
         let base = self.vc_base(s) as usize;
         let nv = self.vc_count(s) as usize;
         let mut leave = VcSet::default();
@@ -210,7 +214,7 @@ impl Fabric {
         let p = self.params;
         let m = self.topo.multiplicity;
         let first_lane = match p.lane_choice {
-            LaneChoice::Lowest => 0,
+            LaneChoice::Lowest | LaneChoice::LeastLoaded => 0,
             LaneChoice::Random => u32::from(self.lfsr[s as usize]) % m,
         };
         let (mut lane_k, mut vc) = (0u32, 0u32);
@@ -306,6 +310,9 @@ impl Fabric {
     /// reported as `Stalled`; arbitration pointers and LFSRs advance. Clears the cycle's
     /// combinational signals.
     pub fn commit_departures(&mut self, transfers: &mut Vec<Transfer>) {
+        if self.params.mode == FlowControl::Greedy {
+            return self.commit_greedy_departures(transfers);
+        }
         let depth = self.params.depth as usize;
         let tail = (self.params.flits - 1) as u16;
         let last_base = self.last_base as usize;
@@ -394,6 +401,9 @@ impl Fabric {
     /// into its register; a header makes its VC `ROUTING` (or, at the last level, `ACTIVE`:
     /// ejecting) and names its owner.
     pub fn commit_arrivals(&mut self, transfers: &[Transfer]) {
+        if self.params.mode == FlowControl::Greedy {
+            return self.commit_greedy_arrivals(transfers);
+        }
         let depth = self.params.depth as usize;
         for t in transfers {
             if t.to == NONE {

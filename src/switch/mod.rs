@@ -9,6 +9,7 @@
 //! switches have one input port, the injection port fed by the source; the last level's switches
 //! drain their registers every cycle into the destination (ejection).
 
+mod greedy;
 pub mod layout;
 mod logic;
 
@@ -16,7 +17,7 @@ pub use logic::{Header, NONE, Transfer, TransferKind};
 
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use crate::flit::FlitSlot;
-use crate::topology::{LinkId, NodeId, RouteField, Topology};
+use crate::topology::{LinkClass, LinkId, NodeId, RouteField, Topology};
 
 /// State of one input virtual channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +160,13 @@ pub struct Fabric {
     pub(crate) route: Vec<(RouteField, u32)>,
     /// Flits held by all registers.
     pub(crate) held: u64,
+    /// Greedy mode: each switch's packet queue, `depth` message ids per switch, oldest first;
+    /// its length is the switch's [`Fabric::occupancy`].
+    pub(crate) queue: Vec<u32>,
+    /// Greedy mode, combinational: the out link granted to each queue slot, or [`NO_GRANT`].
+    pub(crate) queue_grant: Vec<u32>,
+    /// Link class of every level below the last ([`Topology::link_class`]), computed once.
+    pub(crate) classes: Vec<LinkClass>,
 }
 
 impl Fabric {
@@ -173,7 +181,11 @@ impl Fabric {
             vc_shift,
             down: vec![NO_GRANT; ovs],
             vcs: vec![Vc::IDLE; total_vcs],
-            fifo: vec![FlitSlot::default(); total_vcs * params.depth as usize],
+            fifo: if params.mode == FlowControl::Greedy {
+                Vec::new()
+            } else {
+                vec![FlitSlot::default(); total_vcs * params.depth as usize]
+            },
             alloc: vec![0; ovs],
             rr: vec![0; topo.node_count() * 2],
             rr_next: vec![0; topo.node_count() * 2],
@@ -194,9 +206,20 @@ impl Fabric {
                 })
                 .collect(),
             held: 0,
+            queue: Vec::new(),
+            queue_grant: Vec::new(),
+            classes: (0..topo.last_level())
+                .map(|level| topo.link_class(level))
+                .collect(),
             topo,
             params,
         };
+        if params.mode == FlowControl::Greedy {
+            // Packets live in the switch queues; the VC records only carry the fault flags.
+            let slots = f.topo.node_count() * params.depth as usize;
+            f.queue = vec![0; slots];
+            f.queue_grant = vec![NO_GRANT; slots];
+        }
         for link in 0..f.topo.links.len() {
             let l = f.topo.links[link];
             let base = f.vc_base(l.head) + u32::from(l.head_port) * params.vcs;

@@ -1,0 +1,207 @@
+//! Next-state logic of the greedy store-and-forward mode ([`FlowControl::Greedy`]), the routing
+//! of seed 002's experiments (§IV) as the notes reconstruct it (§3.4.2).
+//!
+//! Registers per switch: a FIFO queue of up to `depth` one-flit packets (message ids) and its
+//! length ([`Fabric::occupancy`]). Per cycle, a switch below the last level:
+//! 1. marks an out link *open* when its head switch is healthy and is an output or held fewer
+//!    than `switch_queue` packets at the end of the previous cycle (002: "at most 4");
+//! 2. walks its queue oldest first, without head-of-line blocking: each packet takes one open,
+//!    still unused link of its class ([`LinkClass`]: the `d` links of the direction its
+//!    destination bit names, any link, or the one link to its output), chosen by the lane
+//!    choice (lowest index, LFSR start, or the least-loaded head);
+//! 3. at the clock edge, every granted packet leaves; the rest keep their order; arrivals are
+//!    appended to their head's queue in the order the moves were generated (switch id, then
+//!    queue position), and outputs absorb arrivals at once.
+//!
+//! A switch reads only registered values (queue lengths are the previous cycle's), so there are
+//! no combinational signals between switches: one sweep in any order settles a cycle.
+
+use super::logic::{NONE, Transfer, TransferKind};
+use super::{Fabric, FAULTY, Header, NO_GRANT};
+use crate::config::{FlowControl, LaneChoice};
+use crate::error::{Error, Result};
+use crate::flit::FlitSlot;
+use crate::topology::{LinkClass, NodeId};
+
+#[cfg(doc)]
+use crate::config::SimConfig;
+
+impl Fabric {
+    /// Appends message `msg` to switch `s`'s queue (a source loading an input switch).
+    pub fn enqueue(&mut self, s: NodeId, msg: u32) -> Result<()> {
+        debug_assert_eq!(self.params.mode, FlowControl::Greedy);
+        let depth = self.params.depth;
+        let count = u32::from(self.occupancy[s as usize]);
+        if count >= depth {
+            return Err(Error::invalid(
+                "packets per input switch",
+                count + 1,
+                format!("at most the queue depth {depth}"),
+            ));
+        }
+        if self.is_faulty(s) {
+            return Err(Error::invalid(
+                "packet source",
+                format!("switch {s}"),
+                "a healthy switch (this one is faulty)",
+            ));
+        }
+        self.queue[(s * depth + count) as usize] = msg;
+        self.occupancy[s as usize] += 1;
+        self.held += 1;
+        Ok(())
+    }
+
+    /// The packets queued in switch `s`, oldest first (greedy mode).
+    pub fn queued(&self, s: NodeId) -> &[u32] {
+        let depth = self.params.depth as usize;
+        let base = s as usize * depth;
+        &self.queue[base..base + usize::from(self.occupancy[s as usize])]
+    }
+
+    /// Packets switch `s` holds (greedy mode: its queue length, the register the admission rule
+    /// reads).
+    pub fn occupancy(&self, s: NodeId) -> u32 {
+        u32::from(self.occupancy[s as usize])
+    }
+
+    /// Evaluates switch `s` in greedy mode: grants out links to queued packets (rules 1–2 of
+    /// the module doc).
+    pub(crate) fn evaluate_greedy(&mut self, s: NodeId, headers: &[Header]) {
+        let count = usize::from(self.occupancy[s as usize]);
+        if count == 0 {
+            return;
+        }
+        let t = &self.topo;
+        let level = s >> t.log_n;
+        let m = t.multiplicity;
+        let per = 2 * m;
+        let first = s * per;
+        let to_outputs = level + 2 == t.levels;
+        let limit = self.params.switch_queue.unwrap_or(u32::MAX);
+        let mut open = 0u32;
+        for k in 0..per {
+            let head = t.links[(first + k) as usize].head;
+            let healthy = self.vcs[self.vc_base(head) as usize].flags & FAULTY == 0;
+            if healthy && (to_outputs || u32::from(self.occupancy[head as usize]) < limit) {
+                open |= 1 << k;
+            }
+        }
+        let class = self.classes[level as usize];
+        let (_, shift) = self.route[level as usize];
+        let every = (1u32 << per) - 1;
+        let start = match self.params.lane_choice {
+            LaneChoice::Random => u32::from(self.lfsr[s as usize]) % per,
+            _ => 0,
+        };
+        let depth = self.params.depth as usize;
+        let base = s as usize * depth;
+        let mut used = 0u32;
+        for j in 0..count {
+            let dest = headers[self.queue[base + j] as usize].destination;
+            let allowed = match class {
+                LinkClass::Direction => ((1 << m) - 1) << (((dest >> shift) & 1) * m),
+                LinkClass::Any => every,
+                LinkClass::Exact => 1 << (((dest >> 1) & 1) * m + (dest & 1)),
+            };
+            let candidates = allowed & open & !used;
+            let grant = if candidates == 0 {
+                NO_GRANT
+            } else {
+                let k = self.pick(candidates, start, per, first);
+                used |= 1 << k;
+                first + k
+            };
+            self.queue_grant[base + j] = grant;
+        }
+    }
+
+    /// One of the links in the non-empty mask `candidates` (bit `k` = link `first + k`), as the
+    /// lane choice says.
+    fn pick(&self, candidates: u32, start: u32, per: u32, first: u32) -> u32 {
+        match self.params.lane_choice {
+            LaneChoice::Lowest => candidates.trailing_zeros(),
+            LaneChoice::Random => {
+                let rotated = (candidates >> start) | (candidates << (per - start));
+                (rotated.trailing_zeros() + start) % per
+            }
+            LaneChoice::LeastLoaded => {
+                let load = |k: u32| {
+                    let head = self.topo.links[(first + k) as usize].head;
+                    self.occupancy[head as usize]
+                };
+                (0..per)
+                    .filter(|&k| candidates >> k & 1 == 1)
+                    .min_by_key(|&k| (load(k), k))
+                    .unwrap_or(0)
+            }
+        }
+    }
+
+    /// First half of a greedy clock edge: granted packets leave (reported as `Crossed` in move
+    /// order), the others keep their order and are reported `Stalled`.
+    pub(crate) fn commit_greedy_departures(&mut self, transfers: &mut Vec<Transfer>) {
+        let depth = self.params.depth as usize;
+        for s in 0..self.topo.node_count() {
+            let count = usize::from(self.occupancy[s]);
+            if count == 0 {
+                continue;
+            }
+            let base = s * depth;
+            let from = self.vc_base(s as NodeId);
+            let mut kept = 0;
+            for j in 0..count {
+                let msg = self.queue[base + j];
+                let flit = FlitSlot { msg, seq: 0 };
+                let g = std::mem::replace(&mut self.queue_grant[base + j], NO_GRANT);
+                if g == NO_GRANT {
+                    self.queue[base + kept] = msg;
+                    kept += 1;
+                    transfers.push(Transfer {
+                        flit,
+                        from,
+                        to: NONE,
+                        kind: TransferKind::Stalled,
+                    });
+                } else {
+                    let ov = self.output_vc(g, 0);
+                    transfers.push(Transfer {
+                        flit,
+                        from,
+                        to: self.down[ov as usize],
+                        kind: TransferKind::Crossed { ov },
+                    });
+                }
+            }
+            self.held -= (count - kept) as u64;
+            self.occupancy[s] = kept as u16;
+        }
+        if self.params.lane_choice == LaneChoice::Random {
+            for v in &mut self.lfsr {
+                *v = super::lfsr_next(*v);
+            }
+        }
+    }
+
+    /// Second half of a greedy clock edge: packets that crossed a link are appended to their
+    /// head's queue in the order of `transfers`; outputs absorb them.
+    pub(crate) fn commit_greedy_arrivals(&mut self, transfers: &[Transfer]) {
+        let depth = self.params.depth;
+        for t in transfers {
+            let TransferKind::Crossed { ov } = t.kind else {
+                continue;
+            };
+            if self.is_ejection_vc(t.to) {
+                continue;
+            }
+            let head = self.topo.links[self.output_vc_parts(ov).0 as usize].head;
+            let count = u32::from(self.occupancy[head as usize]);
+            // The admission rule bounds a queue by switch_queue − 1 + in-degree; the router
+            // sizes `depth` for that, so this cannot overflow.
+            debug_assert!(count < depth, "greedy queue overflow at switch {head}");
+            self.queue[(head * depth + count.min(depth - 1)) as usize] = t.flit.msg;
+            self.occupancy[head as usize] = (count + 1).min(depth) as u16;
+            self.held += 1;
+        }
+    }
+}
