@@ -85,44 +85,36 @@ enum Command {
         #[arg(long, default_value = ".", value_name = "DIR")]
         root: String,
     },
-    /// Run a paper's experiment and write a CSV of every run, SVG charts and a summary.
+    /// Run a paper's experiment and write CSV, Markdown or text summaries and SVG charts.
     ///
-    /// pruned-butterfly (seed 001 §3): routing time of the stage algorithm against the load
-    /// factor and N for random sets, permutations, degree-d sets and a hot region, fitted to
-    /// Theorem 1's O(λ log² N).
-    /// flexible-sorter (seed 001 §4.1): cycles of the circuit for r = s, 2s, ..., l, against
-    /// Theorem 2's O((b + log s) r/s); default circuits (b, s, l) = (8, 8, 64), (8, 16, 256),
-    /// or one given with --s, --l, --bits.
-    /// sorting-fat-tree (seed 001 §4.3): routing time against λ and N, against Theorem 3's
-    /// O(λ log N + log² N) (default sizes 256..16384).
     /// Examples:
+    ///   flitforge experiment leighton-maggs --trials 500 --seed 1 --out lm
+    ///   flitforge experiment fault-tolerance --sizes 64,256,1024,4096 --out ft
     ///   flitforge experiment pruned-butterfly --sizes 16,64,256,1024 --seeds 3 --out results
     ///   flitforge experiment flexible-sorter --out results
     #[command(verbatim_doc_comment)]
     Experiment {
-        /// Which experiment.
-        #[arg(value_parser = ["pruned-butterfly", "flexible-sorter", "sorting-fat-tree"])]
-        which: String,
-        /// Network sizes N, comma-separated (pruned butterfly: powers of 4 from 16 to 65536,
-        /// default 16..4096; sorting fat-tree: powers of two from 16, default 256..16384).
-        #[arg(long, value_delimiter = ',')]
-        sizes: Vec<u32>,
-        #[command(flatten)]
-        sorter: SorterArgs,
-        /// Seeds per workload and size (1..=S).
-        #[arg(long, default_value_t = 3)]
-        seeds: u64,
-        /// Engine: golden (abstract model, same cycle counts, fast) or cycle (bit by bit).
-        #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
-        engine: String,
-        /// Output directory (created if missing).
-        #[arg(
-            long,
-            default_value = "experiment-pruned-butterfly",
-            value_name = "DIR"
-        )]
-        out: String,
+        #[command(subcommand)]
+        which: ExperimentKind,
     },
+    /// Place random faults on a multibutterfly-family network and propagate them (seed 002
+    /// §III-A and §IV): the experiments' "both links" rule, or the theory's erasure and
+    /// "half the links" rules with the inputs and outputs that survive against Theorem 3.4.
+    ///
+    /// Examples:
+    ///   flitforge faults --faults 1000 --seed 3
+    ///   flitforge faults --network splitter --d 5 --inputs 1024 --faults 40 --rules theory --alpha 0.125 --beta 4
+    #[command(verbatim_doc_comment)]
+    Faults(seed002::FaultArgs),
+    /// Route one problem on a multibutterfly-family network: seed 002 §IV's greedy
+    /// store-and-forward (default) or Upfal's wave algorithm (§II-A, --algorithm upfal).
+    ///
+    /// Examples:
+    ///   flitforge multibutterfly --problem 10T --faults 100 --seed 2
+    ///   flitforge multibutterfly --network butterfly --problem 1T
+    ///   flitforge multibutterfly --algorithm upfal --inputs 256 --d 4 --permutations 2
+    #[command(verbatim_doc_comment)]
+    Multibutterfly(seed002::RouteArgs),
     /// Sort r random words on the cycle-level flexible sorter of seed 001 §4.1 (Theorem 2) and
     /// report the cycles; the output is checked against a software sort.
     ///
@@ -147,6 +139,51 @@ enum Command {
     /// pruned-butterfly: vertex-cycles per second of the bit-serial network routing a
     /// 1024-leaf random permutation.
     Bench(SimArgs),
+}
+
+/// The experiments of `flitforge experiment`.
+#[derive(Subcommand)]
+enum ExperimentKind {
+    /// Seed 001 §3: routing time of the stage algorithm against the load factor and N for
+    /// random sets, permutations, degree-d sets and a hot region, fitted to Theorem 1's
+    /// O(λ log² N).
+    PrunedButterfly(Seed001Experiment),
+    /// Seed 001 §4.1: cycles of the circuit for r = s, 2s, ..., l, against Theorem 2's
+    /// O((b + log s) r/s); default circuits (b, s, l) = (8, 8, 64), (8, 16, 256), or one given
+    /// with --s, --l, --bits.
+    FlexibleSorter(Seed001Experiment),
+    /// Seed 001 §4.3: routing time against λ and N, against Theorem 3's O(λ log N + log² N)
+    /// (default sizes 256..16384).
+    SortingFatTree(Seed001Experiment),
+    /// Seed 002 §IV, Tables I-III for N = 1024, d = 2: how often random faults reach an input
+    /// (2000 trials per row), greedy completion time (mean and σ over 500 trials for each
+    /// network and the problems 1, 10, 1T, 10T) and the percentage never delayed. Writes
+    /// tables.md (laid out like the paper), table1.csv, cells.csv, trials.csv, summary.json and
+    /// completion-vs-faults.svg. Trials run on all cores; the result does not depend on it.
+    LeightonMaggs(seed002::LeightonMaggsArgs),
+    /// Seed 002 §IV's claim: random faults the modified network tolerates before one reaches an
+    /// input, for N from 64 to 4096, against (N lg N)^(3/4).
+    FaultTolerance(seed002::FaultToleranceArgs),
+}
+
+/// Options of seed 001's experiments.
+#[derive(Args)]
+struct Seed001Experiment {
+    /// Network sizes N, comma-separated (pruned butterfly: powers of 4 from 16 to 65536,
+    /// default 16..4096; sorting fat-tree: powers of two from 16, default 256..16384).
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<u32>,
+    #[command(flatten)]
+    sorter: SorterArgs,
+    /// Seeds per workload and size (1..=S).
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
+    /// Engine: golden (abstract model, same cycle counts, fast) or cycle (bit by bit).
+    #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
+    engine: String,
+    /// Output directory (created if missing; default experiment-<name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<String>,
 }
 
 /// The flexible sorter's parameters (seed 001 §4.1).
@@ -307,6 +344,7 @@ macro_rules! say {
 }
 
 mod seed001;
+mod seed002;
 
 /// Parses a kebab-case enum value the way the config file spells it.
 fn parse_name<T: DeserializeOwned>(flag: &str, value: &str, allowed: &str) -> Result<T> {
@@ -748,24 +786,35 @@ fn run(cli: Cli) -> Result<()> {
             vcd,
             json,
         } => seed001::sort(&sorter, seed, vcd.as_deref(), json.as_deref()),
-        Command::Experiment {
-            which,
-            sizes,
-            sorter,
-            seeds,
-            engine,
-            out,
-        } if which != "pruned-butterfly" => {
-            seed001::sorter_experiment(&which, sizes, &sorter, seeds, &engine, &out)
-        }
-        Command::Experiment {
-            which: _,
-            sizes,
-            sorter,
-            seeds,
-            engine,
-            out,
-        } => seed001::pruned_experiment(sizes, &sorter, seeds, &engine, &out),
+        Command::Experiment { which } => match which {
+            ExperimentKind::PrunedButterfly(e) => seed001::pruned_experiment(
+                e.sizes,
+                &e.sorter,
+                e.seeds,
+                &e.engine,
+                e.out.as_deref().unwrap_or("experiment-pruned-butterfly"),
+            ),
+            ExperimentKind::FlexibleSorter(e) => seed001::sorter_experiment(
+                "flexible-sorter",
+                e.sizes,
+                &e.sorter,
+                e.seeds,
+                &e.engine,
+                e.out.as_deref().unwrap_or("experiment-flexible-sorter"),
+            ),
+            ExperimentKind::SortingFatTree(e) => seed001::sorter_experiment(
+                "sorting-fat-tree",
+                e.sizes,
+                &e.sorter,
+                e.seeds,
+                &e.engine,
+                e.out.as_deref().unwrap_or("experiment-sorting-fat-tree"),
+            ),
+            ExperimentKind::LeightonMaggs(a) => seed002::leighton_maggs(&a),
+            ExperimentKind::FaultTolerance(a) => seed002::fault_tolerance(&a),
+        },
+        Command::Faults(a) => seed002::faults(&a),
+        Command::Multibutterfly(a) => seed002::route(&a),
         Command::Reference { root } => {
             for path in flitforge::rtl::reference::write(std::path::Path::new(&root))? {
                 say!("{}", path.display());

@@ -11,7 +11,7 @@ use crate::source::Sources;
 use crate::stats::{MessageRecord, Report, Status, Summary, Throughput, Utilisation, round6};
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind};
 use crate::topology::{
-    Topology, TopologyKind, benes, butterfly, modified_splitter, dilated_butterfly, random_splitter,
+    Topology, TopologyKind, benes, butterfly, dilated_butterfly, modified_splitter, random_splitter,
 };
 use crate::traffic::{MessageSpec, Traffic};
 use rand::RngExt;

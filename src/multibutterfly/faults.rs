@@ -92,7 +92,9 @@ impl Interior {
             return Err(Error::invalid(
                 "interior levels",
                 format!("{first}..{last}"),
-                format!("a range of levels within {lo}..{hi} (seed 002's numbering; the outputs are never faulty)"),
+                format!(
+                    "a range of levels within {lo}..{hi} (seed 002's numbering; the outputs are never faulty)"
+                ),
             ));
         }
         Ok(((first + offset) as u32, (last + offset) as u32))
@@ -383,7 +385,12 @@ mod tests {
         }
         for row in 0..n {
             for k in 0..4u32 {
-                link(3 * n + row, 4 * n + (row & !3) + k, (k / 2) as u8, (k % 2) as u16);
+                link(
+                    3 * n + row,
+                    4 * n + (row & !3) + k,
+                    (k / 2) as u8,
+                    (k % 2) as u16,
+                );
             }
         }
         assemble(TopologyKind::ModifiedSplitter, n, 5, 2, links)
@@ -429,7 +436,11 @@ mod tests {
         // rows 0, 4, 8, 12 there have all four neighbours faulty: the faults reach the inputs.
         let mut f = Faults::at(&t, [at(2, 0), at(2, 1), at(2, 2)]);
         assert_eq!(propagate(&t, &mut f, InputRule::All), 12);
-        let faulty = |f: &Faults, l| (0..16).filter(|&r| f.is_faulty(at(l, r))).collect::<Vec<_>>();
+        let faulty = |f: &Faults, l| {
+            (0..16)
+                .filter(|&r| f.is_faulty(at(l, r)))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(faulty(&f, 1), [0, 1, 4, 5]);
         assert_eq!(faulty(&f, 0), [0, 4, 8, 12]);
         assert_eq!(faulty(&f, -1), [0, 4, 8, 12]);

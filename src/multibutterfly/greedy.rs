@@ -70,7 +70,12 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.copies, if self.transpose { "T" } else { "" })
+        write!(
+            f,
+            "{}{}",
+            self.copies,
+            if self.transpose { "T" } else { "" }
+        )
     }
 }
 
@@ -283,7 +288,9 @@ impl GreedyRouter {
         }
         let queued = (n..self.fabric.topo.node_count() as u32)
             .map(|s| self.fabric.occupancy(s))
-            .fold((0u64, 0u32), |(sum, max), q| (sum + u64::from(q), max.max(q)));
+            .fold((0u64, 0u32), |(sum, max), q| {
+                (sum + u64::from(q), max.max(q))
+            });
         let at_inputs: u64 = (0..n).map(|s| u64::from(self.fabric.occupancy(s))).sum();
         self.max_queue = self.max_queue.max(queued.1);
         if queued.0 + at_inputs != u64::from(self.undelivered)
@@ -350,26 +357,34 @@ impl Clocked for GreedyRouter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::multibutterfly::faults::{Interior, InputRule, place_random, propagate};
+    use crate::multibutterfly::faults::{InputRule, Interior, place_random, propagate};
     use crate::rng::{Stream, stream};
     use crate::topology::{
         SplitterWiring, butterfly, dilated_butterfly, modified_splitter, random_splitter,
     };
 
-    fn route(topo: Topology, faults: Option<&Faults>, problem: Problem, seed: u64) -> GreedyOutcome {
+    fn route(
+        topo: Topology,
+        faults: Option<&Faults>,
+        problem: Problem,
+        seed: u64,
+    ) -> GreedyOutcome {
         let none = Faults::none(&topo);
         let faults = faults.unwrap_or(&none);
         let mut rng = stream(seed, Stream::Traffic);
         let dest = problem.destinations(topo.n, &mut rng);
-        let mut r = GreedyRouter::new(topo, faults, GreedyConfig::default(), problem.copies, seed)
-            .unwrap();
+        let mut r =
+            GreedyRouter::new(topo, faults, GreedyConfig::default(), problem.copies, seed).unwrap();
         r.route(&dest).unwrap()
     }
 
     #[test]
     fn problems_parse_and_transpose_rotates_half_the_bits() {
         let p: Problem = "10T".parse().unwrap();
-        assert_eq!((p.copies, p.transpose, p.to_string()), (10, true, "10T".into()));
+        assert_eq!(
+            (p.copies, p.transpose, p.to_string()),
+            (10, true, "10T".into())
+        );
         assert!("0".parse::<Problem>().is_err() && "x".parse::<Problem>().is_err());
         let mut rng = stream(1, Stream::Test);
         let d = Problem::TABLE[2].destinations(1024, &mut rng);
@@ -384,7 +399,14 @@ mod tests {
     #[test]
     fn a_lone_packet_is_never_delayed() {
         let t = butterfly(16).unwrap();
-        let mut r = GreedyRouter::new(t, &Faults::none(&butterfly(16).unwrap()), GreedyConfig::default(), 1, 1).unwrap();
+        let mut r = GreedyRouter::new(
+            t,
+            &Faults::none(&butterfly(16).unwrap()),
+            GreedyConfig::default(),
+            1,
+            1,
+        )
+        .unwrap();
         let out = r.route(&[9]).unwrap();
         assert_eq!((out.completion, out.never_delayed), (4, 1));
     }
@@ -399,7 +421,12 @@ mod tests {
         assert!(a.completion >= 16, "{a:?}");
         let random = route(butterfly(256).unwrap(), None, Problem::TABLE[0], 1);
         assert!(random.completion < a.completion, "{random:?} vs {a:?}");
-        let d = route(dilated_butterfly(256, 2).unwrap(), None, Problem::TABLE[2], 1);
+        let d = route(
+            dilated_butterfly(256, 2).unwrap(),
+            None,
+            Problem::TABLE[2],
+            1,
+        );
         assert!(d.completion < a.completion);
     }
 
@@ -434,7 +461,11 @@ mod tests {
             if f.faulty_inputs(&t) > 0 {
                 continue;
             }
-            for lane_choice in [LaneChoice::Lowest, LaneChoice::Random, LaneChoice::LeastLoaded] {
+            for lane_choice in [
+                LaneChoice::Lowest,
+                LaneChoice::Random,
+                LaneChoice::LeastLoaded,
+            ] {
                 let config = GreedyConfig {
                     lane_choice,
                     ..GreedyConfig::default()
@@ -444,7 +475,11 @@ mod tests {
                 let out = r.route(&dest).unwrap();
                 assert_eq!(out.packets, 2560);
                 // No packet ever entered a faulty switch: the router's queues there stay empty.
-                assert!(f.faulty.iter_ones().all(|s| r.fabric().occupancy(s as u32) == 0));
+                assert!(
+                    f.faulty
+                        .iter_ones()
+                        .all(|s| r.fabric().occupancy(s as u32) == 0)
+                );
             }
             routed += 1;
         }

@@ -8,6 +8,7 @@
 //! with its potential function and Lemma 2.5 checked. [`experiment`]: Tables I–III and the
 //! fault-scaling experiment.
 
+pub mod experiment;
 pub mod faults;
 pub mod greedy;
 pub mod upfal;

@@ -31,6 +31,8 @@ const MAX_MULTIPLICITY: u32 = 8;
 const MAX_PERMUTATIONS: u32 = 64;
 /// Largest number of links of the whole network (front levels included), to bound memory.
 const MAX_LINKS: u64 = 1 << 25;
+/// Largest wave modulus.
+const MAX_WAVE_MODULUS: u32 = 1 << 16;
 /// No packet / no wave.
 const NONE: u32 = u32::MAX;
 /// [`Active::want`] of a front-level link: any packet may take it.
@@ -112,11 +114,12 @@ impl UpfalConfig {
                 ),
             ));
         }
-        if !self.wave_modulus.is_power_of_two() || self.wave_modulus > self.inputs {
+        // Lw > N is allowed (every packet of a permutation is then its own wave).
+        if !self.wave_modulus.is_power_of_two() || self.wave_modulus > MAX_WAVE_MODULUS {
             return Err(Error::invalid(
                 "wave_modulus",
                 self.wave_modulus,
-                format!("a power of two from 1 to inputs = {}", self.inputs),
+                "a power of two from 1 to 65536",
             ));
         }
         let open_unit = |x: f64| x > 0.0 && x < 1.0;
@@ -272,9 +275,11 @@ fn run(
             sim.check_lemma_2_5(parity)?;
         }
         potential.push(sim.potential());
-        // A stage without moves leaves the state unchanged, so the next one moves nothing
-        // either; moves cannot go on forever either (odd phases lower the potential, and after
-        // an even phase followed by a still odd phase Lemma 2.5 forbids any even-phase move).
+        // A stage without moves leaves the state unchanged, so all later ones are still too.
+        // Moves cannot go on forever without deliveries: every odd-phase move lowers the
+        // potential strictly, and if an odd phase is still, Lemma 2.5 after the even phase
+        // before it forbids any move in the next even phase. Nor can a correct network stall:
+        // the foremost packet of the earliest wave always finds its head empty or lighter.
         if moves == 0 && sim.remaining > 0 {
             idle += 1;
             if idle >= config.watchdog_stages {
@@ -578,23 +583,21 @@ impl<'a> Sim<'a> {
             if p == NONE || !a.usable(self.dest[p as usize]) {
                 continue;
             }
-            moves += 1;
             if a.output {
                 // Outputs are emptied at the end of every step and touched once per step:
                 // delivering at once is the same.
                 self.occ[a.tail as usize] = NONE;
                 self.deliver(p, a.head % net.n)?;
+                moves += 1;
                 continue;
             }
             let q = self.occ[a.head as usize];
-            if q == NONE {
-                self.occ[a.head as usize] = p;
-                self.occ[a.tail as usize] = NONE;
-            } else if self.wave[q as usize] > self.wave[p as usize] {
+            // Move into an empty head, or swap with a later-wave packet (which goes back to the
+            // tail; it stays on its logical path, the tail being in its path's block).
+            if q == NONE || self.wave[q as usize] > self.wave[p as usize] {
                 self.occ[a.head as usize] = p;
                 self.occ[a.tail as usize] = q;
-            } else {
-                moves -= 1;
+                moves += 1;
             }
         }
         Ok(moves)
@@ -672,7 +675,8 @@ impl<'a> Sim<'a> {
             .map(|(node, &p)| {
                 self.weight[self.wave[p as usize] as usize] * self.level_factor[node / n]
             })
-            .sum()
+            // Not `sum()`: an empty f64 sum is −0.0.
+            .fold(0.0, |a, b| a + b)
     }
 
     /// Deadlock message naming a few stuck packets.
@@ -717,7 +721,14 @@ mod tests {
 
     #[test]
     fn routes_random_permutations_exactly_once_to_the_right_output() {
-        for (n, d, p) in [(64, 3, 1), (64, 4, 2), (256, 3, 2), (256, 4, 1), (64, 1, 3)] {
+        for (n, d, p) in [
+            (64, 3, 1),
+            (64, 4, 2),
+            (256, 3, 2),
+            (256, 4, 1),
+            (64, 1, 3),
+            (8, 2, 2),
+        ] {
             let cfg = config(n, d, p, 7 + u64::from(n + d + p));
             let perms = random_permutations(n, p, cfg.seed);
             let (report, deliveries) = route_traced(&cfg, &perms).unwrap();
@@ -729,7 +740,8 @@ mod tests {
             }
             assert!(got.iter().all(|&g| g == 1), "{n} {d} {p}");
             assert_eq!(report.delivered, n * p);
-            assert_eq!(*report.potential.last().unwrap(), 0.0);
+            let last = *report.potential.last().unwrap();
+            assert!(last == 0.0 && last.is_sign_positive());
             assert_eq!(report.potential.len() as u64, report.stages + 1);
             let stage = 4 * u64::from(d);
             assert!(
@@ -823,7 +835,7 @@ mod tests {
                 ..ok
             },
             UpfalConfig {
-                wave_modulus: 512,
+                wave_modulus: 1 << 17,
                 ..ok
             },
             UpfalConfig { nu: 1.0, ..ok },
@@ -831,6 +843,10 @@ mod tests {
             UpfalConfig { w: 0.0, ..ok },
             UpfalConfig { beta: -1.0, ..ok },
             UpfalConfig { nu: 1e-300, ..ok },
+            UpfalConfig {
+                wave_modulus: 1 << 16,
+                ..ok
+            },
             UpfalConfig {
                 watchdog_stages: 0,
                 ..ok

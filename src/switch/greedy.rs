@@ -17,7 +17,7 @@
 //! no combinational signals between switches: one sweep in any order settles a cycle.
 
 use super::logic::{NONE, Transfer, TransferKind};
-use super::{Fabric, FAULTY, Header, NO_GRANT};
+use super::{FAULTY, Fabric, Header, NO_GRANT};
 use crate::config::{FlowControl, LaneChoice};
 use crate::error::{Error, Result};
 use crate::flit::FlitSlot;

@@ -5,10 +5,10 @@
 //! upper child (rows `[bM, bM + M/2)` of level `l + 1`, direction 0) and lower child (the other
 //! half, direction 1) forms one `M`-input splitter.
 
-use super::butterfly::check_multiplicity;
-use super::{Link, Topology, TopologyKind, assemble, check_inputs};
 #[cfg(doc)]
 use super::LinkClass;
+use super::butterfly::check_multiplicity;
+use super::{Link, Topology, TopologyKind, assemble, check_inputs};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use rand::seq::SliceRandom;
@@ -184,7 +184,13 @@ pub fn modified_splitter(n: u32, wiring: SplitterWiring, seed: u64) -> Result<To
             });
         }
     }
-    Ok(assemble(TopologyKind::ModifiedSplitter, n, log_n + 1, D, links))
+    Ok(assemble(
+        TopologyKind::ModifiedSplitter,
+        n,
+        log_n + 1,
+        D,
+        links,
+    ))
 }
 
 /// Removes parallel links between random perfect matchings: while input `i` reaches the same
@@ -623,7 +629,10 @@ mod tests {
     fn modified_network_has_the_shape_of_seed_002_section_iv() {
         for seed in 0..5 {
             let t = modified_splitter(1024, SplitterWiring::default(), seed).unwrap();
-            assert_eq!((t.levels, t.multiplicity, t.node_count()), (11, 2, 11 * 1024));
+            assert_eq!(
+                (t.levels, t.multiplicity, t.node_count()),
+                (11, 2, 11 * 1024)
+            );
             assert_eq!(t.link_class(0), LinkClass::Any);
             assert_eq!(t.link_class(5), LinkClass::Direction);
             assert_eq!(t.link_class(9), LinkClass::Exact);
@@ -661,6 +670,11 @@ mod tests {
             }
         }
         assert!(modified_splitter(2, SplitterWiring::default(), 1).is_err());
-        assert_eq!(modified_splitter(4, SplitterWiring::default(), 1).unwrap().levels, 3);
+        assert_eq!(
+            modified_splitter(4, SplitterWiring::default(), 1)
+                .unwrap()
+                .levels,
+            3
+        );
     }
 }

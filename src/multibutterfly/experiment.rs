@@ -1,0 +1,943 @@
+//! Seed 002 §IV's experiments reproduced (notes §3.4): Table I (how often randomly placed
+//! faults propagate back to an input), Table II (greedy store-and-forward completion time) and
+//! Table III (percentage of packets never delayed), plus the fault-scaling measurement behind
+//! the claim that the modified network tolerates about (N lg N)^(3/4) random faults.
+//!
+//! Every trial draws from its own seed, derived from the run seed, the table, the row and the
+//! trial number, so trials run on any number of threads in any order and the tables come out
+//! byte-identical.
+
+use super::faults::{Faults, InputRule, Interior, place_random, propagate};
+use super::greedy::{GreedyConfig, GreedyRouter, Problem};
+use crate::error::{Error, Result};
+use crate::plot::{Chart, Marker};
+use crate::rng::Rng;
+use crate::topology::{
+    SplitterWiring, Topology, butterfly, dilated_butterfly, modified_splitter, random_splitter,
+};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// A network row of Tables II and III.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Row {
+    /// `0 (nor)`: the butterfly.
+    Butterfly,
+    /// `0 (dil)`: the 2-dilated butterfly.
+    Dilated,
+    /// `0`: the randomly-wired splitter network of multiplicity 2.
+    Splitter,
+    /// `f*`: the modified network with `f` random faults.
+    Modified(u32),
+}
+
+impl Row {
+    /// The label the paper's tables use.
+    pub fn label(&self) -> String {
+        match self {
+            Row::Butterfly => "0 (nor)".into(),
+            Row::Dilated => "0 (dil)".into(),
+            Row::Splitter => "0".into(),
+            Row::Modified(f) => format!("{f}*"),
+        }
+    }
+
+    /// Whether the network and the transpose problems are the same in every trial.
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, Row::Butterfly | Row::Dilated)
+    }
+}
+
+/// Parameters of the Leighton–Maggs experiments (notes §3.6 defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeightonMaggsConfig {
+    /// N (seed 002: 1024).
+    pub inputs: u32,
+    /// Trials per cell of Tables II and III (seed 002: 500).
+    pub trials: u32,
+    /// Trials per row of Table I (seed 002: 2000).
+    pub table1_trials: u32,
+    /// Fault counts of the modified rows of Tables II and III.
+    pub faults: Vec<u32>,
+    /// Fault counts of Table I.
+    pub table1_faults: Vec<u32>,
+    pub seed: u64,
+    pub wiring: SplitterWiring,
+    pub greedy: GreedyConfig,
+    pub interior: Interior,
+    pub input_rule: InputRule,
+    /// Fault placements tried per routing trial before the row is given up (each placement
+    /// that reaches an input is discarded, §IV).
+    pub max_placements: u32,
+    /// Worker threads; 0 = all cores. The result does not depend on it.
+    pub threads: usize,
+}
+
+impl Default for LeightonMaggsConfig {
+    fn default() -> Self {
+        LeightonMaggsConfig {
+            inputs: 1024,
+            trials: 500,
+            table1_trials: 2000,
+            faults: vec![0, 1, 10, 100, 250, 500, 750, 1000],
+            table1_faults: vec![10, 100, 250, 500, 750, 1000],
+            seed: 1,
+            wiring: SplitterWiring::default(),
+            greedy: GreedyConfig::default(),
+            interior: Interior::default(),
+            input_rule: InputRule::All,
+            max_placements: 100_000,
+            threads: 0,
+        }
+    }
+}
+
+impl LeightonMaggsConfig {
+    /// The rows of Tables II and III.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut rows = vec![Row::Butterfly, Row::Dilated, Row::Splitter];
+        rows.extend(self.faults.iter().map(|&f| Row::Modified(f)));
+        rows
+    }
+
+    /// Checks the parameters against their ranges.
+    pub fn validate(&self) -> Result<()> {
+        crate::topology::check_inputs(self.inputs)?;
+        if self.inputs < 8 {
+            return Err(Error::invalid("inputs", self.inputs, "8..=1048576"));
+        }
+        if !(1..=1_000_000).contains(&self.trials) {
+            return Err(Error::invalid("trials", self.trials, "1..=1000000"));
+        }
+        if self.table1_trials > 1_000_000 {
+            return Err(Error::invalid(
+                "table1-trials",
+                self.table1_trials,
+                "0..=1000000",
+            ));
+        }
+        if self.max_placements == 0 {
+            return Err(Error::invalid("max-placements", 0, "at least 1"));
+        }
+        self.greedy.validate()?;
+        let probe = modified_splitter(self.inputs, self.wiring, 0)?;
+        let (first, last) = self.interior.switch_levels(&probe)?;
+        let interior = (last - first + 1) * self.inputs;
+        for &f in self.faults.iter().chain(&self.table1_faults) {
+            if f > interior {
+                return Err(Error::invalid(
+                    "faults",
+                    f,
+                    format!(
+                        "0..={interior} (the interior switches of an {}-input network)",
+                        self.inputs
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One routing trial of one row: the four problems on one network.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Trial {
+    pub seed: u64,
+    /// Fault placements drawn until none reached an input (1 = the first).
+    pub placements: u32,
+    pub propagated: u32,
+    /// Completion time of problems `1`, `10`, `1T`, `10T`.
+    pub completion: [u64; 4],
+    /// Percentage never delayed, problems `1` and `1T`.
+    pub never_delayed: [f64; 2],
+}
+
+/// Mean and (sample) standard deviation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Stat {
+    pub mean: f64,
+    pub sigma: f64,
+}
+
+impl Stat {
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Stat {
+        let v: Vec<f64> = values.into_iter().collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n.max(1.0);
+        let var = if v.len() > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Stat {
+            mean,
+            sigma: var.sqrt(),
+        }
+    }
+}
+
+/// Table I row: fault count, trials and how many reached an input.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FailureRow {
+    pub faults: u32,
+    pub trials: u32,
+    pub reached_inputs: u32,
+    /// Mean switches made faulty by propagation.
+    pub propagated: f64,
+}
+
+impl FailureRow {
+    pub fn percent(&self) -> f64 {
+        100.0 * f64::from(self.reached_inputs) / f64::from(self.trials.max(1))
+    }
+}
+
+/// All of Tables I–III.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tables {
+    pub config: LeightonMaggsConfig,
+    pub table1: Vec<FailureRow>,
+    pub rows: Vec<Row>,
+    /// `trials[row][trial]`.
+    pub trials: Vec<Vec<Trial>>,
+    /// Whether every deterministic cell (butterfly and dilated, transpose) had the same value in
+    /// every trial.
+    pub deterministic_cells_equal: bool,
+}
+
+impl Tables {
+    /// Table II cell: completion time of `problem` (0..4) on `row`.
+    pub fn completion(&self, row: usize, problem: usize) -> Stat {
+        Stat::of(
+            self.trials[row]
+                .iter()
+                .map(|t| t.completion[problem] as f64),
+        )
+    }
+
+    /// Table III cell: percentage never delayed of problem `1` (0) or `1T` (1).
+    pub fn never_delayed(&self, row: usize, problem: usize) -> Stat {
+        Stat::of(self.trials[row].iter().map(|t| t.never_delayed[problem]))
+    }
+}
+
+/// A seed for trial `trial` of `row` in `table`: SplitMix64 over the run seed and the indices.
+pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
+    let mut z = seed
+        ^ table.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ row.wrapping_mul(0xD1B5_4A32_D192_ED03)
+        ^ trial.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+    for _ in 0..2 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+    }
+    z
+}
+
+/// Runs `jobs` independent jobs on `threads` workers (0 = all cores) and returns their
+/// results in job order; `progress` is told how many are done after each. Stops at the first
+/// error.
+pub fn parallel<T: Send>(
+    jobs: usize,
+    threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+    job: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        t => t,
+    }
+    .min(jobs.max(1));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::with_capacity(jobs));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= jobs || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = job(i);
+                    failed.fetch_or(r.is_err(), Ordering::Relaxed);
+                    if let Ok(mut v) = results.lock() {
+                        v.push((i, r));
+                    }
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                }
+            });
+        }
+    });
+    let mut results = results
+        .into_inner()
+        .map_err(|_| Error::invalid("worker", "panicked", "no panic"))?;
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Builds the network of `row` for a trial seed.
+fn network(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Topology> {
+    let n = config.inputs;
+    match row {
+        Row::Butterfly => butterfly(n),
+        Row::Dilated => dilated_butterfly(n, 2),
+        Row::Splitter => random_splitter(n, 2, config.wiring, seed),
+        Row::Modified(_) => modified_splitter(n, config.wiring, seed),
+    }
+}
+
+/// Places `f` faults and propagates them until no input is faulty (§IV: otherwise "all of the
+/// faults were removed, and a new set of random faults was placed"). Returns the faults and
+/// the number of placements drawn.
+fn place_until_inputs_survive(
+    topo: &Topology,
+    f: u32,
+    config: &LeightonMaggsConfig,
+    rng: &mut Rng,
+) -> Result<(Faults, u32)> {
+    for placement in 1..=config.max_placements {
+        let mut faults = place_random(topo, f, config.interior, rng)?;
+        propagate(topo, &mut faults, config.input_rule);
+        if faults.faulty_inputs(topo) == 0 {
+            return Ok((faults, placement));
+        }
+    }
+    Err(Error::invalid(
+        "faults",
+        f,
+        format!(
+            "a count some placement survives: {} placements all reached an input",
+            config.max_placements
+        ),
+    ))
+}
+
+/// One routing trial: network, faults, the four problems.
+fn routing_trial(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Trial> {
+    let mut rng = Rng::seed_from_u64(seed);
+    let topo = network(row, config, seed)?;
+    let (faults, placements) = match row {
+        Row::Modified(f) => place_until_inputs_survive(&topo, f, config, &mut rng)?,
+        _ => (Faults::none(&topo), 1),
+    };
+    let n = topo.n;
+    let mut router = GreedyRouter::new(topo, &faults, config.greedy, 10, seed)?;
+    let mut completion = [0; 4];
+    let mut never_delayed = [0.0; 2];
+    for (p, problem) in Problem::TABLE.iter().enumerate() {
+        let outcome = router.route(&problem.destinations(n, &mut rng))?;
+        completion[p] = outcome.completion;
+        if problem.copies == 1 {
+            never_delayed[usize::from(problem.transpose)] = outcome.never_delayed_percent();
+        }
+    }
+    Ok(Trial {
+        seed,
+        placements,
+        propagated: faults.propagated_count() as u32,
+        completion,
+        never_delayed,
+    })
+}
+
+/// Runs Tables I–III. `progress(done, total)` is told after every trial.
+pub fn leighton_maggs(
+    config: &LeightonMaggsConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Tables> {
+    config.validate()?;
+    let rows = config.rows();
+    let t1 = config.table1_trials as usize;
+    let t2 = config.trials as usize;
+    let table1_jobs = config.table1_faults.len() * t1;
+    let total = table1_jobs + rows.len() * t2;
+    let report = |done| progress(done, total);
+    let failures = parallel(table1_jobs, config.threads, &report, |j| {
+        let (row, trial) = (j / t1, j % t1);
+        let seed = trial_seed(config.seed, 1, row as u64, trial as u64);
+        let mut rng = Rng::seed_from_u64(seed);
+        let topo = modified_splitter(config.inputs, config.wiring, seed)?;
+        let mut faults = place_random(&topo, config.table1_faults[row], config.interior, &mut rng)?;
+        let propagated = propagate(&topo, &mut faults, config.input_rule);
+        Ok((faults.faulty_inputs(&topo) > 0, propagated))
+    })?;
+    let table1 = config
+        .table1_faults
+        .iter()
+        .enumerate()
+        .map(|(r, &faults)| {
+            let cells = &failures[r * t1..(r + 1) * t1];
+            FailureRow {
+                faults,
+                trials: t1 as u32,
+                reached_inputs: cells.iter().filter(|c| c.0).count() as u32,
+                propagated: cells.iter().map(|c| c.1 as f64).sum::<f64>() / t1.max(1) as f64,
+            }
+        })
+        .collect();
+    let report = |done| progress(table1_jobs + done, total);
+    let flat = parallel(rows.len() * t2, config.threads, &report, |j| {
+        let (row, trial) = (j / t2, j % t2);
+        routing_trial(
+            rows[row],
+            config,
+            trial_seed(config.seed, 2, row as u64, trial as u64),
+        )
+    })?;
+    let trials: Vec<Vec<Trial>> = flat.chunks(t2.max(1)).map(<[Trial]>::to_vec).collect();
+    let deterministic_cells_equal = rows.iter().zip(&trials).all(|(row, ts)| {
+        !row.is_fixed()
+            || ts.iter().all(|t| {
+                t.completion[2..] == ts[0].completion[2..]
+                    && t.never_delayed[1] == ts[0].never_delayed[1]
+            })
+    });
+    Ok(Tables {
+        config: config.clone(),
+        table1,
+        rows,
+        trials,
+        deterministic_cells_equal,
+    })
+}
+
+/// Formats a value with `digits` decimals.
+fn fx(v: f64, digits: usize) -> String {
+    format!("{v:.digits$}")
+}
+
+impl Tables {
+    /// `table1.csv`: faults, trials, trials reaching an input, percentage, mean propagated.
+    pub fn table1_csv(&self) -> String {
+        let mut o = String::from("faults,trials,reached_inputs,percent,mean_propagated\n");
+        for r in &self.table1 {
+            let _ = writeln!(
+                o,
+                "{},{},{},{},{}",
+                r.faults,
+                r.trials,
+                r.reached_inputs,
+                fx(r.percent(), 2),
+                fx(r.propagated, 2)
+            );
+        }
+        o
+    }
+
+    /// `table2.csv` and `table3.csv` in one long form: table, row, problem, mean, sigma.
+    pub fn cells_csv(&self) -> String {
+        let mut o = String::from("table,row,problem,trials,mean,sigma\n");
+        for (r, row) in self.rows.iter().enumerate() {
+            for (p, problem) in Problem::TABLE.iter().enumerate() {
+                let s = self.completion(r, p);
+                let _ = writeln!(
+                    o,
+                    "II,{},{problem},{},{},{}",
+                    row.label(),
+                    self.trials[r].len(),
+                    fx(s.mean, 2),
+                    fx(s.sigma, 2)
+                );
+            }
+            for (p, problem) in ["1", "1T"].iter().enumerate() {
+                let s = self.never_delayed(r, p);
+                let _ = writeln!(
+                    o,
+                    "III,{},{problem},{},{},{}",
+                    row.label(),
+                    self.trials[r].len(),
+                    fx(s.mean, 2),
+                    fx(s.sigma, 2)
+                );
+            }
+        }
+        o
+    }
+
+    /// `trials.csv`: every routing trial.
+    pub fn trials_csv(&self) -> String {
+        let mut o = String::from(
+            "row,trial,seed,placements,propagated,t_1,t_10,t_1T,t_10T,never_delayed_1,never_delayed_1T\n",
+        );
+        for (row, ts) in self.rows.iter().zip(&self.trials) {
+            for (i, t) in ts.iter().enumerate() {
+                let c = t.completion;
+                let _ = writeln!(
+                    o,
+                    "{},{i},{},{},{},{},{},{},{},{},{}",
+                    row.label(),
+                    t.seed,
+                    t.placements,
+                    t.propagated,
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3],
+                    fx(t.never_delayed[0], 3),
+                    fx(t.never_delayed[1], 3)
+                );
+            }
+        }
+        o
+    }
+
+    /// The three tables laid out like the paper's, in Markdown.
+    pub fn markdown(&self) -> String {
+        let c = &self.config;
+        let mut o = format!(
+            "# Seed 002 §IV reproduced: N = {}, d = 2\n\nSeed {}; faults on levels {} of the modified network (seed-002 numbering); input-level rule `{}`; admission: head held at most {} packets; link choice `{}`; wiring `{}`{}.\n\n",
+            c.inputs,
+            c.seed,
+            match c.interior.levels {
+                Some((a, b)) => format!("{a}..{b}"),
+                None => format!("0..{}", c.inputs.trailing_zeros() - 2),
+            },
+            serde_json::to_value(c.input_rule)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            c.greedy.max_held,
+            serde_json::to_value(c.greedy.lane_choice)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            serde_json::to_value(c.wiring.generator)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            if c.wiring.cleanup {
+                " with parallel-link clean-up"
+            } else {
+                " without clean-up"
+            },
+        );
+        let _ = writeln!(
+            o,
+            "## Table I — network failure rate\n\nPercentage of trials in which at least one fault propagated back to an input ({} trials per row).\n\n| faults | % reached inputs | mean propagated |\n|---:|---:|---:|",
+            c.table1_trials
+        );
+        for r in &self.table1 {
+            let _ = writeln!(
+                o,
+                "| {}* | {} | {} |",
+                r.faults,
+                fx(r.percent(), 2),
+                fx(r.propagated, 1)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\n## Table II — store-and-forward completion time\n\nMean over {} trials of the steps until every packet is delivered, σ below (omitted where every trial is the same).\n\n| network | 1 | 10 | 1T | 10T |\n|---|---:|---:|---:|---:|",
+            c.trials
+        );
+        for (r, row) in self.rows.iter().enumerate() {
+            let cells: Vec<String> = (0..4)
+                .map(|p| cell(self.completion(r, p), row.is_fixed() && p >= 2, 2))
+                .collect();
+            let _ = writeln!(o, "| {} | {} |", row.label(), cells.join(" | "));
+        }
+        let _ = writeln!(
+            o,
+            "\n## Table III — average throughput (circuit switching)\n\nMean over {} trials of the percentage of messages never delayed (they locked down their paths), σ below.\n\n| network | 1 | 1T |\n|---|---:|---:|",
+            c.trials
+        );
+        for (r, row) in self.rows.iter().enumerate() {
+            let cells: Vec<String> = (0..2)
+                .map(|p| cell(self.never_delayed(r, p), row.is_fixed() && p == 1, 2))
+                .collect();
+            let _ = writeln!(o, "| {} | {} |", row.label(), cells.join(" | "));
+        }
+        let _ = writeln!(
+            o,
+            "\nDeterministic cells (butterfly and dilated butterfly, transpose) equal in every trial: {}.",
+            if self.deterministic_cells_equal {
+                "yes"
+            } else {
+                "NO"
+            }
+        );
+        o
+    }
+
+    /// Completion time against the number of faults (modified rows), one line per problem,
+    /// with the fault-free butterfly, dilated and unmodified rows as dashed references.
+    pub fn chart(&self) -> String {
+        let mut chart = Chart::new(
+            &format!(
+                "Greedy completion time vs faults (seed 002 Table II, N = {})",
+                self.config.inputs
+            ),
+            "random faults in the modified splitter network",
+            "steps until every packet is delivered",
+        );
+        let modified: Vec<(usize, u32)> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(r, row)| match row {
+                Row::Modified(f) => Some((r, *f)),
+                _ => None,
+            })
+            .collect();
+        let max_f = modified.iter().map(|m| m.1).max().unwrap_or(0);
+        for (p, problem) in Problem::TABLE.iter().enumerate() {
+            let points = modified
+                .iter()
+                .map(|&(r, f)| (f64::from(f), self.completion(r, p).mean))
+                .collect();
+            chart = chart.series(&format!("{problem} (modified)"), points, Marker::LinePoints);
+        }
+        for (r, row) in self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.is_fixed())
+        {
+            for p in [1, 3] {
+                let y = self.completion(r, p).mean;
+                chart = chart.series(
+                    &format!("{} {}", Problem::TABLE[p], row.label()),
+                    vec![(0.0, y), (f64::from(max_f), y)],
+                    Marker::Dashed,
+                );
+            }
+        }
+        chart.to_svg()
+    }
+}
+
+fn cell(s: Stat, fixed: bool, digits: usize) -> String {
+    if fixed {
+        fx(s.mean, digits)
+    } else {
+        format!("{}<br>σ {}", fx(s.mean, digits), fx(s.sigma, digits))
+    }
+}
+
+/// Parameters of the fault-scaling experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultToleranceConfig {
+    /// Network sizes N (powers of two, 8..=65536).
+    pub sizes: Vec<u32>,
+    /// Random fault orders per size.
+    pub trials: u32,
+    pub seed: u64,
+    pub wiring: SplitterWiring,
+    pub interior: Interior,
+    pub input_rule: InputRule,
+    pub threads: usize,
+}
+
+impl Default for FaultToleranceConfig {
+    fn default() -> Self {
+        FaultToleranceConfig {
+            sizes: vec![64, 128, 256, 512, 1024, 2048, 4096],
+            trials: 100,
+            seed: 1,
+            wiring: SplitterWiring::default(),
+            interior: Interior::default(),
+            input_rule: InputRule::All,
+            threads: 0,
+        }
+    }
+}
+
+/// One size's result: faults tolerated before one reaches an input.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tolerance {
+    pub inputs: u32,
+    /// Per trial: the largest prefix of a random fault order that no input is lost to.
+    pub tolerated: Vec<u32>,
+    pub mean: f64,
+    pub median: f64,
+    /// (N lg N)^(3/4).
+    pub claim: f64,
+}
+
+/// For each size and trial, draws a fresh modified network and a uniformly random order of its
+/// interior switches, and finds by bisection the largest `f` such that the first `f` switches
+/// of the order, propagated, leave every input healthy (propagation is monotone in the fault
+/// set, so bisection is exact).
+pub fn fault_tolerance(
+    config: &FaultToleranceConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Tolerance>> {
+    if config.sizes.is_empty() {
+        return Err(Error::invalid("sizes", "none", "at least one size"));
+    }
+    for &n in &config.sizes {
+        crate::topology::check_inputs(n)?;
+        if !(8..=65_536).contains(&n) {
+            return Err(Error::invalid("sizes", n, "powers of two from 8 to 65536"));
+        }
+    }
+    if !(1..=100_000).contains(&config.trials) {
+        return Err(Error::invalid("trials", config.trials, "1..=100000"));
+    }
+    let t = config.trials as usize;
+    let total = config.sizes.len() * t;
+    let tolerated = parallel(total, config.threads, &|d| progress(d, total), |j| {
+        let (size, trial) = (j / t, j % t);
+        let n = config.sizes[size];
+        let seed = trial_seed(config.seed, 3, size as u64, trial as u64);
+        let mut rng = Rng::seed_from_u64(seed);
+        let topo = modified_splitter(n, config.wiring, seed)?;
+        let (first, last) = config.interior.switch_levels(&topo)?;
+        let mut order: Vec<u32> = (topo.node_id(first, 0)..topo.node_id(last + 1, 0)).collect();
+        order.shuffle(&mut rng);
+        let survives = |f: usize| {
+            let mut faults = Faults::at(&topo, order[..f].iter().copied());
+            propagate(&topo, &mut faults, config.input_rule);
+            faults.faulty_inputs(&topo) == 0
+        };
+        // Largest f with survives(f): survives(0) holds; find the first failing prefix.
+        let (mut lo, mut hi) = (0usize, order.len());
+        if survives(hi) {
+            return Ok(hi as u32);
+        }
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if survives(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo as u32)
+    })?;
+    Ok(config
+        .sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let mut v = tolerated[i * t..(i + 1) * t].to_vec();
+            let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / t as f64;
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let median = if t % 2 == 1 {
+                f64::from(sorted[t / 2])
+            } else {
+                (f64::from(sorted[t / 2 - 1]) + f64::from(sorted[t / 2])) / 2.0
+            };
+            v.shrink_to_fit();
+            Tolerance {
+                inputs: n,
+                tolerated: v,
+                mean,
+                median,
+                claim: (f64::from(n) * f64::from(n.trailing_zeros())).powf(0.75),
+            }
+        })
+        .collect())
+}
+
+/// `fault-tolerance.csv`: one line per size.
+pub fn tolerance_csv(rows: &[Tolerance]) -> String {
+    let mut o = String::from(
+        "inputs,trials,mean_tolerated,median_tolerated,min,max,claim_NlgN_3_4,ratio_mean_to_claim\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{},{},{},{}",
+            r.inputs,
+            r.tolerated.len(),
+            fx(r.mean, 2),
+            fx(r.median, 1),
+            r.tolerated.iter().min().unwrap_or(&0),
+            r.tolerated.iter().max().unwrap_or(&0),
+            fx(r.claim, 1),
+            fx(r.mean / r.claim, 3)
+        );
+    }
+    o
+}
+
+/// A Markdown summary of the fault-scaling run.
+pub fn tolerance_markdown(rows: &[Tolerance], config: &FaultToleranceConfig) -> String {
+    let mut o = format!(
+        "# Random faults the modified splitter network tolerates (seed 002 §IV)\n\n{} random fault orders per size (seed {}); a trial's value is the largest number of faults, placed in that order on the interior levels, for which propagation leaves every input healthy. The paper's claim: about (N lg N)^(3/4).\n\n| N | mean | median | min | max | (N lg N)^(3/4) | mean / claim |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        config.trials, config.seed
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.inputs,
+            fx(r.mean, 1),
+            fx(r.median, 1),
+            r.tolerated.iter().min().unwrap_or(&0),
+            r.tolerated.iter().max().unwrap_or(&0),
+            fx(r.claim, 1),
+            fx(r.mean / r.claim, 3)
+        );
+    }
+    o
+}
+
+/// Tolerated faults against N on log–log axes, with the claim as a dashed curve.
+pub fn tolerance_chart(rows: &[Tolerance]) -> String {
+    let mut chart = Chart::new(
+        "Random faults tolerated before one reaches an input",
+        "N (inputs)",
+        "faults",
+    );
+    chart.log_x = true;
+    chart.log_y = true;
+    chart
+        .series(
+            "mean tolerated",
+            rows.iter().map(|r| (f64::from(r.inputs), r.mean)).collect(),
+            Marker::LinePoints,
+        )
+        .series(
+            "median tolerated",
+            rows.iter()
+                .map(|r| (f64::from(r.inputs), r.median))
+                .collect(),
+            Marker::Points,
+        )
+        .series(
+            "(N lg N)^(3/4)",
+            rows.iter()
+                .map(|r| (f64::from(r.inputs), r.claim))
+                .collect(),
+            Marker::Dashed,
+        )
+        .to_svg()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> LeightonMaggsConfig {
+        LeightonMaggsConfig {
+            inputs: 64,
+            trials: 6,
+            table1_trials: 20,
+            faults: vec![0, 10],
+            table1_faults: vec![10, 40],
+            ..LeightonMaggsConfig::default()
+        }
+    }
+
+    #[test]
+    fn tables_do_not_depend_on_the_thread_count() {
+        let one = leighton_maggs(
+            &LeightonMaggsConfig {
+                threads: 1,
+                ..small()
+            },
+            &|_, _| {},
+        )
+        .unwrap();
+        let three = leighton_maggs(
+            &LeightonMaggsConfig {
+                threads: 3,
+                ..small()
+            },
+            &|_, _| {},
+        )
+        .unwrap();
+        assert_eq!(one.markdown(), three.markdown());
+        assert_eq!(one.trials_csv(), three.trials_csv());
+        assert!(one.deterministic_cells_equal);
+        assert_eq!(one.rows.len(), 5);
+        assert_eq!(one.table1.len(), 2);
+        let md = one.markdown();
+        for label in [
+            "| 0 (nor) |",
+            "| 0 (dil) |",
+            "| 0 |",
+            "| 0* |",
+            "| 10* |",
+            "| 40* |",
+        ] {
+            assert!(md.contains(label), "{label} missing:\n{md}");
+        }
+        assert!(one.chart().starts_with("<svg"));
+    }
+
+    #[test]
+    fn progress_counts_every_trial() {
+        let seen = AtomicUsize::new(0);
+        leighton_maggs(&small(), &|done, total| {
+            assert!(done <= total);
+            seen.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(seen.into_inner(), 2 * 20 + 5 * 6);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        for bad in [
+            LeightonMaggsConfig {
+                inputs: 100,
+                ..small()
+            },
+            LeightonMaggsConfig {
+                trials: 0,
+                ..small()
+            },
+            LeightonMaggsConfig {
+                faults: vec![64 * 5 + 1],
+                ..small()
+            },
+        ] {
+            assert!(matches!(
+                leighton_maggs(&bad, &|_, _| {}),
+                Err(Error::Invalid { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn tolerance_grows_with_n_and_is_reproducible() {
+        let config = FaultToleranceConfig {
+            sizes: vec![64, 256],
+            trials: 8,
+            ..FaultToleranceConfig::default()
+        };
+        let a = fault_tolerance(&config, &|_, _| {}).unwrap();
+        let b = fault_tolerance(
+            &FaultToleranceConfig {
+                threads: 1,
+                ..config.clone()
+            },
+            &|_, _| {},
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert!(a[1].mean > a[0].mean, "{a:?}");
+        assert!(tolerance_csv(&a).lines().count() == 3);
+        // Bisection agrees with adding faults one by one.
+        let topo = modified_splitter(64, SplitterWiring::default(), 5).unwrap();
+        let mut order: Vec<u32> = (64..64 * 6).collect();
+        order.shuffle(&mut Rng::seed_from_u64(9));
+        let first_failure = (1..=order.len())
+            .find(|&f| {
+                let mut faults = Faults::at(&topo, order[..f].iter().copied());
+                propagate(&topo, &mut faults, InputRule::All);
+                faults.faulty_inputs(&topo) > 0
+            })
+            .unwrap();
+        let monotone = (first_failure..=order.len()).all(|f| {
+            let mut faults = Faults::at(&topo, order[..f].iter().copied());
+            propagate(&topo, &mut faults, InputRule::All);
+            faults.faulty_inputs(&topo) > 0
+        });
+        assert!(monotone);
+    }
+}

@@ -1,0 +1,579 @@
+//! The commands for seed 002's networks: fault placement (`faults`), one routing
+//! (`multibutterfly`) and the experiments (`experiment leighton-maggs`,
+//! `experiment fault-tolerance`). Thin: flags become library configurations, results are
+//! printed or written as the library formats them.
+
+use crate::{parse_name, write};
+use clap::Args;
+use flitforge::config::LaneChoice;
+use flitforge::multibutterfly::experiment::{
+    self, FaultToleranceConfig, LeightonMaggsConfig, Tables,
+};
+use flitforge::multibutterfly::faults::{self, InputRule, Interior, Theory};
+use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
+use flitforge::multibutterfly::upfal::{self, UpfalConfig};
+use flitforge::rng::{Stream, stream};
+use flitforge::topology::{
+    SplitterWiring, Topology, WiringGenerator, butterfly, dilated_butterfly, modified_splitter,
+    random_splitter,
+};
+use flitforge::{Error, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+use std::time::Instant;
+
+/// Network, wiring and fault-rule options shared by `faults` and `multibutterfly`.
+#[derive(Args, Clone)]
+pub struct NetworkArgs {
+    /// modified (seed 002 §IV: matchings level, splitters, 4x4 stage; d = 2), splitter
+    /// (randomly wired, multiplicity --d), butterfly, or dilated (--d lanes per edge).
+    #[arg(long, default_value = "modified", value_parser = ["modified", "splitter", "butterfly", "dilated"])]
+    network: String,
+    /// Inputs N, a power of two (modified: from 4).
+    #[arg(long, default_value_t = 1024)]
+    inputs: u32,
+    /// Multiplicity d of splitter and dilated networks (1..=8; the modified network has 2).
+    #[arg(long)]
+    d: Option<u32>,
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Random faults placed on interior switches (the outputs and the input level never).
+    #[arg(long, default_value_t = 0)]
+    faults: u32,
+    /// Interior levels as FIRST..LAST in seed 002's numbering (modified network: level −1 is
+    /// the matching level); default all levels between the inputs and the outputs.
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Modified network, level −1: faulty when all four neighbours are (all), or when both
+    /// links of matchings 0-1 or of 2-3 lead to faulty switches (pairs).
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+    /// Seed of the wiring, the faults and the destinations.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// How random splitters are wired (notes §3.2.4, §3.4.4).
+#[derive(Args, Clone, Default)]
+pub struct WiringArgs {
+    /// configuration (a random matching of link stubs) or rounds (d balanced random rounds).
+    #[arg(long, value_parser = ["configuration", "rounds"])]
+    wiring: Option<String>,
+    /// Keep parallel links (default: clean them up where possible, as seed 002 did).
+    #[arg(long)]
+    no_cleanup: bool,
+}
+
+impl WiringArgs {
+    fn wiring(&self) -> Result<SplitterWiring> {
+        let mut w = SplitterWiring::default();
+        if let Some(g) = &self.wiring {
+            w.generator = parse_name::<WiringGenerator>("wiring", g, "configuration|rounds")?;
+        }
+        w.cleanup = !self.no_cleanup;
+        Ok(w)
+    }
+}
+
+fn interior(spec: Option<&str>) -> Result<Interior> {
+    let Some(spec) = spec else {
+        return Ok(Interior::default());
+    };
+    let bad = || Error::invalid("interior", spec, "FIRST..LAST, e.g. 0..8 or -1..7");
+    let (a, b) = spec.split_once("..").ok_or_else(bad)?;
+    let a = a.trim().parse::<i32>().map_err(|_| bad())?;
+    let b = b.trim().parse::<i32>().map_err(|_| bad())?;
+    Ok(Interior {
+        levels: Some((a, b)),
+    })
+}
+
+impl NetworkArgs {
+    fn topology(&self) -> Result<Topology> {
+        let wiring = self.wiring.wiring()?;
+        let d = self.d.unwrap_or(2);
+        match self.network.as_str() {
+            "modified" => {
+                if let Some(d) = self.d.filter(|&d| d != 2) {
+                    return Err(Error::invalid(
+                        "d",
+                        d,
+                        "2 (the modified network has multiplicity 2)",
+                    ));
+                }
+                modified_splitter(self.inputs, wiring, self.seed)
+            }
+            "splitter" => random_splitter(self.inputs, d, wiring, self.seed),
+            "dilated" => dilated_butterfly(self.inputs, d),
+            _ => {
+                if let Some(d) = self.d.filter(|&d| d != 1) {
+                    return Err(Error::invalid("d", d, "1 (the butterfly)"));
+                }
+                butterfly(self.inputs)
+            }
+        }
+    }
+
+    fn input_rule(&self) -> Result<InputRule> {
+        parse_name("input-rule", &self.input_rule, "all|pairs")
+    }
+}
+
+/// `flitforge faults`.
+#[derive(Args)]
+pub struct FaultArgs {
+    #[command(flatten)]
+    net: NetworkArgs,
+    /// experiment (seed 002 §IV: all d links of a direction) or theory (§III-A: erase
+    /// splitters with more than an ε fraction of faulty inputs, then at least half the links).
+    #[arg(long, default_value = "experiment", value_parser = ["experiment", "theory"])]
+    rules: String,
+    /// Theory rules: the splitters' expansion α (0 < α <= 1/2).
+    #[arg(long, default_value_t = 0.125)]
+    alpha: f64,
+    /// Theory rules: the splitters' expansion β (> floor(d/2) + 1).
+    #[arg(long)]
+    beta: Option<f64>,
+    /// Write the counts as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+}
+
+/// `flitforge faults`: place, propagate, count.
+pub fn faults(args: &FaultArgs) -> Result<()> {
+    let net = &args.net;
+    let topo = net.topology()?;
+    let mut rng = stream(net.seed, Stream::Routing);
+    let mut f = faults::place_random(
+        &topo,
+        net.faults,
+        interior(net.interior.as_deref())?,
+        &mut rng,
+    )?;
+    let json = if args.rules == "theory" {
+        if args.net.interior.is_some() || args.net.input_rule != "all" {
+            return Err(Error::invalid(
+                "interior/input-rule",
+                "given",
+                "no value with --rules theory",
+            ));
+        }
+        let d = topo.multiplicity;
+        let beta = args.beta.ok_or_else(|| {
+            Error::invalid(
+                "beta",
+                "none",
+                format!("a value above {} with --rules theory", d / 2 + 1),
+            )
+        })?;
+        let theory = Theory::new(args.alpha, beta, d)?;
+        let s = faults::survivors(&topo, &mut f, &theory)?;
+        say!(
+            "{} {}-input network, d = {d}: {} faults placed; epsilon = {:.4}, beta' = {:.3}",
+            net.network,
+            topo.n,
+            s.faults,
+            theory.epsilon,
+            theory.beta_prime
+        );
+        say!(
+            "erased {} splitters, propagated {} faults (at least half the links rule)",
+            s.erased_splitters,
+            s.propagated
+        );
+        say!(
+            "surviving inputs {} (Theorem 3.4: >= {:.1}), outputs {} (>= {:.1})",
+            s.inputs,
+            s.input_bound,
+            s.outputs,
+            s.output_bound
+        );
+        serde_json::json!({ "rules": "theory", "theory": theory, "survivors": s })
+    } else {
+        if args.beta.is_some() {
+            return Err(Error::invalid(
+                "beta",
+                "given",
+                "no value with --rules experiment",
+            ));
+        }
+        let propagated = faults::propagate(&topo, &mut f, net.input_rule()?);
+        say!(
+            "{} {}-input network: {} faults placed, {} propagated, {} inputs faulty ({})",
+            net.network,
+            topo.n,
+            f.placed_count(),
+            propagated,
+            f.faulty_inputs(&topo),
+            if f.faulty_inputs(&topo) > 0 {
+                "the faults reached the inputs"
+            } else {
+                "every input survives"
+            }
+        );
+        serde_json::json!({
+            "rules": "experiment", "placed": f.placed_count(), "propagated": propagated,
+            "faulty_inputs": f.faulty_inputs(&topo)
+        })
+    };
+    if let Some(path) = &args.json {
+        write(path, &format!("{json:#}\n"))?;
+    }
+    Ok(())
+}
+
+/// `flitforge multibutterfly`.
+#[derive(Args)]
+pub struct RouteArgs {
+    #[command(flatten)]
+    net: NetworkArgs,
+    /// greedy (seed 002 §IV store-and-forward) or upfal (§II-A wave algorithm on a random
+    /// splitter network of multiplicity --d >= 2, with --permutations front levels).
+    #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
+    algorithm: String,
+    /// Greedy: the problem, C or CT (C packets per input, random destinations or transpose):
+    /// 1, 10, 1T, 10T.
+    #[arg(long, default_value = "1")]
+    problem: String,
+    /// Greedy: a link is used only if its head held at most this many packets at the end of
+    /// the previous step.
+    #[arg(long, default_value_t = 4)]
+    max_held: u32,
+    /// Greedy: which eligible link a packet takes: lowest, random (LFSR start) or
+    /// least-loaded (fewest packets at the head).
+    #[arg(long, default_value = "lowest", value_parser = ["lowest", "random", "least-loaded"])]
+    lane_choice: String,
+    /// Upfal: permutations routed at once (P).
+    #[arg(long, default_value_t = 1)]
+    permutations: u32,
+    /// Upfal: the wave modulus L (a power of two).
+    #[arg(long, default_value_t = 16)]
+    wave_modulus: u32,
+    /// Write the result as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+}
+
+/// `flitforge multibutterfly`: one routing.
+pub fn route(args: &RouteArgs) -> Result<()> {
+    let json = if args.algorithm == "upfal" {
+        route_upfal(args)?
+    } else {
+        route_greedy(args)?
+    };
+    if let Some(path) = &args.json {
+        write(path, &format!("{json:#}\n"))?;
+    }
+    Ok(())
+}
+
+fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
+    let net = &args.net;
+    let problem: Problem = args.problem.parse()?;
+    let config = GreedyConfig {
+        max_held: args.max_held,
+        lane_choice: parse_name::<LaneChoice>(
+            "lane-choice",
+            &args.lane_choice,
+            "lowest|random|least-loaded",
+        )?,
+        ..GreedyConfig::default()
+    };
+    let topo = net.topology()?;
+    let mut rng = stream(net.seed, Stream::Routing);
+    let interior = interior(net.interior.as_deref())?;
+    let mut placements = 0;
+    let faults = loop {
+        placements += 1;
+        let mut f = faults::place_random(&topo, net.faults, interior, &mut rng)?;
+        faults::propagate(&topo, &mut f, net.input_rule()?);
+        if f.faulty_inputs(&topo) == 0 {
+            break f;
+        }
+        if placements == 100_000 {
+            return Err(Error::invalid(
+                "faults",
+                net.faults,
+                "a count some placement survives (100000 placements all reached an input)",
+            ));
+        }
+    };
+    let destinations = problem.destinations(topo.n, &mut stream(net.seed, Stream::Traffic));
+    let (n, depth) = (topo.n, topo.depth());
+    let mut router = GreedyRouter::new(topo, &faults, config, problem.copies, net.seed)?;
+    let out = router.route(&destinations)?;
+    say!(
+        "greedy store-and-forward, {} {n}-input network (depth {depth}), problem {problem}: {} packets",
+        net.network,
+        out.packets
+    );
+    if net.faults > 0 {
+        say!(
+            "faults: {} placed, {} propagated, {} placement(s) drawn until every input survived",
+            faults.placed_count(),
+            faults.propagated_count(),
+            placements
+        );
+    }
+    say!(
+        "completion {} steps; never delayed {:.2}% ({} packets); longest queue {}",
+        out.completion,
+        out.never_delayed_percent(),
+        out.never_delayed,
+        out.max_queue
+    );
+    Ok(serde_json::json!({
+        "algorithm": "greedy", "network": net.network, "inputs": n, "problem": problem.to_string(),
+        "faults": faults.placed_count(), "propagated": faults.propagated_count(),
+        "placements": placements, "greedy": config, "outcome": out,
+        "never_delayed_percent": out.never_delayed_percent(), "seed": net.seed
+    }))
+}
+
+fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
+    let net = &args.net;
+    if net.network != "splitter" && net.network != "modified" {
+        return Err(Error::invalid(
+            "network",
+            &net.network,
+            "splitter with --algorithm upfal (a multibutterfly)",
+        ));
+    }
+    if net.faults > 0 || args.problem != "1" {
+        return Err(Error::invalid(
+            "faults/problem",
+            "given",
+            "no value with --algorithm upfal (it routes --permutations random permutations)",
+        ));
+    }
+    let config = UpfalConfig {
+        inputs: net.inputs,
+        multiplicity: net.d.unwrap_or(UpfalConfig::default().multiplicity),
+        permutations: args.permutations,
+        wave_modulus: args.wave_modulus,
+        seed: net.seed,
+        ..UpfalConfig::default()
+    };
+    config.validate()?;
+    let perms = upfal::random_permutations(config.inputs, config.permutations, net.seed);
+    let r = upfal::route(&config, &perms)?;
+    say!(
+        "Upfal's wave algorithm, {}-input multibutterfly d = {}, P = {}, L = {}: {} packets in {} steps ({} stages)",
+        config.inputs,
+        config.multiplicity,
+        config.permutations,
+        config.wave_modulus,
+        r.delivered,
+        r.steps,
+        r.stages
+    );
+    say!(
+        "Theorem 2.1 bound {:.0} steps (nu = {}, w = {:.4}, beta = {}: sigma = {:.4}, rho = {:.4}); worst stage potential ratio {:.4}; Lemma 2.5 held in {} checks",
+        r.bound_steps,
+        config.nu,
+        config.w,
+        config.beta,
+        r.sigma,
+        r.rho,
+        r.worst_stage_ratio,
+        r.lemma_2_5_checks
+    );
+    Ok(serde_json::json!({ "algorithm": "upfal", "config": config, "report": r }))
+}
+
+/// A progress bar on standard error (hidden when it is not a terminal).
+fn progress_bar(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} trials, {elapsed} (eta {eta})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// `experiment leighton-maggs` options.
+#[derive(Args)]
+pub struct LeightonMaggsArgs {
+    /// Trials per cell of Tables II and III (seed 002: 500).
+    #[arg(long, default_value_t = 500)]
+    trials: u32,
+    /// Trials per row of Table I (seed 002: 2000).
+    #[arg(long, default_value_t = 2000)]
+    table1_trials: u32,
+    /// Run seed; every trial's seed derives from it.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Inputs N (seed 002: 1024).
+    #[arg(long, default_value_t = 1024)]
+    inputs: u32,
+    /// Fault counts of the modified rows of Tables II and III.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0,1,10,100,250,500,750,1000"
+    )]
+    faults: Vec<u32>,
+    /// Fault counts of Table I.
+    #[arg(long, value_delimiter = ',', default_value = "10,100,250,500,750,1000")]
+    table1_faults: Vec<u32>,
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Interior levels FIRST..LAST (seed 002 numbering; default 0..lgN-2).
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Level −1 rule: all or pairs.
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+    /// Admission: a head may have held at most this many packets (seed 002: 4).
+    #[arg(long, default_value_t = 4)]
+    max_held: u32,
+    /// lowest, random or least-loaded.
+    #[arg(long, default_value = "lowest", value_parser = ["lowest", "random", "least-loaded"])]
+    lane_choice: String,
+    /// Worker threads (default: all cores; the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Output directory (created if missing).
+    #[arg(long, default_value = "experiment-leighton-maggs", value_name = "DIR")]
+    out: String,
+}
+
+/// `experiment leighton-maggs`.
+pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
+    let config = LeightonMaggsConfig {
+        inputs: args.inputs,
+        trials: args.trials,
+        table1_trials: args.table1_trials,
+        faults: args.faults.clone(),
+        table1_faults: args.table1_faults.clone(),
+        seed: args.seed,
+        wiring: args.wiring.wiring()?,
+        greedy: GreedyConfig {
+            max_held: args.max_held,
+            lane_choice: parse_name(
+                "lane-choice",
+                &args.lane_choice,
+                "lowest|random|least-loaded",
+            )?,
+            ..GreedyConfig::default()
+        },
+        interior: interior(args.interior.as_deref())?,
+        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        threads: args.threads,
+        ..LeightonMaggsConfig::default()
+    };
+    config.validate()?;
+    let dir = Path::new(&args.out);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    let bar = progress_bar("Tables I-III");
+    let start = Instant::now();
+    let tables = experiment::leighton_maggs(&config, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    write_tables(dir, &tables, seconds)?;
+    say!("{}", tables.markdown());
+    say!("{:.1} s", seconds);
+    if !tables.deterministic_cells_equal {
+        return Err(Error::Invariant {
+            cycle: 0,
+            message:
+                "a deterministic cell (butterfly or dilated, transpose) differed between trials"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
+fn write_tables(dir: &Path, tables: &Tables, seconds: f64) -> Result<()> {
+    let files = [
+        ("tables.md", tables.markdown()),
+        ("table1.csv", tables.table1_csv()),
+        ("cells.csv", tables.cells_csv()),
+        ("trials.csv", tables.trials_csv()),
+        ("completion-vs-faults.svg", tables.chart()),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        write(&path.to_string_lossy(), &text)?;
+        eprintln!("{}", path.display());
+    }
+    let json = serde_json::json!({
+        "config": tables.config, "table1": tables.table1,
+        "deterministic_cells_equal": tables.deterministic_cells_equal,
+        "seconds": (seconds * 10.0).round() / 10.0,
+    });
+    let path = dir.join("summary.json");
+    write(&path.to_string_lossy(), &format!("{json:#}\n"))?;
+    eprintln!("{}", path.display());
+    Ok(())
+}
+
+/// `experiment fault-tolerance` options.
+#[derive(Args)]
+pub struct FaultToleranceArgs {
+    /// Network sizes N, comma-separated powers of two (8..=65536).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,128,256,512,1024,2048,4096"
+    )]
+    sizes: Vec<u32>,
+    /// Random fault orders (and networks) per size.
+    #[arg(long, default_value_t = 100)]
+    trials: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Interior levels FIRST..LAST (seed 002 numbering; default 0..lgN-2).
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Level −1 rule: all or pairs.
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+    /// Worker threads (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Output directory (created if missing).
+    #[arg(long, default_value = "experiment-fault-tolerance", value_name = "DIR")]
+    out: String,
+}
+
+/// `experiment fault-tolerance`.
+pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
+    let config = FaultToleranceConfig {
+        sizes: args.sizes.clone(),
+        trials: args.trials,
+        seed: args.seed,
+        wiring: args.wiring.wiring()?,
+        interior: interior(args.interior.as_deref())?,
+        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        threads: args.threads,
+    };
+    let dir = Path::new(&args.out);
+    let bar = progress_bar("fault tolerance");
+    let rows = experiment::fault_tolerance(&config, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+    let md = experiment::tolerance_markdown(&rows, &config);
+    let files = [
+        ("fault-tolerance.md", md.clone()),
+        ("fault-tolerance.csv", experiment::tolerance_csv(&rows)),
+        ("fault-tolerance.svg", experiment::tolerance_chart(&rows)),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        write(&path.to_string_lossy(), &text)?;
+        eprintln!("{}", path.display());
+    }
+    say!("{md}");
+    Ok(())
+}
