@@ -144,25 +144,35 @@ enum Command {
 /// The experiments of `flitforge experiment`.
 #[derive(Subcommand)]
 enum ExperimentKind {
-    /// Seed 001 §3: routing time of the stage algorithm against the load factor and N for
-    /// random sets, permutations, degree-d sets and a hot region, fitted to Theorem 1's
+    /// Seed 001 §3: pruned-butterfly routing time against λ and N (Theorem 1).
+    ///
+    /// Random sets, permutations, degree-d sets and a hot region, fitted to Theorem 1's
     /// O(λ log² N).
     PrunedButterfly(Seed001Experiment),
-    /// Seed 001 §4.1: cycles of the circuit for r = s, 2s, ..., l, against Theorem 2's
-    /// O((b + log s) r/s); default circuits (b, s, l) = (8, 8, 64), (8, 16, 256), or one given
-    /// with --s, --l, --bits.
+    /// Seed 001 §4.1: flexible-sorter cycles against Theorem 2.
+    ///
+    /// Cycles of the circuit for r = s, 2s, ..., l, against Theorem 2's O((b + log s) r/s);
+    /// default circuits (b, s, l) = (8, 8, 64), (8, 16, 256), or one given with --s, --l,
+    /// --bits.
     FlexibleSorter(Seed001Experiment),
-    /// Seed 001 §4.3: routing time against λ and N, against Theorem 3's O(λ log N + log² N)
-    /// (default sizes 256..16384).
+    /// Seed 001 §4.3: sorting fat-tree routing time against Theorem 3.
+    ///
+    /// Routing time against λ and N, against Theorem 3's O(λ log N + log² N) (default sizes
+    /// 256..16384).
     SortingFatTree(Seed001Experiment),
-    /// Seed 002 §IV, Tables I-III for N = 1024, d = 2: how often random faults reach an input
-    /// (2000 trials per row), greedy completion time (mean and σ over 500 trials for each
-    /// network and the problems 1, 10, 1T, 10T) and the percentage never delayed. Writes
-    /// tables.md (laid out like the paper), table1.csv, cells.csv, trials.csv, summary.json and
-    /// completion-vs-faults.svg. Trials run on all cores; the result does not depend on it.
+    /// Seed 002 §IV: Tables I-III (fault failure rate, greedy completion time, never delayed).
+    ///
+    /// N = 1024, d = 2: how often random faults reach an input (2000 trials per row), greedy
+    /// completion time (mean and σ over 500 trials for each network and the problems 1, 10,
+    /// 1T, 10T) and the percentage of packets never delayed. Writes tables.md (laid out like
+    /// the paper), table1.csv, table2.csv, table3.csv, trials.csv (every trial), summary.json
+    /// and completion-vs-faults.svg. Trials run on all cores; the result does not depend on the
+    /// number of threads.
     LeightonMaggs(seed002::LeightonMaggsArgs),
-    /// Seed 002 §IV's claim: random faults the modified network tolerates before one reaches an
-    /// input, for N from 64 to 4096, against (N lg N)^(3/4).
+    /// Seed 002 §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
+    ///
+    /// For N from 64 to 4096 (default), fresh modified networks and random fault orders;
+    /// writes fault-tolerance.md, .csv and .svg.
     FaultTolerance(seed002::FaultToleranceArgs),
 }
 

@@ -6,11 +6,10 @@
 use crate::{parse_name, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
-use flitforge::multibutterfly::experiment::{
-    self, FaultToleranceConfig, LeightonMaggsConfig, Tables,
-};
+use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
 use flitforge::multibutterfly::faults::{self, InputRule, Interior, Theory};
 use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
+use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
 use flitforge::multibutterfly::upfal::{self, UpfalConfig};
 use flitforge::rng::{Stream, stream};
 use flitforge::topology::{
@@ -493,7 +492,8 @@ fn write_tables(dir: &Path, tables: &Tables, seconds: f64) -> Result<()> {
     let files = [
         ("tables.md", tables.markdown()),
         ("table1.csv", tables.table1_csv()),
-        ("cells.csv", tables.cells_csv()),
+        ("table2.csv", tables.table2_csv()),
+        ("table3.csv", tables.table3_csv()),
         ("trials.csv", tables.trials_csv()),
         ("completion-vs-faults.svg", tables.chart()),
     ];
@@ -557,17 +557,17 @@ pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
     };
     let dir = Path::new(&args.out);
     let bar = progress_bar("fault tolerance");
-    let rows = experiment::fault_tolerance(&config, &|done, total| {
+    let rows = tolerance::fault_tolerance(&config, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    let md = experiment::tolerance_markdown(&rows, &config);
+    let md = tolerance::tolerance_markdown(&rows, &config);
     let files = [
         ("fault-tolerance.md", md.clone()),
-        ("fault-tolerance.csv", experiment::tolerance_csv(&rows)),
-        ("fault-tolerance.svg", experiment::tolerance_chart(&rows)),
+        ("fault-tolerance.csv", tolerance::tolerance_csv(&rows)),
+        ("fault-tolerance.svg", tolerance::tolerance_chart(&rows)),
     ];
     for (name, text) in files {
         let path = dir.join(name);

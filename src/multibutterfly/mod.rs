@@ -5,10 +5,11 @@
 //! surviving inputs and outputs of Theorem 3.4). [`greedy`]: the experiments' greedy
 //! store-and-forward routing (§IV, notes §3.4.2) on the switch model's greedy flow-control mode,
 //! and the routing problems `1`, `10`, `1T`, `10T`. [`upfal`]: Upfal's wave algorithm (§II-A)
-//! with its potential function and Lemma 2.5 checked. [`experiment`]: Tables I–III and the
-//! fault-scaling experiment.
+//! with its potential function and Lemma 2.5 checked. [`experiment`]: Tables I–III;
+//! [`tolerance`]: the fault-scaling experiment.
 
 pub mod experiment;
 pub mod faults;
 pub mod greedy;
+pub mod tolerance;
 pub mod upfal;
