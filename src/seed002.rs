@@ -3,7 +3,7 @@
 //! `experiment fault-tolerance`). Thin: flags become library configurations, results are
 //! printed or written as the library formats them.
 
-use crate::{parse_name, write};
+use crate::{command_line, parse_name, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
 use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
@@ -11,11 +11,13 @@ use flitforge::multibutterfly::faults::{self, InputRule, Interior, Theory};
 use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
 use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
 use flitforge::multibutterfly::upfal::{self, UpfalConfig};
+use flitforge::multibutterfly::wave::GreedyVcd;
 use flitforge::rng::{Stream, stream};
 use flitforge::topology::{
     SplitterWiring, Topology, WiringGenerator, butterfly, dilated_butterfly, modified_splitter,
     random_splitter,
 };
+use flitforge::wave::ScopeFilter;
 use flitforge::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
@@ -251,6 +253,13 @@ pub struct RouteArgs {
     /// Write the result as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
+    /// Greedy: write every switch's queue registers (q_count, q_packet_s*) as VCD, under
+    /// tb.net.l{level}_c{column} (level 0 = the input level).
+    #[arg(long, value_name = "FILE.vcd")]
+    vcd: Option<String>,
+    /// Only the switches whose scope matches one of these comma-separated globs.
+    #[arg(long, value_name = "GLOBS", requires = "vcd")]
+    vcd_scope: Option<String>,
 }
 
 /// `flitforge multibutterfly`: one routing.
@@ -300,7 +309,24 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
     let destinations = problem.destinations(topo.n, &mut stream(net.seed, Stream::Traffic));
     let (n, depth) = (topo.n, topo.depth());
     let mut router = GreedyRouter::new(topo, &faults, config, problem.copies, net.seed)?;
-    let out = router.route(&destinations)?;
+    router.load(&destinations)?;
+    let out = match &args.vcd {
+        Some(path) => {
+            let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
+            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            let mut vcd = GreedyVcd::new(
+                std::io::BufWriter::new(file),
+                router.fabric(),
+                destinations.len() as u32,
+                &filter,
+                &command_line(),
+            )?;
+            let out = router.run(|fabric, cycle| vcd.sample(fabric, cycle))?;
+            vcd.finish()?;
+            out
+        }
+        None => router.run(|_, _| Ok(()))?,
+    };
     say!(
         "greedy store-and-forward, {} {n}-input network (depth {depth}), problem {problem}: {} packets",
         net.network,
@@ -338,11 +364,11 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
             "splitter with --algorithm upfal (a multibutterfly)",
         ));
     }
-    if net.faults > 0 || args.problem != "1" {
+    if net.faults > 0 || args.problem != "1" || args.vcd.is_some() {
         return Err(Error::invalid(
-            "faults/problem",
+            "faults/problem/vcd",
             "given",
-            "no value with --algorithm upfal (it routes --permutations random permutations)",
+            "no value with --algorithm upfal (it routes --permutations random permutations; no waveform)",
         ));
     }
     let config = UpfalConfig {

@@ -214,8 +214,21 @@ impl GreedyRouter {
     /// input's queue in packet order) until every packet is delivered. Checks that every packet
     /// reaches its own output exactly once and none is lost in a queue.
     pub fn route(&mut self, destinations: &[u32]) -> Result<GreedyOutcome> {
+        self.load(destinations)?;
+        self.run(|_, _| Ok(()))
+    }
+
+    /// Loads the packets of [`GreedyRouter::route`] into the input queues (the state a
+    /// waveform starts from).
+    pub fn load(&mut self, destinations: &[u32]) -> Result<()> {
         let n = self.fabric.topo.n;
-        let packets = destinations.len() as u32;
+        if self.fabric.flits_in_network() > 0 {
+            return Err(Error::invalid(
+                "load",
+                "a second problem",
+                "one problem at a time (route the loaded one first)",
+            ));
+        }
         if let Some((k, &d)) = destinations.iter().enumerate().find(|(_, d)| **d >= n) {
             return Err(Error::invalid(
                 &format!("destination of packet {k}"),
@@ -233,16 +246,27 @@ impl GreedyRouter {
         self.delayed.resize(destinations.len(), false);
         self.delivered.clear();
         self.delivered.resize(destinations.len(), false);
-        self.undelivered = packets;
+        self.undelivered = destinations.len() as u32;
         self.max_queue = 0;
-        for k in 0..packets {
+        for k in 0..destinations.len() as u32 {
             self.fabric.enqueue(k % n, k)?;
         }
+        Ok(())
+    }
+
+    /// Clocks the loaded problem until every packet is delivered, calling `observe` with the
+    /// fabric and the 0-based cycle after every clock edge (a waveform writer samples there).
+    pub fn run(
+        &mut self,
+        mut observe: impl FnMut(&Fabric, u64) -> Result<()>,
+    ) -> Result<GreedyOutcome> {
+        let packets = self.headers.len() as u32;
         let mut clock = Clock::settled(self);
         let mut idle = 0;
         while self.undelivered > 0 {
             clock.tick(self);
             let moved = self.account(clock.cycle)?;
+            observe(&self.fabric, clock.cycle - 1)?;
             idle = if moved { 0 } else { idle + 1 };
             if idle >= self.config.watchdog {
                 return Err(Error::Deadlock(self.deadlock_report(clock.cycle)));

@@ -13,3 +13,4 @@ pub mod faults;
 pub mod greedy;
 pub mod tolerance;
 pub mod upfal;
+pub mod wave;

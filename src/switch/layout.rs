@@ -266,6 +266,55 @@ impl Fabric {
         bits
     }
 
+    /// The registers of a greedy-mode switch ([`crate::config::FlowControl::Greedy`], seed 002
+    /// §IV): the queue length the admission rule reads, the queued packets (slot 0 = oldest)
+    /// and, with random lane choice, the LFSR. `id_bits` is the width of a packet id.
+    pub fn greedy_layout(&self, id_bits: u32) -> Vec<Register> {
+        let p = self.params;
+        let mut regs = vec![
+            Register {
+                name: "q_count",
+                width: clog2(u64::from(p.depth) + 1),
+                dims: vec![],
+                encoding: None,
+                doc: "packets queued (the admission rule reads it)",
+            },
+            Register {
+                name: "q_packet",
+                width: id_bits.max(1),
+                dims: vec![(Axis::Slot, p.depth)],
+                encoding: None,
+                doc: "queued packet ids, slot 0 the oldest (0 where empty)",
+            },
+        ];
+        if p.lane_choice == LaneChoice::Random {
+            regs.push(Register {
+                name: "lfsr",
+                width: 16,
+                dims: vec![],
+                encoding: None,
+                doc: "lane-choice LFSR",
+            });
+        }
+        regs
+    }
+
+    /// Reads element `index` of greedy-mode register `reg` of switch `s`.
+    pub fn read_greedy_register(&self, s: NodeId, reg: &Register, index: &[u32]) -> u64 {
+        match reg.name {
+            "q_count" => self.occupancy(s).into(),
+            "q_packet" => self
+                .queued(s)
+                .get(index[0] as usize)
+                .map_or(0, |&k| u64::from(k) & mask(reg.width)),
+            "lfsr" => self.lfsr(s).into(),
+            other => {
+                debug_assert!(false, "register {other} is not a greedy-mode register");
+                0
+            }
+        }
+    }
+
     /// Id of the first out link of switch `s` (its out ports are consecutive links).
     fn first_link(&self, s: NodeId) -> u32 {
         s * 2 * self.topo.multiplicity
