@@ -28,8 +28,9 @@ use std::time::Instant;
 pub struct NetworkArgs {
     /// modified (seed 002 §IV: matchings level, splitters, 4x4 stage; d = 2), splitter
     /// (randomly wired, multiplicity --d), butterfly, or dilated (--d lanes per edge).
-    #[arg(long, default_value = "modified", value_parser = ["modified", "splitter", "butterfly", "dilated"])]
-    network: String,
+    /// Default: modified (Upfal's algorithm: splitter, the only one it takes).
+    #[arg(long, value_parser = ["modified", "splitter", "butterfly", "dilated"])]
+    network: Option<String>,
     /// Inputs N, a power of two (modified: from 4).
     #[arg(long, default_value_t = 1024)]
     inputs: u32,
@@ -38,17 +39,17 @@ pub struct NetworkArgs {
     d: Option<u32>,
     #[command(flatten)]
     wiring: WiringArgs,
-    /// Random faults placed on interior switches (the outputs and the input level never).
+    /// Random faults placed on the interior levels (--interior; never on the outputs).
     #[arg(long, default_value_t = 0)]
     faults: u32,
     /// Interior levels as FIRST..LAST in seed 002's numbering (modified network: level −1 is
     /// the matching level); default all levels between the inputs and the outputs.
     #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
     interior: Option<String>,
-    /// Modified network, level −1: faulty when all four neighbours are (all), or when both
-    /// links of matchings 0-1 or of 2-3 lead to faulty switches (pairs).
-    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
-    input_rule: String,
+    /// Modified network, level −1: faulty when all four neighbours are (all, the default), or
+    /// when both links of matchings 0-1 or of 2-3 lead to faulty switches (pairs).
+    #[arg(long, value_parser = ["all", "pairs"])]
+    input_rule: Option<String>,
     /// Seed of the wiring, the faults and the destinations.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -90,10 +91,17 @@ fn interior(spec: Option<&str>) -> Result<Interior> {
 }
 
 impl NetworkArgs {
+    fn network(&self) -> &str {
+        self.network.as_deref().unwrap_or("modified")
+    }
+
     fn topology(&self) -> Result<Topology> {
         let wiring = self.wiring.wiring()?;
         let d = self.d.unwrap_or(2);
-        match self.network.as_str() {
+        if !(1..=8).contains(&d) {
+            return Err(Error::invalid("d", d, "1..=8"));
+        }
+        match self.network() {
             "modified" => {
                 if let Some(d) = self.d.filter(|&d| d != 2) {
                     return Err(Error::invalid(
@@ -116,7 +124,11 @@ impl NetworkArgs {
     }
 
     fn input_rule(&self) -> Result<InputRule> {
-        parse_name("input-rule", &self.input_rule, "all|pairs")
+        parse_name(
+            "input-rule",
+            self.input_rule.as_deref().unwrap_or("all"),
+            "all|pairs",
+        )
     }
 }
 
@@ -152,7 +164,7 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         &mut rng,
     )?;
     let json = if args.rules == "theory" {
-        if args.net.interior.is_some() || args.net.input_rule != "all" {
+        if args.net.interior.is_some() || args.net.input_rule.is_some() {
             return Err(Error::invalid(
                 "interior/input-rule",
                 "given",
@@ -171,7 +183,7 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         let s = faults::survivors(&topo, &mut f, &theory)?;
         say!(
             "{} {}-input network, d = {d}: {} faults placed; epsilon = {:.4}, beta' = {:.3}",
-            net.network,
+            net.network(),
             topo.n,
             s.faults,
             theory.epsilon,
@@ -201,7 +213,7 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         let propagated = faults::propagate(&topo, &mut f, net.input_rule()?);
         say!(
             "{} {}-input network: {} faults placed, {} propagated, {} inputs faulty ({})",
-            net.network,
+            net.network(),
             topo.n,
             f.placed_count(),
             propagated,
@@ -229,7 +241,7 @@ pub struct RouteArgs {
     #[command(flatten)]
     net: NetworkArgs,
     /// greedy (seed 002 §IV store-and-forward) or upfal (§II-A wave algorithm on a random
-    /// splitter network of multiplicity --d >= 2, with --permutations front levels).
+    /// splitter network of multiplicity --d, default 4, with --permutations front levels).
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
     algorithm: String,
     /// Greedy: the problem, C or CT (C packets per input, random destinations or transpose):
@@ -237,19 +249,27 @@ pub struct RouteArgs {
     #[arg(long, default_value = "1")]
     problem: String,
     /// Greedy: a link is used only if its head held at most this many packets at the end of
-    /// the previous step.
-    #[arg(long, default_value_t = 4)]
-    max_held: u32,
-    /// Greedy: which eligible link a packet takes: lowest, random (LFSR start) or
-    /// least-loaded (fewest packets at the head).
-    #[arg(long, default_value = "lowest", value_parser = ["lowest", "random", "least-loaded"])]
-    lane_choice: String,
-    /// Upfal: permutations routed at once (P).
-    #[arg(long, default_value_t = 1)]
-    permutations: u32,
-    /// Upfal: the wave modulus L (a power of two).
-    #[arg(long, default_value_t = 16)]
-    wave_modulus: u32,
+    /// the previous step (default 4).
+    #[arg(long)]
+    max_held: Option<u32>,
+    /// Greedy: which eligible link a packet takes: lowest (default), random (uniform, by a
+    /// per-switch LFSR) or least-loaded (fewest packets at the head).
+    #[arg(long, value_parser = ["lowest", "random", "least-loaded"])]
+    lane_choice: Option<String>,
+    /// Upfal: permutations routed at once (P; default 1).
+    #[arg(long)]
+    permutations: Option<u32>,
+    /// Upfal: the wave modulus L, a power of two (default 16).
+    #[arg(long)]
+    wave_modulus: Option<u32>,
+    /// Upfal: the splitters' assumed expansion β for σ, ρ and the Theorem 2.1 bound
+    /// (0 < β <= d; default min(4, d)). It is not measured.
+    #[arg(long)]
+    beta: Option<f64>,
+    /// Upfal: the front levels: copies of the first splitter level (default) or random
+    /// matchings.
+    #[arg(long, value_parser = ["copies", "matchings"])]
+    front: Option<String>,
     /// Write the result as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
@@ -277,35 +297,39 @@ pub fn route(args: &RouteArgs) -> Result<()> {
 
 fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
     let net = &args.net;
+    let upfal_only = [
+        ("permutations", args.permutations.is_some()),
+        ("wave-modulus", args.wave_modulus.is_some()),
+        ("beta", args.beta.is_some()),
+        ("front", args.front.is_some()),
+    ];
+    if let Some((flag, _)) = upfal_only.iter().find(|(_, given)| *given) {
+        return Err(Error::invalid(
+            flag,
+            "given",
+            "no value with --algorithm greedy",
+        ));
+    }
     let problem: Problem = args.problem.parse()?;
+    let defaults = GreedyConfig::default();
     let config = GreedyConfig {
-        max_held: args.max_held,
-        lane_choice: parse_name::<LaneChoice>(
-            "lane-choice",
-            &args.lane_choice,
-            "lowest|random|least-loaded",
-        )?,
-        ..GreedyConfig::default()
+        max_held: args.max_held.unwrap_or(defaults.max_held),
+        lane_choice: match &args.lane_choice {
+            Some(c) => parse_name::<LaneChoice>("lane-choice", c, "lowest|random|least-loaded")?,
+            None => defaults.lane_choice,
+        },
+        ..defaults
     };
     let topo = net.topology()?;
     let mut rng = stream(net.seed, Stream::Routing);
-    let interior = interior(net.interior.as_deref())?;
-    let mut placements = 0;
-    let faults = loop {
-        placements += 1;
-        let mut f = faults::place_random(&topo, net.faults, interior, &mut rng)?;
-        faults::propagate(&topo, &mut f, net.input_rule()?);
-        if f.faulty_inputs(&topo) == 0 {
-            break f;
-        }
-        if placements == 100_000 {
-            return Err(Error::invalid(
-                "faults",
-                net.faults,
-                "a count some placement survives (100000 placements all reached an input)",
-            ));
-        }
-    };
+    let (faults, placements) = faults::place_until_inputs_survive(
+        &topo,
+        net.faults,
+        interior(net.interior.as_deref())?,
+        net.input_rule()?,
+        100_000,
+        &mut rng,
+    )?;
     let destinations = problem.destinations(topo.n, &mut stream(net.seed, Stream::Traffic));
     let (n, depth) = (topo.n, topo.depth());
     let mut router = GreedyRouter::new(topo, &faults, config, problem.copies, net.seed)?;
@@ -329,7 +353,7 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
     };
     say!(
         "greedy store-and-forward, {} {n}-input network (depth {depth}), problem {problem}: {} packets",
-        net.network,
+        net.network(),
         out.packets
     );
     if net.faults > 0 {
@@ -348,7 +372,7 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
         out.max_queue
     );
     Ok(serde_json::json!({
-        "algorithm": "greedy", "network": net.network, "inputs": n, "problem": problem.to_string(),
+        "algorithm": "greedy", "network": net.network(), "inputs": n, "problem": problem.to_string(),
         "faults": faults.placed_count(), "propagated": faults.propagated_count(),
         "placements": placements, "greedy": config, "outcome": out,
         "never_delayed_percent": out.never_delayed_percent(), "seed": net.seed
@@ -357,27 +381,44 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
 
 fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
     let net = &args.net;
-    if net.network != "splitter" && net.network != "modified" {
+    if let Some(network) = net.network.as_deref().filter(|&n| n != "splitter") {
         return Err(Error::invalid(
             "network",
-            &net.network,
-            "splitter with --algorithm upfal (a multibutterfly)",
+            network,
+            "splitter with --algorithm upfal (a multibutterfly; the default)",
         ));
     }
-    if net.faults > 0 || args.problem != "1" || args.vcd.is_some() {
+    let greedy_only = [
+        ("faults", net.faults > 0),
+        ("interior", net.interior.is_some()),
+        ("input-rule", net.input_rule.is_some()),
+        ("problem", args.problem != "1"),
+        ("max-held", args.max_held.is_some()),
+        ("lane-choice", args.lane_choice.is_some()),
+        ("vcd", args.vcd.is_some()),
+    ];
+    if let Some((flag, _)) = greedy_only.iter().find(|(_, given)| *given) {
         return Err(Error::invalid(
-            "faults/problem/vcd",
+            flag,
             "given",
-            "no value with --algorithm upfal (it routes --permutations random permutations; no waveform)",
+            "no value with --algorithm upfal (it routes --permutations random permutations on a fault-free multibutterfly)",
         ));
     }
+    let defaults = UpfalConfig::default();
+    let d = net.d.unwrap_or(defaults.multiplicity);
     let config = UpfalConfig {
         inputs: net.inputs,
-        multiplicity: net.d.unwrap_or(UpfalConfig::default().multiplicity),
-        permutations: args.permutations,
-        wave_modulus: args.wave_modulus,
+        multiplicity: d,
+        permutations: args.permutations.unwrap_or(defaults.permutations),
+        wave_modulus: args.wave_modulus.unwrap_or(defaults.wave_modulus),
+        beta: args.beta.unwrap_or(f64::from(d.min(4))),
+        wiring: net.wiring.wiring()?,
+        front: match &args.front {
+            Some(f) => parse_name("front", f, "copies|matchings")?,
+            None => defaults.front,
+        },
         seed: net.seed,
-        ..UpfalConfig::default()
+        ..defaults
     };
     config.validate()?;
     let perms = upfal::random_permutations(config.inputs, config.permutations, net.seed);
@@ -393,7 +434,7 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         r.stages
     );
     say!(
-        "Theorem 2.1 bound {:.0} steps (nu = {}, w = {:.4}, beta = {}: sigma = {:.4}, rho = {:.4}); worst stage potential ratio {:.4}; Lemma 2.5 held in {} checks",
+        "Theorem 2.1 bound {:.0} steps for an assumed expansion beta = {3} (nu = {1}, w = {2:.4}: sigma = {4:.4}, rho = {5:.4}); worst stage potential ratio {6:.4}; Lemma 2.5 held in {7} checks",
         r.bound_steps,
         config.nu,
         config.w,

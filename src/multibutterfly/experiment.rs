@@ -7,7 +7,9 @@
 //! trial number, so trials run on any number of threads in any order and the tables come out
 //! byte-identical.
 
-use super::faults::{Faults, InputRule, Interior, place_random, propagate};
+use super::faults::{
+    Faults, InputRule, Interior, place_random, place_until_inputs_survive, propagate,
+};
 use super::greedy::{GreedyConfig, GreedyRouter, Problem};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
@@ -18,6 +20,7 @@ use crate::topology::{
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
+use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -42,6 +45,17 @@ impl Row {
             Row::Dilated => "0 (dil)".into(),
             Row::Splitter => "0".into(),
             Row::Modified(f) => format!("{f}*"),
+        }
+    }
+
+    /// A key naming the row in trial seeds, so a row's trials do not depend on which other
+    /// rows are run (`--faults 100` alone reproduces the `100*` row).
+    pub fn seed_key(&self) -> u64 {
+        match self {
+            Row::Butterfly => u64::MAX,
+            Row::Dilated => u64::MAX - 1,
+            Row::Splitter => u64::MAX - 2,
+            Row::Modified(f) => u64::from(*f),
         }
     }
 
@@ -73,7 +87,9 @@ pub struct LeightonMaggsConfig {
     /// Fault placements tried per routing trial before the row is given up (each placement
     /// that reaches an input is discarded, §IV).
     pub max_placements: u32,
-    /// Worker threads; 0 = all cores. The result does not depend on it.
+    /// Worker threads; 0 = all cores. The result does not depend on it (so it is not part
+    /// of the recorded configuration).
+    #[serde(skip)]
     pub threads: usize,
 }
 
@@ -106,9 +122,14 @@ impl LeightonMaggsConfig {
 
     /// Checks the parameters against their ranges.
     pub fn validate(&self) -> Result<()> {
-        crate::topology::check_inputs(self.inputs)?;
-        if self.inputs < 8 {
-            return Err(Error::invalid("inputs", self.inputs, "8..=1048576"));
+        if !(8..=crate::topology::MAX_INPUTS).contains(&self.inputs)
+            || !self.inputs.is_power_of_two()
+        {
+            return Err(Error::invalid(
+                "inputs",
+                self.inputs,
+                "a power of two from 8 to 1048576",
+            ));
         }
         if !(1..=1_000_000).contains(&self.trials) {
             return Err(Error::invalid("trials", self.trials, "1..=1000000"));
@@ -225,7 +246,8 @@ impl Tables {
     }
 }
 
-/// A seed for trial `trial` of `row` in `table`: SplitMix64 over the run seed and the indices.
+/// A seed for trial `trial` of the row keyed `row` in `table`: SplitMix64 over the run seed and
+/// the indices.
 pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
     let mut z = seed
         ^ table.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -242,7 +264,8 @@ pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
 
 /// Runs `jobs` independent jobs on `threads` workers (0 = all cores) and returns their
 /// results in job order; `progress` is told how many are done after each. Stops at the first
-/// error.
+/// error (a panicking job is an [`Error::Invariant`]); the error returned is that of the
+/// lowest-numbered failed job.
 pub fn parallel<T: Send>(
     jobs: usize,
     threads: usize,
@@ -266,11 +289,21 @@ pub fn parallel<T: Send>(
                     if i >= jobs || failed.load(Ordering::Relaxed) {
                         break;
                     }
-                    let r = job(i);
+                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| job(i))).unwrap_or_else(
+                        |_| {
+                            Err(Error::Invariant {
+                                cycle: 0,
+                                message: format!(
+                                    "trial {i} panicked (a bug; see the message above)"
+                                ),
+                            })
+                        },
+                    );
                     failed.fetch_or(r.is_err(), Ordering::Relaxed);
-                    if let Ok(mut v) = results.lock() {
-                        v.push((i, r));
-                    }
+                    results
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .push((i, r));
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                 }
             });
@@ -278,7 +311,7 @@ pub fn parallel<T: Send>(
     });
     let mut results = results
         .into_inner()
-        .map_err(|_| Error::invalid("worker", "panicked", "no panic"))?;
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()
 }
@@ -294,38 +327,19 @@ fn network(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Topology
     }
 }
 
-/// Places `f` faults and propagates them until no input is faulty (§IV: otherwise "all of the
-/// faults were removed, and a new set of random faults was placed"). Returns the faults and
-/// the number of placements drawn.
-fn place_until_inputs_survive(
-    topo: &Topology,
-    f: u32,
-    config: &LeightonMaggsConfig,
-    rng: &mut Rng,
-) -> Result<(Faults, u32)> {
-    for placement in 1..=config.max_placements {
-        let mut faults = place_random(topo, f, config.interior, rng)?;
-        propagate(topo, &mut faults, config.input_rule);
-        if faults.faulty_inputs(topo) == 0 {
-            return Ok((faults, placement));
-        }
-    }
-    Err(Error::invalid(
-        "faults",
-        f,
-        format!(
-            "a count some placement survives: {} placements all reached an input",
-            config.max_placements
-        ),
-    ))
-}
-
 /// One routing trial: network, faults, the four problems.
 fn routing_trial(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Trial> {
     let mut rng = Rng::seed_from_u64(seed);
     let topo = network(row, config, seed)?;
     let (faults, placements) = match row {
-        Row::Modified(f) => place_until_inputs_survive(&topo, f, config, &mut rng)?,
+        Row::Modified(f) => place_until_inputs_survive(
+            &topo,
+            f,
+            config.interior,
+            config.input_rule,
+            config.max_placements,
+            &mut rng,
+        )?,
         _ => (Faults::none(&topo), 1),
     };
     let n = topo.n;
@@ -357,21 +371,24 @@ pub fn leighton_maggs(
     let rows = config.rows();
     let t1 = config.table1_trials as usize;
     let t2 = config.trials as usize;
+    // No Table I trials: Table I is not run.
     let table1_jobs = config.table1_faults.len() * t1;
     let total = table1_jobs + rows.len() * t2;
     let report = |done| progress(done, total);
     let failures = parallel(table1_jobs, config.threads, &report, |j| {
         let (row, trial) = (j / t1, j % t1);
-        let seed = trial_seed(config.seed, 1, row as u64, trial as u64);
+        let f = config.table1_faults[row];
+        let seed = trial_seed(config.seed, 1, u64::from(f), trial as u64);
         let mut rng = Rng::seed_from_u64(seed);
         let topo = modified_splitter(config.inputs, config.wiring, seed)?;
-        let mut faults = place_random(&topo, config.table1_faults[row], config.interior, &mut rng)?;
+        let mut faults = place_random(&topo, f, config.interior, &mut rng)?;
         let propagated = propagate(&topo, &mut faults, config.input_rule);
         Ok((faults.faulty_inputs(&topo) > 0, propagated))
     })?;
     let table1 = config
         .table1_faults
         .iter()
+        .take(if t1 == 0 { 0 } else { usize::MAX })
         .enumerate()
         .map(|(r, &faults)| {
             let cells = &failures[r * t1..(r + 1) * t1];
@@ -389,7 +406,7 @@ pub fn leighton_maggs(
         routing_trial(
             rows[row],
             config,
-            trial_seed(config.seed, 2, row as u64, trial as u64),
+            trial_seed(config.seed, 2, rows[row].seed_key(), trial as u64),
         )
     })?;
     let trials: Vec<Vec<Trial>> = flat.chunks(t2.max(1)).map(<[Trial]>::to_vec).collect();
@@ -500,19 +517,10 @@ impl Tables {
                 Some((a, b)) => format!("{a}..{b}"),
                 None => format!("0..{}", c.inputs.trailing_zeros() - 2),
             },
-            serde_json::to_value(c.input_rule)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            name_of(c.input_rule),
             c.greedy.max_held,
-            serde_json::to_value(c.greedy.lane_choice)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            serde_json::to_value(c.wiring.generator)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            name_of(c.greedy.lane_choice),
+            name_of(c.wiring.generator),
             if c.wiring.cleanup {
                 " with parallel-link clean-up"
             } else {
@@ -612,6 +620,14 @@ impl Tables {
         }
         chart.to_svg()
     }
+}
+
+/// The kebab-case name a configuration file uses for an enum value.
+fn name_of(value: impl Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 fn cell(s: Stat, fixed: bool, digits: usize) -> String {

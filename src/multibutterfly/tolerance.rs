@@ -6,7 +6,7 @@ use super::faults::{Faults, InputRule, Interior, propagate};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
 use crate::rng::Rng;
-use crate::topology::{SplitterWiring, modified_splitter};
+use crate::topology::{SplitterWiring, Topology, modified_splitter};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,8 @@ pub struct FaultToleranceConfig {
     pub wiring: SplitterWiring,
     pub interior: Interior,
     pub input_rule: InputRule,
+    /// Worker threads; 0 = all cores. The result does not depend on it.
+    #[serde(skip)]
     pub threads: usize,
 }
 
@@ -65,8 +67,7 @@ pub fn fault_tolerance(
         return Err(Error::invalid("sizes", "none", "at least one size"));
     }
     for &n in &config.sizes {
-        crate::topology::check_inputs(n)?;
-        if !(8..=65_536).contains(&n) {
+        if !(8..=65_536).contains(&n) || !n.is_power_of_two() {
             return Err(Error::invalid("sizes", n, "powers of two from 8 to 65536"));
         }
     }
@@ -78,31 +79,14 @@ pub fn fault_tolerance(
     let tolerated = parallel(total, config.threads, &|d| progress(d, total), |j| {
         let (size, trial) = (j / t, j % t);
         let n = config.sizes[size];
-        let seed = trial_seed(config.seed, 3, size as u64, trial as u64);
+        // Keyed by N, so a size's trials do not depend on the other sizes asked for.
+        let seed = trial_seed(config.seed, 3, u64::from(n), trial as u64);
         let mut rng = Rng::seed_from_u64(seed);
         let topo = modified_splitter(n, config.wiring, seed)?;
         let (first, last) = config.interior.switch_levels(&topo)?;
         let mut order: Vec<u32> = (topo.node_id(first, 0)..topo.node_id(last + 1, 0)).collect();
         order.shuffle(&mut rng);
-        let survives = |f: usize| {
-            let mut faults = Faults::at(&topo, order[..f].iter().copied());
-            propagate(&topo, &mut faults, config.input_rule);
-            faults.faulty_inputs(&topo) == 0
-        };
-        // Largest f with survives(f): survives(0) holds; find the first failing prefix.
-        let (mut lo, mut hi) = (0usize, order.len());
-        if survives(hi) {
-            return Ok(hi as u32);
-        }
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if survives(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo as u32)
+        Ok(tolerated(&topo, &order, config.input_rule))
     })?;
     Ok(config
         .sizes
@@ -128,6 +112,29 @@ pub fn fault_tolerance(
             }
         })
         .collect())
+}
+
+/// The largest `f` such that the first `f` switches of `order`, faulty and propagated, leave
+/// every input healthy, by bisection (propagation is monotone in the fault set).
+pub fn tolerated(topo: &Topology, order: &[u32], input_rule: InputRule) -> u32 {
+    let survives = |f: usize| {
+        let mut faults = Faults::at(topo, order[..f].iter().copied());
+        propagate(topo, &mut faults, input_rule);
+        faults.faulty_inputs(topo) == 0
+    };
+    let (mut lo, mut hi) = (0usize, order.len());
+    if survives(hi) {
+        return hi as u32;
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if survives(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo as u32
 }
 
 /// `fault-tolerance.csv`: one line per size.
@@ -246,5 +253,9 @@ mod tests {
             faults.faulty_inputs(&topo) > 0
         });
         assert!(monotone);
+        assert_eq!(
+            tolerated(&topo, &order, InputRule::All) as usize,
+            first_failure - 1
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! 2. walks its queue oldest first, without head-of-line blocking: each packet takes one open,
 //!    still unused link of its class ([`LinkClass`]: the `d` links of the direction its
 //!    destination bit names, any link, or the one link to its output), chosen by the lane
-//!    choice (lowest index, LFSR start, or the least-loaded head);
+//!    choice (lowest index, uniform by an LFSR, or the least-loaded head);
 //! 3. at the clock edge, every granted packet leaves; the rest keep their order; arrivals are
 //!    appended to their head's queue in the order the moves were generated (switch id, then
 //!    queue position), and outputs absorb arrivals at once.
@@ -90,10 +90,6 @@ impl Fabric {
         let class = self.classes[level as usize];
         let (_, shift) = self.route[level as usize];
         let every = (1u32 << per) - 1;
-        let start = match self.params.lane_choice {
-            LaneChoice::Random => u32::from(self.lfsr[s as usize]) % per,
-            _ => 0,
-        };
         let depth = self.params.depth as usize;
         let base = s as usize * depth;
         let mut used = 0u32;
@@ -102,13 +98,13 @@ impl Fabric {
             let allowed = match class {
                 LinkClass::Direction => ((1 << m) - 1) << (((dest >> shift) & 1) * m),
                 LinkClass::Any => every,
-                LinkClass::Exact => 1 << (((dest >> 1) & 1) * m + (dest & 1)),
+                LinkClass::Exact => 1 << (t.exact_link(s, dest) - first),
             };
             let candidates = allowed & open & !used;
             let grant = if candidates == 0 {
                 NO_GRANT
             } else {
-                let k = self.pick(candidates, start, per, first);
+                let k = self.pick(s, j as u32, candidates, first);
                 used |= 1 << k;
                 first + k
             };
@@ -116,24 +112,36 @@ impl Fabric {
         }
     }
 
-    /// One of the links in the non-empty mask `candidates` (bit `k` = link `first + k`), as the
-    /// lane choice says.
-    fn pick(&self, candidates: u32, start: u32, per: u32, first: u32) -> u32 {
+    /// One of the links in the non-empty mask `candidates` (bit `k` = link `first + k`) for the
+    /// `j`-th queued packet of switch `s`, as the lane choice says: the lowest; the
+    /// `(lfsr + j) mod |candidates|`-th (uniform over the candidates, different for packets of
+    /// one cycle); or the one whose head held the fewest packets (lowest on ties).
+    fn pick(&self, s: NodeId, j: u32, candidates: u32, first: u32) -> u32 {
         match self.params.lane_choice {
             LaneChoice::Lowest => candidates.trailing_zeros(),
             LaneChoice::Random => {
-                let rotated = (candidates >> start) | (candidates << (per - start));
-                (rotated.trailing_zeros() + start) % per
+                let nth = (u32::from(self.lfsr[s as usize]) + j) % candidates.count_ones();
+                let mut rest = candidates;
+                for _ in 0..nth {
+                    rest &= rest - 1;
+                }
+                rest.trailing_zeros()
             }
             LaneChoice::LeastLoaded => {
                 let load = |k: u32| {
                     let head = self.topo.links[(first + k) as usize].head;
                     self.occupancy[head as usize]
                 };
-                (0..per)
-                    .filter(|&k| candidates >> k & 1 == 1)
-                    .min_by_key(|&k| (load(k), k))
-                    .unwrap_or(0)
+                let mut best = candidates.trailing_zeros();
+                let mut rest = candidates & (candidates - 1);
+                while rest != 0 {
+                    let k = rest.trailing_zeros();
+                    if load(k) < load(best) {
+                        best = k;
+                    }
+                    rest &= rest - 1;
+                }
+                best
             }
         }
     }
@@ -203,5 +211,53 @@ impl Fabric {
             self.occupancy[head as usize] = (count + 1).min(depth) as u16;
             self.held += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LinkBandwidth;
+    use crate::switch::SwitchParams;
+    use crate::topology::dilated_butterfly;
+
+    fn fabric(lane_choice: LaneChoice) -> Fabric {
+        let params = SwitchParams {
+            vcs: 1,
+            depth: 8,
+            flits: 1,
+            mode: FlowControl::Greedy,
+            bandwidth: LinkBandwidth::PerVc,
+            lane_choice,
+            switch_queue: Some(5),
+        };
+        Fabric::new(dilated_butterfly(16, 2).unwrap(), params, 1)
+    }
+
+    #[test]
+    fn random_lane_choice_is_uniform_over_the_candidates() {
+        let mut f = fabric(LaneChoice::Random);
+        for (mask, lanes) in [(0b0011u32, [0, 1]), (0b1100, [2, 3])] {
+            let mut seen = [0u32; 4];
+            for v in 0..64u16 {
+                f.lfsr[0] = v;
+                seen[f.pick(0, 0, mask, 0) as usize] += 1;
+            }
+            assert_eq!((seen[lanes[0]], seen[lanes[1]]), (32, 32), "{mask:b}");
+            // Two packets of one cycle take different candidates.
+            assert_ne!(f.pick(0, 0, mask, 0), f.pick(0, 1, mask, 0));
+        }
+    }
+
+    #[test]
+    fn least_loaded_prefers_the_emptier_head() {
+        let mut f = fabric(LaneChoice::LeastLoaded);
+        let heads: Vec<u32> = (0..4).map(|k| f.topo.links[k].head).collect();
+        f.occupancy[heads[0] as usize] = 3;
+        // Lanes 0 and 1 of a dilated channel share the head: the lowest wins the tie.
+        assert_eq!(f.pick(0, 0, 0b0011, 0), 0);
+        f.occupancy[heads[2] as usize] = 1;
+        assert_eq!(f.pick(0, 0, 0b1111, 0), 2);
+        assert_eq!(fabric(LaneChoice::Lowest).pick(0, 0, 0b1100, 0), 2);
     }
 }

@@ -24,7 +24,8 @@ pub struct SplitterWiring {
     pub generator: WiringGenerator,
     /// Swap link ends to remove parallel links where possible.
     pub cleanup: bool,
-    /// Swap attempts per splitter and direction before the clean-up gives up.
+    /// Swap attempts per splitter and direction (per matching at the modified network's
+    /// level −1) before the clean-up gives up.
     pub cleanup_budget: u32,
 }
 
@@ -36,7 +37,8 @@ pub enum WiringGenerator {
     /// `d` times) to the `dM` output stubs (each child output `2d` times).
     Configuration,
     /// `d` rounds; in each, every input gets one link and every child output two, by a
-    /// uniformly random matching (so every round alone is balanced).
+    /// uniformly random matching (every round alone is balanced until the clean-up swaps
+    /// links between rounds).
     Rounds,
 }
 
@@ -195,19 +197,19 @@ pub fn modified_splitter(n: u32, wiring: SplitterWiring, seed: u64) -> Result<To
 
 /// Removes parallel links between random perfect matchings: while input `i` reaches the same
 /// output through matchings `j < k`, swap `k`'s images of `i` and of a random other input,
-/// provided neither then has a parallel link; at most `budget` attempts. Every matching stays
-/// a permutation.
+/// provided neither then has a parallel link; at most `budget` attempts per matching. Every
+/// matching stays a permutation.
 fn clean_up_matchings(matchings: &mut [Vec<u32>], budget: u32, rng: &mut Rng) {
     let n = matchings[0].len();
     let clash = |ms: &[Vec<u32>], i: usize, k: usize, o: u32| {
         (0..ms.len()).any(|j| j != k && ms[j][i] == o)
     };
-    let mut attempts = 0;
     for k in 1..matchings.len() {
+        let mut attempts = 0;
         for i in 0..n {
             while clash(&matchings[..k], i, usize::MAX, matchings[k][i]) {
                 if attempts == budget {
-                    return;
+                    break;
                 }
                 attempts += 1;
                 let other = rng.random_range(0..n);
