@@ -61,6 +61,7 @@ fn leighton_maggs_writes_the_three_tables_independent_of_threads() {
         "table3.csv",
         "trials.csv",
         "completion-vs-faults.svg",
+        "summary.json",
     ] {
         assert_eq!(
             read(&one, file),
