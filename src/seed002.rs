@@ -295,6 +295,14 @@ pub fn route(args: &RouteArgs) -> Result<()> {
     Ok(())
 }
 
+/// The first flag of `flags` given (`true`) is an error: `--flag` takes `allowed`.
+fn refuse_given(flags: &[(&str, bool)], allowed: &str) -> Result<()> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(Error::invalid(flag, "given", allowed)),
+        None => Ok(()),
+    }
+}
+
 fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
     let net = &args.net;
     let upfal_only = [
@@ -303,13 +311,7 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
         ("beta", args.beta.is_some()),
         ("front", args.front.is_some()),
     ];
-    if let Some((flag, _)) = upfal_only.iter().find(|(_, given)| *given) {
-        return Err(Error::invalid(
-            flag,
-            "given",
-            "no value with --algorithm greedy",
-        ));
-    }
+    refuse_given(&upfal_only, "no value with --algorithm greedy")?;
     let problem: Problem = args.problem.parse()?;
     let defaults = GreedyConfig::default();
     let config = GreedyConfig {
@@ -397,13 +399,10 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         ("lane-choice", args.lane_choice.is_some()),
         ("vcd", args.vcd.is_some()),
     ];
-    if let Some((flag, _)) = greedy_only.iter().find(|(_, given)| *given) {
-        return Err(Error::invalid(
-            flag,
-            "given",
-            "no value with --algorithm upfal (it routes --permutations random permutations on a fault-free multibutterfly)",
-        ));
-    }
+    refuse_given(
+        &greedy_only,
+        "no value with --algorithm upfal (it routes --permutations random permutations on a fault-free multibutterfly)",
+    )?;
     let defaults = UpfalConfig::default();
     let d = net.d.unwrap_or(defaults.multiplicity);
     let config = UpfalConfig {

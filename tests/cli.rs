@@ -1,19 +1,13 @@
 //! The `flitforge` command: the done-when run, the demo, byte-stable JSON, the watchdog, and
 //! clear errors (exit code 2, no panic) for bad input.
 
+mod common;
+
+use common::flitforge;
 use std::process::{Command, Output};
 
-fn flitforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flitforge"))
-        .args(args)
-        .output()
-        .expect("run flitforge")
-}
-
 fn temp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("flitforge-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+    common::temp("cli", name)
 }
 
 fn stderr(o: &Output) -> String {

@@ -2,23 +2,12 @@
 //! scaling, one greedy or Upfal routing, fault placement, and the errors for bad values.
 
 use flitforge::multibutterfly::experiment::{LeightonMaggsConfig, Row, leighton_maggs};
-use std::process::{Command, Output};
+mod common;
 
-fn flitforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flitforge"))
-        .args(args)
-        .output()
-        .expect("run flitforge")
-}
+use common::{flitforge, text};
 
 fn temp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("flitforge-mb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::temp("mb", name)
 }
 
 fn read(dir: &str, file: &str) -> String {

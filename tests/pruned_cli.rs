@@ -1,23 +1,12 @@
 //! `flitforge` on the pruned butterfly: the "done when" run, byte-stable JSON and waveforms,
 //! the experiment's files, and clear errors for flags and values it does not take.
 
-use std::process::{Command, Output};
+mod common;
 
-fn flitforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flitforge"))
-        .args(args)
-        .output()
-        .expect("run flitforge")
-}
+use common::{flitforge, text};
 
 fn temp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("flitforge-pbcli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::temp("pbcli", name)
 }
 
 const DONE_WHEN: [&str; 9] = [

@@ -1,23 +1,12 @@
 //! `flitforge sort`, `rtl/cosim --circuit flexible-sorter`, `sim --topology sorting-fat-tree`
 //! and the flexible-sorter experiment from the command line.
 
-use std::process::{Command, Output};
+mod common;
 
-fn flitforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flitforge"))
-        .args(args)
-        .output()
-        .expect("run flitforge")
-}
+use common::{flitforge, text};
 
 fn temp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("flitforge-fscli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    common::temp("fscli", name)
 }
 
 #[test]
