@@ -23,9 +23,6 @@ use crate::error::{Error, Result};
 use crate::flit::FlitSlot;
 use crate::topology::{LinkClass, NodeId};
 
-#[cfg(doc)]
-use crate::config::SimConfig;
-
 impl Fabric {
     /// Appends message `msg` to switch `s`'s queue (a source loading an input switch).
     pub fn enqueue(&mut self, s: NodeId, msg: u32) -> Result<()> {
@@ -204,8 +201,9 @@ impl Fabric {
             }
             let head = self.topo.links[self.output_vc_parts(ov).0 as usize].head;
             let count = u32::from(self.occupancy[head as usize]);
-            // The admission rule bounds a queue by switch_queue − 1 + in-degree; the router
-            // sizes `depth` for that, so this cannot overflow.
+            // The admission rule bounds a queue by switch_queue − 1 + in-degree, and the router
+            // sizes `depth` for that. Were it too small, the packet would be lost here and the
+            // router's conservation check (queued + delivered = loaded) would report it.
             debug_assert!(count < depth, "greedy queue overflow at switch {head}");
             self.queue[(head * depth + count.min(depth - 1)) as usize] = t.flit.msg;
             self.occupancy[head as usize] = (count + 1).min(depth) as u16;
