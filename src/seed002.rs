@@ -7,8 +7,9 @@ use crate::{command_line, parse_name, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
 use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
-use flitforge::multibutterfly::faults::{self, InputRule, Interior, Theory};
+use flitforge::multibutterfly::faults::{self, InputRule, Interior};
 use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
+use flitforge::multibutterfly::theory::{self, Theory};
 use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
 use flitforge::multibutterfly::upfal::{self, UpfalConfig};
 use flitforge::multibutterfly::wave::GreedyVcd;
@@ -180,7 +181,7 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
             )
         })?;
         let theory = Theory::new(args.alpha, beta, d)?;
-        let s = faults::survivors(&topo, &mut f, &theory)?;
+        let s = theory::survivors(&topo, &mut f, &theory)?;
         say!(
             "{} {}-input network, d = {d}: {} faults placed; epsilon = {:.4}, beta' = {:.3}",
             net.network(),

@@ -1,16 +1,20 @@
 //! Multibutterflies and randomly-wired splitter networks around faults (seed 002; notes §3).
 //!
-//! [`faults`]: fault placement and the propagation rules (the experiments' "both links"
-//! rule of §IV and the theory's erasure and "half the links" rules of §III-A, with the
-//! surviving inputs and outputs of Theorem 3.4). [`greedy`]: the experiments' greedy
-//! store-and-forward routing (§IV, notes §3.4.2) on the switch model's greedy flow-control mode,
-//! and the routing problems `1`, `10`, `1T`, `10T`. [`upfal`]: Upfal's wave algorithm (§II-A)
-//! with its potential function and Lemma 2.5 checked. [`experiment`]: Tables I–III;
-//! [`tolerance`]: the fault-scaling experiment.
+//! - [`faults`]: fault placement and the experiments' "both links" propagation (§IV);
+//!   [`theory`]: the theory's erasure and "half the links" rules with the survivors of
+//!   Theorem 3.4 (§III-A).
+//! - [`greedy`]: the experiments' greedy store-and-forward routing (§IV, notes §3.4.2) on the
+//!   switch model's greedy flow-control mode, and the routing problems `1`, `10`, `1T`, `10T`;
+//!   [`wave`]: its VCD waveform.
+//! - [`upfal`]: Upfal's wave algorithm (§II-A) with its potential function and Lemma 2.5
+//!   checked.
+//! - [`experiment`] and [`tables`]: Tables I–III; [`tolerance`]: the fault-scaling experiment.
 
 pub mod experiment;
 pub mod faults;
 pub mod greedy;
+pub mod tables;
+pub mod theory;
 pub mod tolerance;
 pub mod upfal;
 pub mod wave;

@@ -1,8 +1,9 @@
 //! How many random faults the modified splitter network tolerates before one reaches an input,
 //! against seed 002 §IV's claim of about (N lg N)^(3/4) (notes §3.4.1, Q002-8).
 
-use super::experiment::{fx, parallel, trial_seed};
+use super::experiment::{parallel, trial_seed};
 use super::faults::{Faults, InputRule, Interior, propagate};
+use super::tables::fx;
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
 use crate::rng::Rng;

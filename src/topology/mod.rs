@@ -11,6 +11,7 @@
 
 mod benes;
 mod butterfly;
+mod modified;
 pub mod pruned;
 mod splitter;
 
@@ -19,9 +20,9 @@ pub use butterfly::{
     WrappedButterfly, butterfly, dilated_butterfly, node_of_row_level, row_level_of,
     wrapped_butterfly,
 };
+pub use modified::modified_splitter;
 pub use splitter::{
-    Expansion, SplitterWiring, WiringGenerator, expansion, modified_splitter, parallel_links,
-    random_splitter,
+    Expansion, SplitterWiring, WiringGenerator, expansion, parallel_links, random_splitter,
 };
 
 use crate::error::{Error, Result};
