@@ -95,7 +95,7 @@ enum Command {
     #[command(verbatim_doc_comment)]
     Experiment {
         #[command(subcommand)]
-        which: ExperimentKind,
+        which: experiments::ExperimentKind,
     },
     /// Place random faults on a multibutterfly-family network and propagate them (seed 002
     /// §III-A and §IV): the experiments' "both links" rule, or the theory's erasure and
@@ -139,61 +139,6 @@ enum Command {
     /// pruned-butterfly: vertex-cycles per second of the bit-serial network routing a
     /// 1024-leaf random permutation.
     Bench(SimArgs),
-}
-
-/// The experiments of `flitforge experiment`.
-#[derive(Subcommand)]
-enum ExperimentKind {
-    /// Seed 001 §3: pruned-butterfly routing time against λ and N (Theorem 1).
-    ///
-    /// Random sets, permutations, degree-d sets and a hot region, fitted to Theorem 1's
-    /// O(λ log² N).
-    PrunedButterfly(Seed001Experiment),
-    /// Seed 001 §4.1: flexible-sorter cycles against Theorem 2.
-    ///
-    /// Cycles of the circuit for r = s, 2s, ..., l, against Theorem 2's O((b + log s) r/s);
-    /// default circuits (b, s, l) = (8, 8, 64), (8, 16, 256), or one given with --s, --l,
-    /// --bits.
-    FlexibleSorter(Seed001Experiment),
-    /// Seed 001 §4.3: sorting fat-tree routing time against Theorem 3.
-    ///
-    /// Routing time against λ and N, against Theorem 3's O(λ log N + log² N) (default sizes
-    /// 256..16384).
-    SortingFatTree(Seed001Experiment),
-    /// Seed 002 §IV: Tables I-III (fault failure rate, greedy completion time, never delayed).
-    ///
-    /// N = 1024, d = 2: how often random faults reach an input (2000 trials per row), greedy
-    /// completion time (mean and σ over 500 trials for each network and the problems 1, 10,
-    /// 1T, 10T) and the percentage of packets never delayed. Writes tables.md (laid out like
-    /// the paper), table1.csv, table2.csv, table3.csv, trials.csv (every trial), summary.json
-    /// and completion-vs-faults.svg. Trials run on all cores; the result does not depend on the
-    /// number of threads.
-    LeightonMaggs(seed002::LeightonMaggsArgs),
-    /// Seed 002 §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
-    ///
-    /// For N from 64 to 4096 (default), fresh modified networks and random fault orders;
-    /// writes fault-tolerance.md, .csv and .svg.
-    FaultTolerance(seed002::FaultToleranceArgs),
-}
-
-/// Options of seed 001's experiments.
-#[derive(Args)]
-struct Seed001Experiment {
-    /// Network sizes N, comma-separated (pruned butterfly: powers of 4 from 16 to 65536,
-    /// default 16..4096; sorting fat-tree: powers of two from 16, default 256..16384).
-    #[arg(long, value_delimiter = ',')]
-    sizes: Vec<u32>,
-    #[command(flatten)]
-    sorter: SorterArgs,
-    /// Seeds per workload and size (1..=S).
-    #[arg(long, default_value_t = 3)]
-    seeds: u64,
-    /// Engine: golden (abstract model, same cycle counts, fast) or cycle (bit by bit).
-    #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
-    engine: String,
-    /// Output directory (created if missing; default experiment-<name>).
-    #[arg(long, value_name = "DIR")]
-    out: Option<String>,
 }
 
 /// The flexible sorter's parameters (seed 001 §4.1).
@@ -353,6 +298,7 @@ macro_rules! say {
     }};
 }
 
+mod experiments;
 mod seed001;
 mod seed002;
 
@@ -796,33 +742,7 @@ fn run(cli: Cli) -> Result<()> {
             vcd,
             json,
         } => seed001::sort(&sorter, seed, vcd.as_deref(), json.as_deref()),
-        Command::Experiment { which } => match which {
-            ExperimentKind::PrunedButterfly(e) => seed001::pruned_experiment(
-                e.sizes,
-                &e.sorter,
-                e.seeds,
-                &e.engine,
-                e.out.as_deref().unwrap_or("experiment-pruned-butterfly"),
-            ),
-            ExperimentKind::FlexibleSorter(e) => seed001::sorter_experiment(
-                "flexible-sorter",
-                e.sizes,
-                &e.sorter,
-                e.seeds,
-                &e.engine,
-                e.out.as_deref().unwrap_or("experiment-flexible-sorter"),
-            ),
-            ExperimentKind::SortingFatTree(e) => seed001::sorter_experiment(
-                "sorting-fat-tree",
-                e.sizes,
-                &e.sorter,
-                e.seeds,
-                &e.engine,
-                e.out.as_deref().unwrap_or("experiment-sorting-fat-tree"),
-            ),
-            ExperimentKind::LeightonMaggs(a) => seed002::leighton_maggs(&a),
-            ExperimentKind::FaultTolerance(a) => seed002::fault_tolerance(&a),
-        },
+        Command::Experiment { which } => experiments::run(which),
         Command::Faults(a) => seed002::faults(&a),
         Command::Multibutterfly(a) => seed002::route(&a),
         Command::Reference { root } => {

@@ -1,16 +1,13 @@
-//! The commands for seed 002's networks: fault placement (`faults`), one routing
-//! (`multibutterfly`) and the experiments (`experiment leighton-maggs`,
-//! `experiment fault-tolerance`). Thin: flags become library configurations, results are
+//! The commands for seed 002's networks: fault placement (`faults`) and one routing
+//! (`multibutterfly`); the experiments are in [`crate::experiments`]. Thin: flags become library configurations, results are
 //! printed or written as the library formats them.
 
 use crate::{command_line, parse_name, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
-use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
 use flitforge::multibutterfly::faults::{self, InputRule, Interior};
 use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
 use flitforge::multibutterfly::theory::{self, Theory};
-use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
 use flitforge::multibutterfly::upfal::{self, UpfalConfig};
 use flitforge::multibutterfly::wave::GreedyVcd;
 use flitforge::rng::{Stream, stream};
@@ -20,9 +17,6 @@ use flitforge::topology::{
 };
 use flitforge::wave::ScopeFilter;
 use flitforge::{Error, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use std::path::Path;
-use std::time::Instant;
 
 /// Network, wiring and fault-rule options shared by `faults` and `multibutterfly`.
 #[derive(Args, Clone)]
@@ -68,7 +62,7 @@ pub struct WiringArgs {
 }
 
 impl WiringArgs {
-    fn wiring(&self) -> Result<SplitterWiring> {
+    pub fn wiring(&self) -> Result<SplitterWiring> {
         let mut w = SplitterWiring::default();
         if let Some(g) = &self.wiring {
             w.generator = parse_name::<WiringGenerator>("wiring", g, "configuration|rounds")?;
@@ -78,7 +72,8 @@ impl WiringArgs {
     }
 }
 
-fn interior(spec: Option<&str>) -> Result<Interior> {
+/// Parses `--interior FIRST..LAST`.
+pub fn interior(spec: Option<&str>) -> Result<Interior> {
     let Some(spec) = spec else {
         return Ok(Interior::default());
     };
@@ -445,201 +440,4 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         r.lemma_2_5_checks
     );
     Ok(serde_json::json!({ "algorithm": "upfal", "config": config, "report": r }))
-}
-
-/// A progress bar on standard error (hidden when it is not a terminal).
-fn progress_bar(what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} trials, {elapsed} (eta {eta})")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(what.to_string());
-    bar
-}
-
-/// `experiment leighton-maggs` options.
-#[derive(Args)]
-pub struct LeightonMaggsArgs {
-    /// Trials per cell of Tables II and III (seed 002: 500).
-    #[arg(long, default_value_t = 500)]
-    trials: u32,
-    /// Trials per row of Table I (seed 002: 2000).
-    #[arg(long, default_value_t = 2000)]
-    table1_trials: u32,
-    /// Run seed; every trial's seed derives from it.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Inputs N (seed 002: 1024).
-    #[arg(long, default_value_t = 1024)]
-    inputs: u32,
-    /// Fault counts of the modified rows of Tables II and III.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "0,1,10,100,250,500,750,1000"
-    )]
-    faults: Vec<u32>,
-    /// Fault counts of Table I.
-    #[arg(long, value_delimiter = ',', default_value = "10,100,250,500,750,1000")]
-    table1_faults: Vec<u32>,
-    #[command(flatten)]
-    wiring: WiringArgs,
-    /// Interior levels FIRST..LAST (seed 002 numbering; default 0..lgN-2).
-    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
-    interior: Option<String>,
-    /// Level −1 rule: all or pairs.
-    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
-    input_rule: String,
-    /// Admission: a head may have held at most this many packets (seed 002: 4).
-    #[arg(long, default_value_t = 4)]
-    max_held: u32,
-    /// lowest, random or least-loaded.
-    #[arg(long, default_value = "lowest", value_parser = ["lowest", "random", "least-loaded"])]
-    lane_choice: String,
-    /// Worker threads (default: all cores; the tables do not depend on it).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// Output directory (created if missing).
-    #[arg(long, default_value = "experiment-leighton-maggs", value_name = "DIR")]
-    out: String,
-}
-
-/// `experiment leighton-maggs`.
-pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
-    let config = LeightonMaggsConfig {
-        inputs: args.inputs,
-        trials: args.trials,
-        table1_trials: args.table1_trials,
-        faults: args.faults.clone(),
-        table1_faults: args.table1_faults.clone(),
-        seed: args.seed,
-        wiring: args.wiring.wiring()?,
-        greedy: GreedyConfig {
-            max_held: args.max_held,
-            lane_choice: parse_name(
-                "lane-choice",
-                &args.lane_choice,
-                "lowest|random|least-loaded",
-            )?,
-            ..GreedyConfig::default()
-        },
-        interior: interior(args.interior.as_deref())?,
-        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
-        threads: args.threads,
-        ..LeightonMaggsConfig::default()
-    };
-    config.validate()?;
-    let dir = Path::new(&args.out);
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    let bar = progress_bar("Tables I-III");
-    let start = Instant::now();
-    let tables = experiment::leighton_maggs(&config, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
-    let seconds = start.elapsed().as_secs_f64();
-    write_tables(dir, &tables)?;
-    say!("{}", tables.markdown());
-    eprintln!("Tables I-III: {seconds:.1} s");
-    if !tables.deterministic_cells_equal {
-        return Err(Error::Invariant {
-            cycle: 0,
-            message:
-                "a deterministic cell (butterfly or dilated, transpose) differed between trials"
-                    .into(),
-        });
-    }
-    Ok(())
-}
-
-fn write_tables(dir: &Path, tables: &Tables) -> Result<()> {
-    let files = [
-        ("tables.md", tables.markdown()),
-        ("table1.csv", tables.table1_csv()),
-        ("table2.csv", tables.table2_csv()),
-        ("table3.csv", tables.table3_csv()),
-        ("trials.csv", tables.trials_csv()),
-        ("completion-vs-faults.svg", tables.chart()),
-    ];
-    for (name, text) in files {
-        let path = dir.join(name);
-        write(&path.to_string_lossy(), &text)?;
-        eprintln!("{}", path.display());
-    }
-    let json = serde_json::json!({
-        "config": tables.config, "table1": tables.table1,
-        "deterministic_cells_equal": tables.deterministic_cells_equal,
-    });
-    let path = dir.join("summary.json");
-    write(&path.to_string_lossy(), &format!("{json:#}\n"))?;
-    eprintln!("{}", path.display());
-    Ok(())
-}
-
-/// `experiment fault-tolerance` options.
-#[derive(Args)]
-pub struct FaultToleranceArgs {
-    /// Network sizes N, comma-separated powers of two (8..=65536).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "64,128,256,512,1024,2048,4096"
-    )]
-    sizes: Vec<u32>,
-    /// Random fault orders (and networks) per size.
-    #[arg(long, default_value_t = 100)]
-    trials: u32,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    #[command(flatten)]
-    wiring: WiringArgs,
-    /// Interior levels FIRST..LAST (seed 002 numbering; default 0..lgN-2).
-    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
-    interior: Option<String>,
-    /// Level −1 rule: all or pairs.
-    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
-    input_rule: String,
-    /// Worker threads (default: all cores).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// Output directory (created if missing).
-    #[arg(long, default_value = "experiment-fault-tolerance", value_name = "DIR")]
-    out: String,
-}
-
-/// `experiment fault-tolerance`.
-pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
-    let config = FaultToleranceConfig {
-        sizes: args.sizes.clone(),
-        trials: args.trials,
-        seed: args.seed,
-        wiring: args.wiring.wiring()?,
-        interior: interior(args.interior.as_deref())?,
-        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
-        threads: args.threads,
-    };
-    let dir = Path::new(&args.out);
-    let bar = progress_bar("fault tolerance");
-    let rows = tolerance::fault_tolerance(&config, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    let md = tolerance::tolerance_markdown(&rows, &config);
-    let files = [
-        ("fault-tolerance.md", md.clone()),
-        ("fault-tolerance.csv", tolerance::tolerance_csv(&rows)),
-        ("fault-tolerance.svg", tolerance::tolerance_chart(&rows)),
-    ];
-    for (name, text) in files {
-        let path = dir.join(name);
-        write(&path.to_string_lossy(), &text)?;
-        eprintln!("{}", path.display());
-    }
-    say!("{md}");
-    Ok(())
 }
