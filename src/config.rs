@@ -44,7 +44,8 @@ pub enum LinkBandwidth {
 pub enum LaneChoice {
     /// The lowest-index edge with a free VC, then its lowest free VC.
     Lowest,
-    /// The scan over edges starts at a pseudo-random edge drawn from a 16-bit LFSR per switch.
+    /// The scan over edges starts at a pseudo-random edge drawn from a 16-bit LFSR per switch
+    /// (greedy mode: the LFSR picks uniformly among the eligible links).
     Random,
     /// Greedy mode only: the eligible link whose head held the fewest packets at the end of the
     /// previous cycle (lowest index on ties).

@@ -117,7 +117,7 @@ pub struct LeightonMaggsArgs {
     /// Trials per cell of Tables II and III (seed 002: 500).
     #[arg(long, default_value_t = 500)]
     trials: u32,
-    /// Trials per row of Table I (seed 002: 2000).
+    /// Trials per row of Table I (seed 002: 2000; 0 skips Table I).
     #[arg(long, default_value_t = 2000)]
     table1_trials: u32,
     /// Run seed; every trial's seed derives from it.
@@ -217,6 +217,9 @@ fn write_tables(dir: &Path, tables: &Tables) -> Result<()> {
         ("completion-vs-faults.svg", tables.chart()),
     ];
     for (name, text) in files {
+        if name == "table1.csv" && tables.table1.is_empty() {
+            continue;
+        }
         let path = dir.join(name);
         write(&path.to_string_lossy(), &text)?;
         eprintln!("{}", path.display());
@@ -244,6 +247,7 @@ pub struct FaultToleranceArgs {
     /// Random fault orders (and networks) per size.
     #[arg(long, default_value_t = 100)]
     trials: u32,
+    /// Run seed; every trial's seed derives from it and N.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
@@ -274,13 +278,13 @@ pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
         threads: args.threads,
     };
     let dir = Path::new(&args.out);
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let bar = progress_bar("fault tolerance");
     let rows = tolerance::fault_tolerance(&config, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let md = tolerance::tolerance_markdown(&rows, &config);
     let files = [
         ("fault-tolerance.md", md.clone()),

@@ -1,6 +1,6 @@
 //! The commands for seed 002's networks: fault placement (`faults`) and one routing
-//! (`multibutterfly`); the experiments are in [`crate::experiments`]. Thin: flags become library configurations, results are
-//! printed or written as the library formats them.
+//! (`multibutterfly`); the experiments are in [`crate::experiments`]. Thin: flags become
+//! library configurations, results are printed or written as the library formats them.
 
 use crate::{command_line, parse_name, write};
 use clap::Args;
@@ -35,6 +35,7 @@ pub struct NetworkArgs {
     #[command(flatten)]
     wiring: WiringArgs,
     /// Random faults placed on the interior levels (--interior; never on the outputs).
+    /// `multibutterfly` routes around faults on the modified and splitter networks only.
     #[arg(long, default_value_t = 0)]
     faults: u32,
     /// Interior levels as FIRST..LAST in seed 002's numbering (modified network: level −1 is
@@ -137,10 +138,10 @@ pub struct FaultArgs {
     /// splitters with more than an ε fraction of faulty inputs, then at least half the links).
     #[arg(long, default_value = "experiment", value_parser = ["experiment", "theory"])]
     rules: String,
-    /// Theory rules: the splitters' expansion α (0 < α <= 1/2).
-    #[arg(long, default_value_t = 0.125)]
-    alpha: f64,
-    /// Theory rules: the splitters' expansion β (> floor(d/2) + 1).
+    /// Theory rules: the splitters' expansion α (0 < α <= 1/2; default 1/8).
+    #[arg(long)]
+    alpha: Option<f64>,
+    /// Theory rules: the splitters' expansion β, floor(d/2) + 1 < β <= d (so d >= 3).
     #[arg(long)]
     beta: Option<f64>,
     /// Write the counts as JSON.
@@ -160,22 +161,29 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         &mut rng,
     )?;
     let json = if args.rules == "theory" {
-        if args.net.interior.is_some() || args.net.input_rule.is_some() {
+        refuse_given(
+            &[
+                ("interior", net.interior.is_some()),
+                ("input-rule", net.input_rule.is_some()),
+            ],
+            "no value with --rules theory",
+        )?;
+        let d = topo.multiplicity;
+        if !matches!(net.network(), "splitter" | "dilated") || d < 3 {
             return Err(Error::invalid(
-                "interior/input-rule",
-                "given",
-                "no value with --rules theory",
+                "network",
+                format!("{} with d = {d}", net.network()),
+                "splitter or dilated with --d 3 or more for --rules theory (beta must exceed floor(d/2) + 1 and be at most d)",
             ));
         }
-        let d = topo.multiplicity;
         let beta = args.beta.ok_or_else(|| {
             Error::invalid(
                 "beta",
                 "none",
-                format!("a value above {} with --rules theory", d / 2 + 1),
+                format!("{} < beta <= {d} with --rules theory", d / 2 + 1),
             )
         })?;
-        let theory = Theory::new(args.alpha, beta, d)?;
+        let theory = Theory::new(args.alpha.unwrap_or(0.125), beta, d)?;
         let s = theory::survivors(&topo, &mut f, &theory)?;
         say!(
             "{} {}-input network, d = {d}: {} faults placed; epsilon = {:.4}, beta' = {:.3}",
@@ -199,13 +207,13 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         );
         serde_json::json!({ "rules": "theory", "theory": theory, "survivors": s })
     } else {
-        if args.beta.is_some() {
-            return Err(Error::invalid(
-                "beta",
-                "given",
-                "no value with --rules experiment",
-            ));
-        }
+        refuse_given(
+            &[
+                ("alpha", args.alpha.is_some()),
+                ("beta", args.beta.is_some()),
+            ],
+            "no value with --rules experiment",
+        )?;
         let propagated = faults::propagate(&topo, &mut f, net.input_rule()?);
         say!(
             "{} {}-input network: {} faults placed, {} propagated, {} inputs faulty ({})",
@@ -240,10 +248,10 @@ pub struct RouteArgs {
     /// splitter network of multiplicity --d, default 4, with --permutations front levels).
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
     algorithm: String,
-    /// Greedy: the problem, C or CT (C packets per input, random destinations or transpose):
+    /// Greedy: the problem (default 1), C or CT (C packets per input, random destinations or transpose):
     /// 1, 10, 1T, 10T.
-    #[arg(long, default_value = "1")]
-    problem: String,
+    #[arg(long)]
+    problem: Option<String>,
     /// Greedy: a link is used only if its head held at most this many packets at the end of
     /// the previous step (default 4).
     #[arg(long)]
@@ -262,8 +270,8 @@ pub struct RouteArgs {
     /// (0 < β <= d; default min(4, d)). It is not measured.
     #[arg(long)]
     beta: Option<f64>,
-    /// Upfal: the front levels: copies of the first splitter level (default) or random
-    /// matchings.
+    /// Upfal: the front levels (with --permutations 2 or more): copies of the first splitter
+    /// level (default) or random matchings.
     #[arg(long, value_parser = ["copies", "matchings"])]
     front: Option<String>,
     /// Write the result as JSON.
@@ -308,7 +316,7 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
         ("front", args.front.is_some()),
     ];
     refuse_given(&upfal_only, "no value with --algorithm greedy")?;
-    let problem: Problem = args.problem.parse()?;
+    let problem: Problem = args.problem.as_deref().unwrap_or("1").parse()?;
     let defaults = GreedyConfig::default();
     let config = GreedyConfig {
         max_held: args.max_held.unwrap_or(defaults.max_held),
@@ -390,7 +398,7 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         ("faults", net.faults > 0),
         ("interior", net.interior.is_some()),
         ("input-rule", net.input_rule.is_some()),
-        ("problem", args.problem != "1"),
+        ("problem", args.problem.is_some()),
         ("max-held", args.max_held.is_some()),
         ("lane-choice", args.lane_choice.is_some()),
         ("vcd", args.vcd.is_some()),

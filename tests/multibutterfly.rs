@@ -80,6 +80,44 @@ fn leighton_maggs_writes_the_three_tables_independent_of_threads() {
 }
 
 #[test]
+fn table_one_can_be_skipped_and_front_levels_chosen() {
+    let dir = temp("lm-skip");
+    let o = flitforge(&[
+        "experiment",
+        "leighton-maggs",
+        "--inputs",
+        "64",
+        "--trials",
+        "2",
+        "--table1-trials",
+        "0",
+        "--faults",
+        "5",
+        "--out",
+        &dir,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let md = read(&dir, "tables.md");
+    assert!(!md.contains("Table I ") && md.contains("| 5* |"), "{md}");
+    assert!(!std::path::Path::new(&dir).join("table1.csv").exists());
+    let o = flitforge(&[
+        "multibutterfly",
+        "--algorithm",
+        "upfal",
+        "--inputs",
+        "64",
+        "--d",
+        "3",
+        "--permutations",
+        "3",
+        "--front",
+        "matchings",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("192 packets in"));
+}
+
+#[test]
 fn transpose_is_deterministic_on_the_1024_input_butterflies() {
     // The butterfly and dilated rows have no randomness in their network or in 1T/10T: every
     // trial must give the same completion time and the same circuit-switching percentage.

@@ -147,13 +147,18 @@ impl LeightonMaggsConfig {
         let probe = modified_splitter(self.inputs, self.wiring, 0)?;
         let (first, last) = self.interior.switch_levels(&probe)?;
         let interior = (last - first + 1) * self.inputs;
-        for &f in self.faults.iter().chain(&self.table1_faults) {
+        let table1 = if self.table1_trials > 0 {
+            &self.table1_faults[..]
+        } else {
+            &[]
+        };
+        for &f in self.faults.iter().chain(table1) {
             if f > interior {
                 return Err(Error::invalid(
                     "faults",
                     f,
                     format!(
-                        "0..={interior} (the interior switches of an {}-input network)",
+                        "0..={interior} (the interior switches of the {}-input network)",
                         self.inputs
                     ),
                 ));
@@ -210,9 +215,7 @@ pub fn parallel<T: Send>(
                         |_| {
                             Err(Error::Invariant {
                                 cycle: 0,
-                                message: format!(
-                                    "trial {i} panicked (a bug; see the message above)"
-                                ),
+                                message: format!("job {i} panicked (a bug; see the message above)"),
                             })
                         },
                     );

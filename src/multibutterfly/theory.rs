@@ -23,7 +23,7 @@ pub struct Theory {
 }
 
 impl Theory {
-    /// Checks 0 < α ≤ 1/2, d ≥ 1 and β > ⌊d/2⌋ + 1 (so that β' > 1).
+    /// Checks 0 < α ≤ 1/2 and ⌊d/2⌋ + 1 < β ≤ d (so that β' > 1, which needs d ≥ 3).
     pub fn new(alpha: f64, beta: f64, d: u32) -> Result<Self> {
         if !(alpha > 0.0 && alpha <= 0.5) {
             return Err(Error::invalid("alpha", alpha, "0 < alpha <= 1/2"));
@@ -68,7 +68,7 @@ fn check_splitter_network(topo: &Topology) -> Result<()> {
         return Err(Error::invalid(
             "topology",
             topo.kind.name(),
-            "a splitter network (butterfly, dilated or splitter) for the theory's fault rules",
+            "a splitter network (dilated or splitter, d >= 3) for the theory's fault rules",
         ));
     }
     Ok(())

@@ -2,10 +2,11 @@
 //!
 //! The network is a randomly-wired splitter network of multiplicity `d` (levels `0..=lg N`,
 //! [`crate::topology::random_splitter`]) with, for `P > 1` permutations, front levels
-//! `−1 … −(P−1)` (§II-A, notes §3.2.7): each front level is `2d` uniformly random perfect
-//! matchings into the next level, the whole row one block, so a packet may take any out link.
-//! Every splitter is a `2d`-regular bipartite multigraph and gets a proper `2d`-edge-colouring
-//! (König, [`crate::sorter::fattree::colour`]); a front level's matching index is its colour.
+//! `−1 … −(P−1)` (§II-A, notes §3.2.7): each front level is a copy of the first splitter level
+//! as a graph (or, [`FrontLevels::Matchings`], `2d` random perfect matchings), the whole row one
+//! block, so a packet may take any out link. Every splitter is a `2d`-regular bipartite
+//! multigraph and gets a proper `2d`-edge-colouring (König, [`crate::sorter::fattree::colour`]);
+//! a copied front level keeps level 0's colours, a matching's index is its colour.
 //!
 //! The packet of permutation `k` from input `i` starts in row `i` of level `−k`, in wave
 //! `k·Lw + (dest mod Lw)`; smaller waves are heavier (weight `ν^wave`). A switch holds at most
@@ -96,7 +97,7 @@ impl UpfalConfig {
     pub fn validate(&self) -> Result<()> {
         let log_n = check_inputs(self.inputs)?;
         if !(1..=MAX_MULTIPLICITY).contains(&self.multiplicity) {
-            return Err(Error::invalid("multiplicity", self.multiplicity, "1 to 8"));
+            return Err(Error::invalid("d", self.multiplicity, "1 to 8"));
         }
         if !(1..=MAX_PERMUTATIONS).contains(&self.permutations) {
             return Err(Error::invalid(
@@ -122,7 +123,7 @@ impl UpfalConfig {
         // Lw > N is allowed (every packet of a permutation is then its own wave).
         if !self.wave_modulus.is_power_of_two() || self.wave_modulus > MAX_WAVE_MODULUS {
             return Err(Error::invalid(
-                "wave_modulus",
+                "wave-modulus",
                 self.wave_modulus,
                 "a power of two from 1 to 65536",
             ));
@@ -310,19 +311,14 @@ fn run(
             idle = 0;
         }
     }
-    let worst_stage_ratio = potential
-        .windows(2)
-        .filter(|p| p[0] > 0.0)
-        .map(|p| p[1] / p[0])
-        .fold(0.0, f64::max);
-    let report = UpfalReport {
+    let mut report = UpfalReport {
         steps: sim.last_delivery,
         stages,
         delivered: sim.deliveries.len() as u32,
         potential,
         rho,
         sigma,
-        worst_stage_ratio,
+        worst_stage_ratio: 0.0,
         lemma_2_5_checks: sim.checks,
         bound_steps: theorem_2_1_bound(
             config.multiplicity,
@@ -334,6 +330,7 @@ fn run(
             rho,
         ),
     };
+    report.worst_stage_ratio = report.stage_ratios().into_iter().fold(0.0, f64::max);
     Ok((report, sim.deliveries))
 }
 
