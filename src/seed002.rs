@@ -248,8 +248,8 @@ pub struct RouteArgs {
     /// splitter network of multiplicity --d, default 4, with --permutations front levels).
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
     algorithm: String,
-    /// Greedy: the problem (default 1), C or CT (C packets per input, random destinations or transpose):
-    /// 1, 10, 1T, 10T.
+    /// Greedy: the problem (default 1), C or CT (C packets per input, random destinations or
+    /// transpose): 1, 10, 1T, 10T.
     #[arg(long)]
     problem: Option<String>,
     /// Greedy: a link is used only if its head held at most this many packets at the end of
