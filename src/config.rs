@@ -38,6 +38,26 @@ pub enum LinkBandwidth {
     One,
 }
 
+/// How a switch learns that the virtual channel it feeds can take a flit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backpressure {
+    /// The papers' flit step ([CMS] §1.1): a VC register is ready when it has room or its own
+    /// front flit leaves in the same cycle, and a VC whose worm's tail leaves can take the next
+    /// worm's header in that cycle (same-cycle reuse). The `ready` signals run combinationally
+    /// from the outputs back to the sources, so the clock period of the hardware grows with the
+    /// number of levels, and a cyclic network has no consistent value for them.
+    #[default]
+    Combinational,
+    /// The downstream VC's `ready` and `accept` are decoded from its registers as they stood
+    /// after the previous clock edge: a VC takes a flit only if it had room after the last
+    /// edge, and a new worm only if it was idle after the last edge. No combinational path
+    /// runs from one switch's inputs through another switch, so the critical path does not
+    /// depend on the network's size, and cyclic networks are well defined. With depth 1 a VC carries a flit every other cycle (depth 2 restores one per
+    /// cycle), and a VC freed by a tail is reused one cycle later than with `combinational`.
+    Registered,
+}
+
 /// Which free edge of the logical direction a header takes on dilated and splitter networks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -82,6 +102,7 @@ pub struct SimConfig {
     pub flit_bits: u32,
     pub mode: FlowControl,
     pub link_bandwidth: LinkBandwidth,
+    pub backpressure: Backpressure,
     pub lane_choice: LaneChoice,
     pub middle: Middle,
     /// Store-and-forward only: per-switch admission threshold A. A header may enter a switch
@@ -118,6 +139,7 @@ impl Default for SimConfig {
             flit_bits: 32,
             mode: FlowControl::Wormhole,
             link_bandwidth: LinkBandwidth::PerVc,
+            backpressure: Backpressure::Combinational,
             lane_choice: LaneChoice::Lowest,
             middle: Middle::Random,
             switch_queue: None,
@@ -287,7 +309,7 @@ impl SimConfig {
         let vcs = (links + n) * u64::from(self.vcs);
         let per_vc = 24 + 8 * u64::from(self.effective_depth());
         let messages = match &self.traffic {
-            Traffic::Bernoulli { rate } => {
+            Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. } => {
                 (n as f64 * self.cycles.unwrap_or(0) as f64 * rate.clamp(0.0, 1.0)) as u64
             }
             Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),

@@ -14,7 +14,6 @@ use crate::sim::Simulation;
 use crate::wave::{ScopeFilter, VcdWriter, commit_time};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::process::Command;
 use vcd::{IdCode, ScopeItem, Value};
 
 /// A Verilog simulator.
@@ -161,12 +160,25 @@ pub fn run_files(
     dir: &Path,
 ) -> Result<Verdict> {
     design.write(dir)?;
-    let write = |name: &str, bytes: &[u8]| {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(|e| Error::io(path.display(), e))
-    };
-    write(STIMULUS_FILE, stimulus_hex.as_bytes())?;
-    write("model.vcd", model_vcd)?;
+    let path = dir.join(STIMULUS_FILE);
+    std::fs::write(&path, stimulus_hex).map_err(|e| Error::io(path.display(), e))?;
+    simulate_and_compare(model_vcd, design, cycles, simulator, dir, "tb.")
+}
+
+/// Writes `design` and the model waveform into `dir`, runs `simulator` on its testbench `tb`
+/// and compares the waveforms at the first `cycles` commit edges. The model's `tb.net` is the
+/// RTL's `{rtl_scope}net` (`tb.` for a testbench that holds the network itself).
+pub fn simulate_and_compare(
+    model_vcd: &[u8],
+    design: &RtlDesign,
+    cycles: u64,
+    simulator: Simulator,
+    dir: &Path,
+    rtl_scope: &str,
+) -> Result<Verdict> {
+    design.write(dir)?;
+    let path = dir.join("model.vcd");
+    std::fs::write(&path, model_vcd).map_err(|e| Error::io(path.display(), e))?;
     let sources = design.verilog_files();
     match simulator {
         Simulator::Icarus => {
@@ -200,36 +212,10 @@ pub fn run_files(
     }
     let rtl = std::fs::read(dir.join(RTL_VCD_FILE))
         .map_err(|e| Error::io(dir.join(RTL_VCD_FILE).display(), e))?;
-    compare(model_vcd, &rtl, cycles, simulator)
+    compare_scoped(model_vcd, &rtl, cycles, simulator, rtl_scope)
 }
 
-/// Runs an external tool in `dir`; a missing tool is an error that says how to install it.
-pub fn tool(dir: &Path, program: &str, args: &[&str]) -> Result<String> {
-    let out = Command::new(program).args(args).current_dir(dir).output().map_err(|e| {
-        let package = match program {
-            "vvp" | "iverilog" => "iverilog",
-            "./obj/Vtb" => return Error::io(program, e),
-            p => p,
-        };
-        Error::invalid(
-            "simulator",
-            program,
-            format!("an installed {package}: apt-get install -y {package} (as root; scripts/test does it) [{e}]"),
-        )
-    })?;
-    if !out.status.success() {
-        return Err(Error::parse(
-            format!("{program} in {}", dir.display()),
-            format!(
-                "exit {:?}\n{}{}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
+pub use crate::tools::tool;
 
 /// A parsed waveform: signal paths under `tb.` (with widths) and every change.
 struct Waveform {
@@ -300,8 +286,28 @@ fn widen(value: &str, width: u32) -> String {
 
 /// Compares two waveforms under `tb.net` at the commit edges of `cycles` cycles.
 pub fn compare(model: &[u8], rtl: &[u8], cycles: u64, simulator: Simulator) -> Result<Verdict> {
+    compare_scoped(model, rtl, cycles, simulator, "tb.")
+}
+
+/// [`compare`], with the RTL's network under `{rtl_scope}net` instead of `tb.net`.
+pub fn compare_scoped(
+    model: &[u8],
+    rtl: &[u8],
+    cycles: u64,
+    simulator: Simulator,
+    rtl_scope: &str,
+) -> Result<Verdict> {
     let model = parse(model, "model waveform")?;
-    let rtl = parse(rtl, "RTL waveform")?;
+    let mut rtl = parse(rtl, "RTL waveform")?;
+    if rtl_scope != "tb." {
+        rtl.signals = std::mem::take(&mut rtl.signals)
+            .into_iter()
+            .filter_map(|(name, v)| {
+                name.strip_prefix(rtl_scope)
+                    .map(|rest| (format!("tb.{rest}"), v))
+            })
+            .collect();
+    }
     let declared: Vec<(&String, IdCode, u32)> = model
         .signals
         .iter()

@@ -46,6 +46,16 @@ pub enum ExperimentKind {
     /// For N from 64 to 4096 (default), fresh modified networks and random fault orders;
     /// writes fault-tolerance.md, .csv and .svg.
     FaultTolerance(FaultToleranceArgs),
+    /// The emitted hardware on iCE40 devices: LUT4, flip-flops and Fmax of one switch per
+    /// back-pressure mode (inside a harness that registers every port), the board tops of 4-
+    /// and 8-input butterflies with on-chip generators and checkers, the largest butterfly top
+    /// each device holds, the pruned-butterfly vertices and the flexible sorter. Writes
+    /// fpga.md, fpga.csv and fpga.json; takes about 15 minutes.
+    Fpga {
+        /// Output directory (created if missing).
+        #[arg(long, value_name = "DIR", default_value = "experiment-fpga")]
+        out: String,
+    },
 }
 
 /// Options of seed 001's experiments.
@@ -71,6 +81,38 @@ pub struct Seed001Experiment {
 /// Runs the experiment `which` names.
 pub fn run(which: ExperimentKind) -> Result<()> {
     match which {
+        ExperimentKind::Fpga { out } => {
+            use flitforge::fpga::experiment;
+            let dir = Path::new(&out);
+            let started = Instant::now();
+            let rows = experiment::run(dir, &mut |step| eprintln!("experiment fpga: {step}"))?;
+            let table = experiment::markdown(&rows);
+            write(&dir.join("fpga.md").to_string_lossy(), &table)?;
+            let mut csv = String::from("design,device,luts,dffs,logic_cells,fits,fmax_mhz\n");
+            for r in &rows {
+                csv.push_str(&format!(
+                    "\"{}\",{},{},{},{},{},{}\n",
+                    r.design,
+                    r.device.name(),
+                    r.luts,
+                    r.dffs,
+                    r.logic_cells.map_or(String::new(), |c| c.to_string()),
+                    r.fits,
+                    r.fmax_mhz.map_or(String::new(), |f| f.to_string())
+                ));
+            }
+            write(&dir.join("fpga.csv").to_string_lossy(), &csv)?;
+            let json = serde_json::to_string_pretty(&rows).map_err(|e| Error::parse("rows", e))?;
+            write(&dir.join("fpga.json").to_string_lossy(), &(json + "\n"))?;
+            say!("{table}");
+            say!(
+                "experiment fpga: {} designs in {:.0} s; written fpga.md, fpga.csv, fpga.json in {}",
+                rows.len(),
+                started.elapsed().as_secs_f64(),
+                dir.display()
+            );
+            Ok(())
+        }
         ExperimentKind::PrunedButterfly(e) => seed001::pruned_experiment(
             e.sizes,
             &e.sorter,

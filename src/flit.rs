@@ -155,19 +155,27 @@ impl HeaderLayout {
         Some(bits[f.offset as usize..(f.offset + f.width) as usize].load::<u64>())
     }
 
-    /// The data bits of a body flit: a fixed mix of message id and flit index, so every flit of
-    /// a run is recognisable in a waveform and no two neighbours look alike.
-    pub fn body_bits(&self, msg: u32, seq: u16) -> FlitBits {
+    /// The data bits of body flit `seq` of the message whose header carries `id` (already
+    /// truncated to the id field): bit `b` is `id[b mod I] ^ seq[b mod 16] ^ 0xA5C3[b mod 16]`
+    /// with `I` the id field's width (no id term without one). Every bit is an XOR of two
+    /// wires and a constant, so a hardware source can generate it and a checker at the
+    /// destination verify it from the header's id and its own flit count; neighbouring flits of
+    /// a worm always differ.
+    pub fn body_bits(&self, id: u32, seq: u16) -> FlitBits {
+        let id_bits = self.id_bits();
         let mut bits = bitvec![u64, Lsb0; 0; self.flit_bits as usize];
-        let mut state = (u64::from(msg) << 16 | u64::from(seq)).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        for chunk in bits.chunks_mut(64) {
-            state = splitmix(state);
-            let width = chunk.len();
-            chunk.store::<u64>(state & mask(width as u32));
+        for b in 0..self.flit_bits {
+            let id_bit = id_bits > 0 && (id >> (b % id_bits)) & 1 == 1;
+            let seq_bit = (seq >> (b % 16)) & 1 == 1;
+            let pattern_bit = (BODY_PATTERN >> (b % 16)) & 1 == 1;
+            bits.set(b as usize, id_bit ^ seq_bit ^ pattern_bit);
         }
         bits
     }
 }
+
+/// The constant mixed into every body flit ([`HeaderLayout::body_bits`]).
+pub const BODY_PATTERN: u16 = 0xA5C3;
 
 /// `width` low bits set.
 pub fn mask(width: u32) -> u64 {
@@ -185,13 +193,6 @@ pub fn clog2(count: u64) -> u32 {
     } else {
         64 - (count - 1).leading_zeros()
     }
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -226,11 +227,14 @@ mod tests {
     }
 
     #[test]
-    fn body_bits_fill_the_width() {
+    fn body_bits_fill_the_width_and_mix_id_and_index() {
         let layout = HeaderLayout::new(100, 3, false, ProtocolFields::default()).unwrap();
         let a = layout.body_bits(1, 1);
         assert_eq!(a.len(), 100);
         assert_ne!(a, layout.body_bits(1, 2));
+        assert_ne!(a, layout.body_bits(2, 1));
+        // bit 0 = id[0] ^ seq[0] ^ pattern[0], with id[0] = seq[0] = 1
+        assert_eq!(a[0], BODY_PATTERN & 1 == 1);
     }
 
     #[test]

@@ -117,6 +117,25 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
         }
         fp.levels.push((level, held));
     }
+    // An output VC held by a worm leads to a VC of that worm: the hardware reads "free" from
+    // the downstream VC alone (except that, with one flit per link, a granted header may not
+    // have crossed yet: it is then still at the front of its VC, and the VC it holds is idle).
+    for ov in 0..f.output_vc_count() {
+        let Some(holder) = f.allocated_to(ov) else {
+            continue;
+        };
+        let down = f.down(ov);
+        let waits = sim.config.link_bandwidth == LinkBandwidth::One
+            && f.state(down) == VcState::Idle
+            && f.flit(holder, 0).is_some_and(|flit| flit.seq == 0);
+        if f.owner(down) != f.owner(holder) && !waits {
+            return fail(format!(
+                "output VC {ov} is held by VC {holder} (message {:?}) but leads to VC {down} of message {:?}",
+                f.owner(holder),
+                f.owner(down)
+            ));
+        }
+    }
     for (&msg, fp) in &footprints {
         let m = &sim.messages[msg as usize];
         let expected = u32::from(m.sent) - u32::from(m.gone);

@@ -1,7 +1,7 @@
 //! The `flitforge` command: a thin layer over the library.
 
 use clap::{Args, Parser, Subcommand};
-use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
+use flitforge::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, Middle, SimConfig};
 use flitforge::cosim::{self, Simulator};
 use flitforge::pruned::{Engine, PrunedConfig};
 use flitforge::sorter::{SortConfig, SorterParams};
@@ -134,6 +134,19 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<String>,
     },
+    /// Build the network for an iCE40 board: a traffic generator at every input and a checker
+    /// at every output on chip, the run's counters printed over the UART, through yosys,
+    /// nextpnr-ice40 and icepack to a bitstream; fpga.json has LUTs, flip-flops, logic cells,
+    /// Fmax, whether it fits, and the model's prediction of the status line.
+    ///
+    /// Defaults: 8-input butterfly, B = 2, L = 4, W = 8, registered back-pressure, on-chip
+    /// traffic (--traffic lfsr) at rate 0.25 with uniform destinations for 100 000 cycles.
+    /// Examples:
+    ///   flitforge fpga --inputs 8 --vcs 2 --flits 4 --flit-bits 8 --backpressure registered --device hx8k --out build/fpga
+    ///   flitforge fpga --inputs 4 --cycles 2000 --simulate iverilog --out build/fpga4
+    ///   flitforge fpga --largest --device all --out build/largest
+    #[command(verbatim_doc_comment)]
+    Fpga(fpga_cli::FpgaArgs),
     /// Measure switch-cycles per second (default: 1024-input butterfly, B = 2, L = 4,
     /// Bernoulli 0.3, 10 000 cycles, wormhole; invariant checks off). With --topology
     /// pruned-butterfly: vertex-cycles per second of the bit-serial network routing a
@@ -233,6 +246,12 @@ struct SimArgs {
     /// Flits per link per cycle: one per VC (per-vc) or one in all (one, seed 000 §1.4).
     #[arg(long, value_parser = ["per-vc", "one"])]
     link_bandwidth: Option<String>,
+    /// How a switch learns that the VC it feeds has room: combinationally in the same cycle
+    /// (the papers' flit step; the clock period grows with the levels) or from registers set
+    /// at the previous edge (hardware that closes timing at any size; depth 1 then carries a
+    /// flit every other cycle per VC). Default: combinational.
+    #[arg(long, value_parser = ["combinational", "registered"])]
+    backpressure: Option<String>,
     /// Which free edge of a direction a header takes on dilated and splitter networks.
     #[arg(long, value_parser = ["lowest", "random"])]
     lane_choice: Option<String>,
@@ -249,8 +268,11 @@ struct SimArgs {
     #[arg(long, value_name = "K")]
     retry_backoff: Option<u64>,
     /// Traffic pattern.
-    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region"])]
+    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region", "lfsr"])]
     traffic: Option<String>,
+    /// LFSR traffic (the on-chip generators of `flitforge fpga`): where messages go.
+    #[arg(long, value_parser = ["uniform", "transpose", "bit-reversal", "identity", "random-permutation"])]
+    destinations: Option<String>,
     /// Hot-region traffic: every input sends to a leaf drawn from 0..R (default 4).
     #[arg(long, value_name = "R")]
     region: Option<u32>,
@@ -299,6 +321,7 @@ macro_rules! say {
 }
 
 mod experiments;
+mod fpga_cli;
 mod seed001;
 mod seed002;
 
@@ -366,6 +389,10 @@ impl SimArgs {
         if let Some(m) = &self.link_bandwidth {
             c.link_bandwidth = parse_name::<LinkBandwidth>("link-bandwidth", m, "per-vc|one")?;
         }
+        if let Some(m) = &self.backpressure {
+            c.backpressure =
+                parse_name::<Backpressure>("backpressure", m, "combinational|registered")?;
+        }
         if let Some(m) = &self.lane_choice {
             c.lane_choice = parse_name::<LaneChoice>("lane-choice", m, "lowest|random")?;
         }
@@ -393,6 +420,19 @@ impl SimArgs {
                         )
                     })?,
                 },
+                "lfsr" => Traffic::Lfsr {
+                    rate: self.rate.ok_or_else(|| {
+                        Error::invalid("rate", "none", "--rate P in [0, 1] with --traffic lfsr")
+                    })?,
+                    destinations: match &self.destinations {
+                        Some(d) => parse_name(
+                            "destinations",
+                            d,
+                            &flitforge::traffic::Destinations::NAMES.join("|"),
+                        )?,
+                        None => Default::default(),
+                    },
+                },
                 "uniform" => Traffic::Uniform {
                     q: self.q.unwrap_or(configured_q),
                 },
@@ -416,7 +456,9 @@ impl SimArgs {
             };
         } else {
             match (&mut c.traffic, self.rate, self.q, &self.messages) {
-                (Traffic::Bernoulli { rate }, Some(r), _, _) => *rate = r,
+                (Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. }, Some(r), _, _) => {
+                    *rate = r
+                }
                 (Traffic::Uniform { q } | Traffic::QRelation { q }, _, Some(v), _) => *q = v,
                 (Traffic::File { path }, _, _, Some(p)) => path.clone_from(p),
                 (Traffic::HotRegion { region }, _, _, _) if self.region.is_some() => {
@@ -425,12 +467,26 @@ impl SimArgs {
                 _ => {}
             }
         }
+        if let (None, Traffic::Lfsr { destinations, .. }, Some(d)) =
+            (&self.traffic, &mut c.traffic, &self.destinations)
+        {
+            *destinations = parse_name(
+                "destinations",
+                d,
+                &flitforge::traffic::Destinations::NAMES.join("|"),
+            )?;
+        }
         let pattern = c.traffic.name();
         let unused = [
             (
                 "rate",
-                self.rate.is_some() && pattern != "bernoulli",
-                "--traffic bernoulli",
+                self.rate.is_some() && !matches!(pattern, "bernoulli" | "lfsr"),
+                "--traffic bernoulli or lfsr",
+            ),
+            (
+                "destinations",
+                self.destinations.is_some() && pattern != "lfsr",
+                "--traffic lfsr",
             ),
             (
                 "q",
@@ -483,6 +539,7 @@ impl SimArgs {
             ("flit-bits", self.flit_bits.is_some()),
             ("mode", self.mode.is_some()),
             ("link-bandwidth", self.link_bandwidth.is_some()),
+            ("backpressure", self.backpressure.is_some()),
             ("lane-choice", self.lane_choice.is_some()),
             ("middle", self.middle.is_some()),
             ("switch-queue", self.switch_queue.is_some()),
@@ -736,6 +793,7 @@ fn run(cli: Cli) -> Result<()> {
                 Err(Error::Diverged)
             }
         }
+        Command::Fpga(args) => fpga_cli::run(&args),
         Command::Sort {
             sorter,
             seed,

@@ -3,7 +3,7 @@
 
 use crate::config::{LinkBandwidth, Middle, SimConfig};
 use crate::error::{Error, Result};
-use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues};
+use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues, mask};
 use crate::invariants;
 use crate::kernel::{Clock, Clocked};
 use crate::rng::{Stream, stream};
@@ -90,6 +90,8 @@ impl Simulation {
         specs.sort_by_key(|s| s.release);
         let mut middle_rng = stream(config.seed, Stream::Routing);
         let mut headers = Vec::with_capacity(specs.len());
+        let log_n = config.inputs.trailing_zeros();
+        let mut sent_by = vec![0u64; config.inputs as usize];
         let messages = specs
             .iter()
             .enumerate()
@@ -101,10 +103,13 @@ impl Simulation {
                     (TopologyKind::Benes, Middle::Column(c)) => c,
                     _ => 0,
                 };
+                let k = &mut sent_by[s.source as usize];
                 headers.push(Header {
                     destination: s.destination,
                     middle,
+                    id: (*k << log_n | u64::from(s.source)) as u32,
                 });
+                *k += 1;
                 Message {
                     record: MessageRecord {
                         id: id as u32,
@@ -184,18 +189,20 @@ impl Simulation {
 
     /// The `W` data bits of a stored flit.
     pub fn flit_bits(&self, flit: FlitSlot) -> FlitBits {
+        let id = self.headers[flit.msg as usize].id;
         if flit.seq == 0 {
             let m = &self.messages[flit.msg as usize].record;
             self.header_layout.header_bits(&HeaderValues {
                 destination: m.destination,
                 middle: m.middle,
-                id: m.id,
+                id,
                 birth: m.release,
                 copy: m.attempts.saturating_sub(1),
                 ..HeaderValues::default()
             })
         } else {
-            self.header_layout.body_bits(flit.msg, flit.seq)
+            let id = id & mask(self.header_layout.id_bits()) as u32;
+            self.header_layout.body_bits(id, flit.seq)
         }
     }
 
@@ -408,6 +415,16 @@ impl Simulation {
             seed: self.config.seed,
             messages: per_message.then(|| self.messages.iter().map(|m| m.record.clone()).collect()),
         }
+    }
+}
+
+impl crate::switch::layout::Payload for Simulation {
+    fn flit_bits(&self, flit: FlitSlot) -> FlitBits {
+        Simulation::flit_bits(self, flit)
+    }
+
+    fn header_id(&self, msg: u32) -> u32 {
+        self.headers[msg as usize].id
     }
 }
 

@@ -214,12 +214,11 @@ impl<W: Write> VcdWriter<W> {
     }
 
     fn dump_changes(&mut self, sim: &Simulation) -> Result<()> {
-        let flit_data = |flit| sim.flit_bits(flit);
         for sig in &mut self.signals {
             let reg: &Register = &self.layouts[sig.kind].registers[sig.register];
-            let value =
-                sim.fabric
-                    .read_register(sig.switch, reg, &sig.index, self.id_bits, &flit_data);
+            let value = sim
+                .fabric
+                .read_register(sig.switch, reg, &sig.index, self.id_bits, sim);
             if sig.last.as_ref() == Some(&value) {
                 continue;
             }

@@ -78,17 +78,48 @@ module ff_fsort (
     {{ l }}
 {%- endfor %}
     wire [{{ cw }}-1:0] wcols = ONE << lg_w;
-    wire [{{ cw }}-1:0] wbits = wcols * WORD;
+    // Bits of a w-column pass, and with the sorter's and the Omega network's latency.
+    reg [{{ cw }}-1:0] wbits, sort_end, omega_end;
+    always @* begin
+        wbits = WORD;
+        sort_end = WORD + DEPTH;
+        omega_end = WORD + LGS;
+        case (lg_w)
+{%- for t in pass_table %}
+        {{ lw }}'d{{ t.0 }}: begin wbits = {{ cw }}'d{{ t.1 }}; sort_end = {{ cw }}'d{{ t.2 }}; omega_end = {{ cw }}'d{{ t.3 }}; end
+{%- endfor %}
+        default: ;
+        endcase
+    end
     wire [{{ cw }}-1:0] cn = count + ONE;
-    wire first_in = (count < wbits) && (count % WORD == {{ cw }}'d0);
+    // The position of bit `count` in its word (count mod WORD), kept by a counter that follows
+    // `count` (derived state: it has no declared register).
+    reg [{{ ww }}-1:0] wpos;
+    wire [{{ ww }}-1:0] wn = (wpos == WORD[{{ ww }}-1:0] - 1'b1) ? {{ ww }}'d0 : wpos + 1'b1;
+    wire first_in = (count < wbits) && wpos == {{ ww }}'d0;
     // In-ring dimension j of step `dim`: lg w - 1, ..., 0, ..., lg w - 1.
     wire [{{ cw }}-1:0] dimx = { { {{ cw - dw }}{1'b0} }, dim };
     wire [{{ cw }}-1:0] lgwx = { { {{ cw - lw }}{1'b0} }, lg_w };
     wire [{{ cw }}-1:0] jdim = (dimx < lgwx) ? (lgwx - ONE - dimx) : (dimx - lgwx + ONE);
     wire [{{ cw }}-1:0] jmask = ONE << jdim;
-    wire [{{ cw }}-1:0] span = jmask * WORD;
     wire [{{ cw }}-1:0] ndims = (lgwx << 1) - ONE;
-    wire [{{ cw }}-1:0] groupbits = { { {{ cw - gw }}{1'b0} }, groups } * WORD;
+    reg [{{ cw }}-1:0] span, groupbits;   // WORD << jdim, groups * WORD
+    always @* begin
+        span = WORD;
+        case (jdim)
+{%- for t in span_table %}
+        {{ cw }}'d{{ t.0 }}: span = {{ cw }}'d{{ t.1 }};
+{%- endfor %}
+        default: ;
+        endcase
+        groupbits = WORD;
+        case (groups)
+{%- for t in group_table %}
+        {{ gw }}'d{{ t.0 }}: groupbits = {{ cw }}'d{{ t.1 }};
+{%- endfor %}
+        default: ;
+        endcase
+    end
     reg [{{ s }}-1:0] pin;
     always @* begin
         case (state)
@@ -110,6 +141,7 @@ module ff_fsort (
 {%- for r in regs %}
             {{ r.0 }} <= {{ r.1 }}'d0;
 {%- endfor %}
+            wpos <= {{ ww }}'d0;
         end else begin
             // ---- controller ----
             case (state)
@@ -118,36 +150,46 @@ module ff_fsort (
                 lg_w <= {% for lg in 0..widths_table.len() %}{% if lg + 1 < widths_table.len() %}(groups_in <= {{ gw }}'d{{ 1 << lg }}) ? {{ lw }}'d{{ lg }} : {% else %}{{ lw }}'d{{ lg }}{% endif %}{% endfor %};
                 state <= CLEAR;
                 count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
             end
             CLEAR: begin
                 state <= LOAD;
                 count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
             end
             LOAD: begin
                 count <= cn;
+                wpos <= wn;
                 if (cn == groupbits) begin
                     state <= SEEK;
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                 end
             end
             SEEK: begin
                 count <= cn;
+                wpos <= wn;
                 if (cn == seek_len) begin
                     state <= SORT;
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                 end
             end
             SORT: begin
                 count <= cn;
-                if (cn == wbits + DEPTH) begin
+                wpos <= wn;
+                if (cn == sort_end) begin
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                     state <= (wcols == ONE) ? DRAIN : OFWD;
                 end
             end
             OFWD, OREV: begin
                 count <= cn;
-                if (cn == wbits + LGS) begin
+                wpos <= wn;
+                if (cn == omega_end) begin
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                     if (state == OFWD) begin
                         state <= INRING;
                         dim <= {{ dw }}'d0;
@@ -164,10 +206,12 @@ module ff_fsort (
                 next_sub = 1'b1;
                 if (sub == 3'd1 || sub == 3'd3) begin
                     count <= cn;
+                wpos <= wn;
                     next_sub = (cn == span);
                 end
                 if (next_sub) begin
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                     if (sub < 3'd4) begin
                         sub <= sub + 3'd1;
                     end else if (dimx + ONE < ndims) begin
@@ -182,10 +226,12 @@ module ff_fsort (
             end
             DRAIN, REWIND: begin
                 count <= cn;
+                wpos <= wn;
                 drained = (state == REWIND) || (cn >= groupbits);
                 if (drained && rewound) begin
                     state <= IDLE;
                     count <= {{ cw }}'d0;
+                wpos <= {{ ww }}'d0;
                     phase <= {{ pw }}'d0;
                 end else if (drained && state == DRAIN) begin
                     state <= REWIND;

@@ -3,9 +3,10 @@
 // Command: {{ command }}
 // Configuration hash: {{ config_hash }}
 //
-// Next-state logic of src/switch/logic.rs: a combinational evaluate block (leaving flags,
-// VC allocation in round-robin order, drops, link arbitration) and a next-state block
-// (departures, then arrivals), committed at the rising clock edge.
+// Next-state logic of the model's switch (src/switch/logic.rs), written for synthesis: every
+// arbiter is a one-hot round-robin or priority pick over a bit vector, every multiplexer an
+// AND-OR of one-hot selects, and no loop variable ever reaches the datapath (the only adders
+// are the per-VC flit counters). Back-pressure: {{ backpressure }}.
 `default_nettype none
 
 module {{ module }} {% if !eject %}#(
@@ -35,28 +36,36 @@ module {{ module }} {% if !eject %}#(
 {%- endif %}
 );
     localparam integer NV = {{ nv }};      // input VCs: port * B + vc
-{%- if !eject %}
-    localparam integer B = {{ b }};
-{%- endif %}
     localparam integer D = {{ depth }};
     localparam integer W = {{ w }};
     localparam integer CW = {{ cw }};
     localparam integer IDW = {{ idw }};
+    localparam [CW-1:0] FULL = {{ depth }};
+    localparam [CW-1:0] ONE = 1;
 {%- if !eject %}
+    localparam integer B = {{ b }};
     localparam integer M = {{ m }};        // lanes per direction
 {%- if link_one %}
     localparam integer NOUT = {{ nout }};  // output ports: direction * M + lane
 {%- endif %}
     localparam integer NO = {{ no }};      // output VCs: port * B + vc
-    localparam integer OPW = {{ opw }};
-    localparam integer OVW = {{ ovw }};
-    localparam integer OIW = {{ oiw }};    // output VC index width
+    localparam integer SC = {{ m * b }};   // output VCs per direction, in scan order
+    localparam integer K = {{ stages }};   // allocation stages: min(NV, SC)
     localparam integer RRW = {{ rrw }};
+{%- if store_forward %}
+    localparam [CW-1:0] PACKET = {{ flits }};   // store-and-forward: a whole packet is in
 {%- endif %}
+{%- endif %}
+    // VC state, one-hot (the declared 2-bit vc_state is its encoding).
 {%- if eject %}
-    localparam [1:0] IDLE = 2'd0, ACTIVE = 2'd2;
+    localparam integer NS = 2;
+    localparam [NS-1:0] IDLE = 2'b01, ACTIVE = 2'b10;
+{%- else if drop_mode %}
+    localparam integer NS = 4;
+    localparam [NS-1:0] IDLE = 4'b0001, ROUTING = 4'b0010, ACTIVE = 4'b0100, DROPPING = 4'b1000;
 {%- else %}
-    localparam [1:0] IDLE = 2'd0, ROUTING = 2'd1, ACTIVE = 2'd2, DROPPING = 2'd3;
+    localparam integer NS = 3;
+    localparam [NS-1:0] IDLE = 3'b001, ROUTING = 3'b010, ACTIVE = 3'b100;
 {%- endif %}
 
     // ---- registers (names and widths: src/switch/layout.rs) ----
@@ -64,11 +73,10 @@ module {{ module }} {% if !eject %}#(
     reg [NV*D*W-1:0] flit_q;
     reg [NV*D-1:0]   head_q;
     reg [NV*D-1:0]   tail_q;
-    reg [NV*2-1:0]   state_q;
+    reg [NV*NS-1:0]  state_q;
     reg [NV*IDW-1:0] owner_q;
 {%- if !eject %}
-    reg [NV*OPW-1:0] outp_q;
-    reg [NV*OVW-1:0] outv_q;
+    reg [NV*NO-1:0]  held_q;     // output VC held, one-hot per VC (vc_out_port/vc_out_vc)
     reg [NO-1:0]     alloc_valid_q;
     reg [NO*RRW-1:0] alloc_in_q;
     reg [2*RRW-1:0]  rr_q;
@@ -85,197 +93,385 @@ module {{ module }} {% if !eject %}#(
     reg [NV*D*W-1:0] flit_d;
     reg [NV*D-1:0]   head_d;
     reg [NV*D-1:0]   tail_d;
-    reg [NV*2-1:0]   state_d;
+    reg [NV*NS-1:0]  state_d;
     reg [NV*IDW-1:0] owner_d;
 {%- if !eject %}
-    reg [NV*OPW-1:0] outp_d;
-    reg [NV*OVW-1:0] outv_d;
+    reg [NV*NO-1:0]  held_d;
     reg [NO-1:0]     alloc_valid_d;
     reg [NO*RRW-1:0] alloc_in_d;
     reg [2*RRW-1:0]  rr_d;
 {%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_d;
 {%- endif %}
-{%- if random_lane %}
-    reg [15:0]       lfsr_d;
-{%- endif %}
 {%- endif %}
 
-    // Zero-extension of register fields to integers.
+    // ---- helpers: loops over bits with constant indices; no loop variable reaches the datapath ----
     function integer zx_cw(input [CW-1:0] v); zx_cw = { {(32-CW){1'b0}}, v }; endfunction
+    function integer next_slot(input integer s); next_slot = s + 1 < D ? s + 1 : s; endfunction
 {%- if !eject %}
-    function integer zx_opw(input [OPW-1:0] v); zx_opw = { {(32-OPW){1'b0}}, v }; endfunction
-    function integer zx_ovw(input [OVW-1:0] v); zx_ovw = { {(32-OVW){1'b0}}, v }; endfunction
-    function integer zx_oiw(input [OIW-1:0] v); zx_oiw = { {(32-OIW){1'b0}}, v }; endfunction
-    function integer zx_rrw(input [RRW-1:0] v); zx_rrw = { {(32-RRW){1'b0}}, v }; endfunction
+{%- if random_lane %}
+    function integer zx_lane(input [15:0] v); zx_lane = {16'd0, v}; endfunction
+{%- endif %}
+    // Lowest set bit of x.
+    function [NV-1:0] first_nv(input [NV-1:0] x);
+        integer j;
+        reg seen;
+        begin
+            seen = 1'b0;
+            for (j = 0; j < NV; j = j + 1) begin
+                first_nv[j] = x[j] & ~seen;
+                seen = seen | x[j];
+            end
+        end
+    endfunction
+    // Thermometer of a round-robin pointer: bit j set iff j >= p.
+    function [NV-1:0] from_ptr(input [RRW-1:0] p);
+        integer j;
+        reg seen;
+        begin
+            seen = 1'b0;
+            for (j = 0; j < NV; j = j + 1) begin
+                seen = seen | (p == j[RRW-1:0]);
+                from_ptr[j] = seen;
+            end
+        end
+    endfunction
+{%- if link_one %}
+    // Round-robin pick: the first requester at or after the pointer, else the first one.
+    function [NV-1:0] rr_pick(input [NV-1:0] x, input [NV-1:0] therm);
+        rr_pick = |(x & therm) ? first_nv(x & therm) : first_nv(x);
+    endfunction
+{%- endif %}
+    // Binary index of a one-hot vector (an OR of constants).
+    function [RRW-1:0] enc_nv(input [NV-1:0] oh);
+        integer j;
+        begin
+            enc_nv = {RRW{1'b0}};
+            for (j = 0; j < NV; j = j + 1)
+                if (oh[j]) enc_nv = enc_nv | j[RRW-1:0];
+        end
+    endfunction
+    // The pointer past a one-hot winner: (winner + 1) mod NV.
+    function [RRW-1:0] past(input [NV-1:0] oh);
+        integer j;
+        reg [NV-1:0] rot;
+        begin
+            for (j = 0; j < NV; j = j + 1)
+                rot[(j + 1) % NV] = oh[j];
+            past = enc_nv(rot);
+        end
+    endfunction
+    // One-hot counts saturating at K (bit K: K or more).
+    localparam [K:0] ZERO = 1;
+    function [K:0] inc(input [K:0] n);
+        inc = {n[K-1:0], 1'b0} | {n[K], {K{1'b0}}};
+    endfunction
+    // One-hot output VC at scan position s of direction c when the scan starts at lane r:
+    // port * B + vc.
+    function [NO-1:0] ov_at(input integer c, input integer s, input integer r);
+        begin
+            ov_at = {NO{1'b0}};
+            ov_at[(c*M + (r + s % M) % M) * B + s / M] = 1'b1;
+        end
+    endfunction
 {%- endif %}
 
-    // ---- combinational signals of the cycle ----
-    reg [NV-1:0] leave;
+    // ---- combinational signals of the cycle, from the registers and the inputs ----
+    reg [NV-1:0] leave;          // the front flit leaves (crosses, drains or is discarded)
+    reg [NV-1:0] tail0;          // the front flit is a tail
 {%- if !eject %}
-    reg [NV-1:0] grant;
-    reg [NV-1:0] drop;
-    reg [NV*OIW-1:0] grant_ov;
-    reg [NV-1:0] request;
-    reg [NV-1:0] request_dir;
+    reg [NV-1:0] grant;          // the header got an output VC
+    reg [NV-1:0] drop;           // drop mode: the header got none and is discarded
+    reg [NV-1:0] is_dropping;
+    reg [NV-1:0] forwards;       // leaves into the next switch
+    reg [NV*NO-1:0] grant_oh;    // one-hot output VC granted to each requester
+    reg [NV*NO-1:0] target;      // one-hot output VC each VC drives: held or granted
+{%- if random_lane %}
+    wire [15:0] lane_draw = {{ lane_draw }};
 {%- endif %}
-    // Evaluate: leaving flags, grants, drops, link arbitration, outputs. Each always block
-    // keeps its loop variables local, so neither wakes the other.
+{%- endif %}
+
+    // One block evaluates the whole switch, so that a simulator runs it once per change of
+    // its inputs: the VC view, rule 1 (moves), rule 2 (VC allocation), rule 3 (drops),
+    // rule 4 (link arbitration), the crossbar and the back-pressure outputs.
     always @* begin : evaluate
-{%- if eject %}
-        integer i, cnt;
-{%- else %}
-        integer i, j, k, c, s, ov, cursor, last, cnt, first_lane;
-        // scratch: only the low bits of the wrapped pointer are stored
+        integer i;
+        reg [NV-1:0] nonempty, is_idle, full;
+        reg [NV*W-1:0] flit0;
         /* verilator lint_off UNUSEDSIGNAL */
-        integer next;
+        reg [NV-1:0] holds_one;     // (read by combinational back-pressure only)
         /* verilator lint_on UNUSEDSIGNAL */
-        reg found;
-        reg [1:0] st;
-        ov = 0;
-        next = 0;
-        found = 1'b0;
+{%- if !eject %}
+        integer o, s, c, j, k;
+{%- if random_lane %}
+        integer r;
 {%- endif %}
-        leave = {NV{1'b0}};
-        in_ready = {NV{1'b0}};
-        in_accept = {NV{1'b0}};
-{%- if eject %}
-        out_valid = {NV{1'b0}};
-        out_head = {NV{1'b0}};
-        out_tail = {NV{1'b0}};
-        out_flit = {(NV*W){1'b0}};
-{%- else %}
-        grant = {NV{1'b0}};
-        drop = {NV{1'b0}};
-        grant_ov = {(NV*OIW){1'b0}};
-        request = {NV{1'b0}};
-        request_dir = {NV{1'b0}};
-        rr_d = rr_q;
+        /* verilator lint_off UNUSEDSIGNAL */
+        reg [NV-1:0] refused;       // (read in drop mode only)
+        /* verilator lint_on UNUSEDSIGNAL */
+        reg [NV-1:0] request, dir, moves, therm, req_c, last_won, ahead;
+        reg [SC-1:0] free_scan, match;
+        reg [SC*NO-1:0] scan_ov;
+        reg [SC*(K+1)-1:0] free_rank;
+        reg [NV*(K+1)-1:0] req_rank;
+        /* verilator lint_off UNUSEDSIGNAL */
+        reg [K:0] rank;     // bit K (K or more ahead: not served) is implied
+        reg [NV-1:0] is_routing;
+        /* verilator lint_on UNUSEDSIGNAL */
+        reg [K:0] count, requests, frees, served;
+        reg [NO-1:0] ov, free;
 {%- if link_one %}
-        link_rr_d = link_rr_q;
+        integer p;
+        reg [NV-1:0] crossing, winner, lost;
 {%- endif %}
+{%- endif %}
+        // (every variable gets a value on every path: no latch, and linters can tell)
+        i = 0;
+        nonempty = {NV{1'b0}};
+        is_idle = {NV{1'b0}};
+        full = {NV{1'b0}};
+        holds_one = {NV{1'b0}};
+        flit0 = {(NV*W){1'b0}};
+        tail0 = {NV{1'b0}};
+        leave = {NV{1'b0}};
+{%- if !eject %}
+        o = 0;
+        s = 0;
+        c = 0;
+        j = 0;
+        k = 0;
+{%- if random_lane %}
+        r = 0;
+{%- endif %}
+        request = {NV{1'b0}};
+        dir = {NV{1'b0}};
+        moves = {NV{1'b0}};
+        is_routing = {NV{1'b0}};
+        is_dropping = {NV{1'b0}};
+        last_won = {NV{1'b0}};
+        target = {(NV*NO){1'b0}};
+        forwards = {NV{1'b0}};
+        drop = {NV{1'b0}};
+{%- if link_one %}
+        p = 0;
+        crossing = {NV{1'b0}};
+        winner = {NV{1'b0}};
+        lost = {NV{1'b0}};
+{%- endif %}
+{%- endif %}
+        // -- the VC registers --
+        for (i = 0; i < NV; i = i + 1) begin
+            nonempty[i] = count_q[i*CW +: CW] != {CW{1'b0}};
+            full[i] = count_q[i*CW +: CW] == FULL;
+            holds_one[i] = count_q[i*CW +: CW] == ONE;
+            is_idle[i] = state_q[i*NS];
+            tail0[i] = tail_q[i*D];
+            flit0[i*W +: W] = flit_q[i*D*W +: W];
+{%- if !eject %}
+            is_routing[i] = state_q[i*NS + 1];
+            is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
+            request[i] = is_routing[i] && {% if store_forward %}count_q[i*CW +: CW] == PACKET{% else %}nonempty[i]{% endif %};
+            dir[i] = flit_q[i*D*W + ROUTE_BIT];
+            // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
+            // output VC it holds is ready
+            moves[i] = nonempty[i] && |(held_q[i*NO +: NO] & out_ready);
+{%- endif %}
+        end
+{%- if eject %}
+        // -- the last level drains every register into the destination each cycle --
+        leave = nonempty;
+        out_valid = nonempty;
+        out_tail = tail0;
+        for (i = 0; i < NV; i = i + 1)
+            out_head[i] = head_q[i*D];
+        out_flit = flit0;
+{%- else %}
+
+        // -- rule 2: VC allocation, per direction: the k-th requester in round-robin order gets
+        // the k-th free output VC in scan order (VC 0 of every lane, then VC 1, ...; lanes from
+        // {% if random_lane %}the LFSR's lane{% else %}lane 0{% endif %}). A requester's rank is the number of requesters ahead of it in
+        // round-robin order, a free output VC's the number of free ones before it in scan
+        // order; equal ranks below K are matched --
+{%- if link_one %}
+        // A granted header that loses link arbitration holds its output VC without having
+        // crossed: the allocation register tells.
+        free = ~alloc_valid_q & out_accept;
+{%- else %}
+        // A held output VC always leads to a VC of its worm, which does not accept (a checked
+        // invariant of the model): the downstream VC alone says whether it is free.
+        free = out_accept;
+{%- endif %}
+        grant_oh = {(NV*NO){1'b0}};
+        grant = {NV{1'b0}};
+        refused = {NV{1'b0}};
+        req_rank = {(NV*(K+1)){1'b0}};
+        rr_d = rr_q;
+        // (scratch, assigned before use below; the defaults only tell linters so)
+        therm = {NV{1'b0}};
+        ahead = {NV{1'b0}};
+        ov = {NO{1'b0}};
+        scan_ov = {(SC*NO){1'b0}};
+        free_scan = {SC{1'b0}};
+        free_rank = {(SC*(K+1)){1'b0}};
+        match = {SC{1'b0}};
+        count = ZERO;
+        frees = ZERO;
+        requests = ZERO;
+        served = ZERO;
+        rank = ZERO;
+        for (c = 0; c < 2; c = c + 1) begin
+            req_c = request & (c == 1 ? dir : ~dir);
+            // (the guards below skip work whose result is zero anyway: they change nothing
+            // in hardware and make a simulator's evaluation cheap when little happens)
+            if (|req_c) begin
+            therm = from_ptr(rr_q[c*RRW +: RRW]);
+            for (s = 0; s < SC; s = s + 1) begin
+{%- if random_lane %}
+                ov = {NO{1'b0}};
+                for (r = 0; r < M; r = r + 1)
+                    if (zx_lane(lane_draw) == r) ov = ov | ov_at(c, s, r);
+{%- else %}
+                ov = ov_at(c, s, 0);
+{%- endif %}
+                scan_ov[s*NO +: NO] = ov;
+                free_scan[s] = |(ov & free);
+            end
+            count = ZERO;
+            for (s = 0; s < SC; s = s + 1) begin
+                free_rank[s*(K+1) +: K+1] = count;
+                if (free_scan[s]) count = inc(count);
+            end
+            frees = count;
+            // requester j's rank: how many requesters come before it in round-robin order
+            // (i before j: i at or after the pointer and j not, or both on the same side
+            // and i < j), counted in parallel for every j
+            for (j = 0; j < NV; j = j + 1) begin
+                for (i = 0; i < NV; i = i + 1)
+                    ahead[i] = i < j ? therm[i] | ~therm[j] : i > j && therm[i] && !therm[j];
+                count = ZERO;
+                for (i = 0; i < NV; i = i + 1)
+                    if (req_c[i] && ahead[i]) count = inc(count);
+                req_rank[j*(K+1) +: K+1] = count;
+            end
+            count = ZERO;
+            for (j = 0; j < NV; j = j + 1)
+                if (req_c[j]) count = inc(count);
+            requests = count;
+            // grants in this direction: min(requesters, free output VCs), one-hot
+            for (k = 0; k <= K; k = k + 1)
+                served[k] = requests[k] & |(frees >> k) | frees[k] & |(requests >> (k + 1));
+            last_won = {NV{1'b0}};
+            for (j = 0; j < NV; j = j + 1)
+                if (req_c[j]) begin
+                    rank = req_rank[j*(K+1) +: K+1];
+                    ov = {NO{1'b0}};
+                    for (s = 0; s < SC; s = s + 1) begin
+                        match[s] = free_scan[s] & |(rank[K-1:0] & free_rank[s*(K+1) +: K]);
+                        if (match[s]) ov = ov | scan_ov[s*NO +: NO];
+                    end
+                    // the pointer moves past the last requester served: rank = served - 1
+                    last_won[j] = |(rank[K-1:0] & served[K:1]);
+                    grant_oh[j*NO +: NO] = ov;
+                    grant[j] = |match;
+                    refused[j] = ~|match;
+                end
+            if (!served[0]) rr_d[c*RRW +: RRW] = past(last_won);
+            end
+        end
+
+        // -- rule 3: a header that gets nothing {% if drop_mode %}is discarded{% else %}waits{% endif %} --
+        drop = {% if drop_mode %}refused{% else %}{NV{1'b0}}{% endif %};
+        leave = moves | grant | drop | (is_dropping & nonempty);
+        for (i = 0; i < NV; i = i + 1)
+            // (held_q is cleared with the tail; only VCs without one are granted)
+            target[i*NO +: NO] = held_q[i*NO +: NO] | grant_oh[i*NO +: NO];
+{%- if link_one %}
+
+        // -- rule 4: one flit per link per cycle, round-robin over the VCs crossing it --
+        lost = {NV{1'b0}};
+        link_rr_d = link_rr_q;
+        for (p = 0; p < NOUT; p = p + 1) begin
+            for (i = 0; i < NV; i = i + 1)
+                crossing[i] = leave[i] && |target[i*NO + p*B +: B];
+            winner = rr_pick(crossing, from_ptr(link_rr_q[p*RRW +: RRW]));
+            lost = lost | (crossing & ~winner);
+            if (|crossing) link_rr_d[p*RRW +: RRW] = past(winner);
+        end
+        leave = leave & ~lost;
+{%- endif %}
+        forwards = leave & ~drop & ~is_dropping;
+
+        // -- crossbar: AND-OR of one-hot selects. The data select is the output VC a VC
+        // holds or was granted, without the leave and link-arbitration terms: the bits only
+        // matter where out_valid is set, and at most one VC targets an output VC --
         out_valid = {NO{1'b0}};
         out_head = {NO{1'b0}};
         out_tail = {NO{1'b0}};
         out_flit = {(NO*W){1'b0}};
-{%- endif %}
-        for (i = 0; i < NV; i = i + 1) begin
-            cnt = zx_cw(count_q[i*CW +: CW]);
-{%- if !eject %}
-            st = state_q[i*2 +: 2];
-{%- endif %}
-            if (cnt != 0) begin
-{%- if eject %}
-                leave[i] = 1'b1;
-                out_valid[i] = 1'b1;
-                out_head[i] = head_q[i*D];
-                out_tail[i] = tail_q[i*D];
-                out_flit[i*W +: W] = flit_q[i*D*W +: W];
-{%- else %}
-                if (st == ACTIVE)
-                    leave[i] = out_ready[zx_opw(outp_q[i*OPW +: OPW]) * B + zx_ovw(outv_q[i*OVW +: OVW])];
-                else if (st == DROPPING)
-                    leave[i] = 1'b1;
-                else if (st == ROUTING && {% if store_forward %}cnt == {{ flits }}{% else %}1'b1{% endif %}) begin
-                    request[i] = 1'b1;
-                    request_dir[i] = flit_q[i*D*W + ROUTE_BIT];
-                end
-{%- endif %}
-            end
-        end
-{%- if !eject %}
-        first_lane = {% if random_lane %}{ 16'd0, lfsr_q } % M{% else %}0{% endif %};
-        // VC allocation per direction: requesters in round-robin order; the k-th requester
-        // gets the k-th free output VC in (VC 0 of every lane, VC 1 of every lane, ...) order.
-        for (c = 0; c < 2; c = c + 1) begin
-            cursor = 0;
-            last = -1;
-            for (k = 0; k < NV; k = k + 1) begin
-                j = zx_rrw(rr_q[c*RRW +: RRW]) + k;
-                if (j >= NV) j = j - NV;
-                if (request[j] && request_dir[j] == c[0]) begin
-                    found = 1'b0;
-                    for (s = 0; s < M*B; s = s + 1) begin
-                        if (!found && s >= cursor) begin
-                            ov = first_lane + s % M;
-                            if (ov >= M) ov = ov - M;
-                            ov = (c * M + ov) * B + s / M;
-                            if (!alloc_valid_q[ov] && out_accept[ov]) begin
-                                found = 1'b1;
-                                cursor = s + 1;
-                                grant[j] = 1'b1;
-                                grant_ov[j*OIW +: OIW] = ov[OIW-1:0];
-                                leave[j] = 1'b1;
-                                last = j;
-                            end
-                        end
-                    end
-                    if (!found) begin
-                        cursor = M*B;
-{%- if drop_mode %}
-                        drop[j] = 1'b1;
-                        leave[j] = 1'b1;
-{%- endif %}
-                    end
-                end
-            end
-            if (last >= 0) begin
-                next = (last + 1 == NV) ? 0 : last + 1;
-                rr_d[c*RRW +: RRW] = next[RRW-1:0];
-            end
-        end
+        for (i = 0; i < NV; i = i + 1)
+            if (|target[i*NO +: NO])
+            for (o = 0; o < NO; o = o + 1) begin
 {%- if link_one %}
-        // One flit per link per cycle: the first leaving VC in the link's round-robin order.
-        for (c = 0; c < NOUT; c = c + 1) begin
-            last = -1;
-            for (k = 0; k < NV; k = k + 1) begin
-                j = zx_rrw(link_rr_q[c*RRW +: RRW]) + k;
-                if (j >= NV) j = j - NV;
-                st = state_q[j*2 +: 2];
-                ov = -1;
-                if (st == ACTIVE) ov = zx_opw(outp_q[j*OPW +: OPW]);
-                else if (st == ROUTING && grant[j]) ov = zx_oiw(grant_ov[j*OIW +: OIW]) / B;
-                if (leave[j] && ov == c) begin
-                    if (last < 0) last = j;
-                    else leave[j] = 1'b0;
+                if (forwards[i] && target[i*NO + o])
+                    out_valid[o] = 1'b1;
+{%- else %}
+                // without link arbitration every granted header crosses, and a held output
+                // VC carries a flit when it is ready and its holder has one
+                if (grant_oh[i*NO + o] || held_q[i*NO + o] && nonempty[i] && out_ready[o])
+                    out_valid[o] = 1'b1;
+{%- endif %}
+                if (target[i*NO + o])
+                    out_flit[o*W +: W] = out_flit[o*W +: W] | flit0[i*W +: W];
+{%- if single_flit %}
+                // one-flit worms: every flit is a header and a tail
+                out_head[o] = 1'b1;
+                out_tail[o] = 1'b1;
+{%- else if link_one %}
+                if (target[i*NO + o]) begin
+                    out_head[o] = out_head[o] | head_q[i*D];
+                    out_tail[o] = out_tail[o] | tail0[i];
                 end
-            end
-            if (last >= 0) begin
-                next = (last + 1 == NV) ? 0 : last + 1;
-                link_rr_d[c*RRW +: RRW] = next[RRW-1:0];
-            end
-        end
+{%- else %}
+                // a granted VC's front flit is its header; a held VC's never is
+                out_head[o] = out_head[o] | grant_oh[i*NO + o];
+                out_tail[o] = out_tail[o] | (held_q[i*NO + o] & tail0[i]);
 {%- endif %}
-        for (i = 0; i < NV; i = i + 1) begin
-            st = state_q[i*2 +: 2];
-            if (leave[i] && !drop[i] && st != DROPPING) begin
-                if (st == ACTIVE) ov = zx_opw(outp_q[i*OPW +: OPW]) * B + zx_ovw(outv_q[i*OVW +: OVW]);
-                else ov = zx_oiw(grant_ov[i*OIW +: OIW]);
-                out_valid[ov] = 1'b1;
-                out_head[ov] = head_q[i*D];
-                out_tail[ov] = tail_q[i*D];
-                out_flit[ov*W +: W] = flit_q[i*D*W +: W];
             end
-        end
 {%- endif %}
-        for (i = 0; i < NV; i = i + 1) begin
-            cnt = zx_cw(count_q[i*CW +: CW]);
-            in_ready[i] = cnt < D || leave[i];
-            in_accept[i] = state_q[i*2 +: 2] == IDLE || (cnt == 1 && leave[i] && tail_q[i*D]);
-        end
+
+        // -- back-pressure towards the upstream switch --
+{%- if registered %}
+        // decoded from this switch's registers alone: no input reaches them
+        in_ready = ~full;
+        in_accept = is_idle;
+{%- else %}
+        in_ready = ~full | leave;
+        in_accept = is_idle | (leave & tail0 & holds_one);
+{%- endif %}
     end
 
-    // Next state: departures (with allocations, tails and drops), then arrivals.
+    // ---- next state: per VC departure (allocation, tail, drop), then arrival; the output
+    // VC allocation registers, set by a grant and cleared by the worm's tail ----
     always @* begin : next_state
-        integer i, s, cnt;
+        integer i, s;
+        reg lv, tail_leaves, new_worm, write;
+        reg [CW-1:0] cnt_left;
+        reg [NS-1:0] st;
 {%- if !eject %}
-        integer ov;
-        // scratch: only the low bits of a port or VC number are stored
-        /* verilator lint_off UNUSEDSIGNAL */
-        integer part;
-        /* verilator lint_on UNUSEDSIGNAL */
-        ov = 0;
-        part = 0;
+        integer o;
+        reg [NV-1:0] set, clear;
+{%- endif %}
+        i = 0;
+        s = 0;
+        lv = 1'b0;
+        tail_leaves = 1'b0;
+        new_worm = 1'b0;
+        cnt_left = {CW{1'b0}};
+        st = {NS{1'b0}};
+{%- if !eject %}
+        o = 0;
+        set = {NV{1'b0}};
+        clear = {NV{1'b0}};
 {%- endif %}
         count_d = count_q;
         flit_d = flit_q;
@@ -284,83 +480,79 @@ module {{ module }} {% if !eject %}#(
         state_d = state_q;
         owner_d = owner_q;
 {%- if !eject %}
-        outp_d = outp_q;
-        outv_d = outv_q;
+        held_d = held_q;
+{%- endif %}
+        write = 1'b0;
+        for (i = 0; i < NV; i = i + 1) begin
+            lv = leave[i];
+            tail_leaves = lv & tail0[i];
+            new_worm = in_valid[i] & in_head[i];
+            cnt_left = count_q[i*CW +: CW] - (lv ? ONE : {CW{1'b0}});
+            count_d[i*CW +: CW] = cnt_left + (in_valid[i] ? ONE : {CW{1'b0}});
+            // (a FIFO nothing leaves and nothing enters keeps its slots: the flip-flops'
+            // enable, and a simulator's shortcut)
+            if (lv || in_valid[i])
+            for (s = 0; s < D; s = s + 1) begin
+                // (with depth 1 the only slot is free whenever a flit may arrive)
+                write = in_valid[i] && (D == 1 || zx_cw(cnt_left) == s);
+                // A slot beyond the count keeps stale bits: nothing reads them.
+                if (write) begin
+                    flit_d[(i*D+s)*W +: W] = in_flit[i*W +: W];
+                    head_d[i*D+s] = in_head[i];
+                    tail_d[i*D+s] = in_tail[i];
+                end else if (lv && s + 1 < D) begin
+                    // (the index is clamped so that the dead branch stays in range at depth 1)
+                    flit_d[(i*D+s)*W +: W] = flit_q[(i*D + next_slot(s))*W +: W];
+                    head_d[i*D+s] = head_q[i*D + next_slot(s)];
+                    tail_d[i*D+s] = tail_q[i*D + next_slot(s)];
+                end else begin
+                    flit_d[(i*D+s)*W +: W] = flit_q[(i*D+s)*W +: W];
+                    head_d[i*D+s] = head_q[i*D+s];
+                    tail_d[i*D+s] = tail_q[i*D+s];
+                end
+            end
+{%- if eject %}
+            st = tail_leaves ? IDLE : state_q[i*NS +: NS];
+            state_d[i*NS +: NS] = new_worm ? ACTIVE : st;
+{%- else %}
+            st = grant[i] ? ACTIVE : state_q[i*NS +: NS];
+{%- if drop_mode %}
+            if (lv && (drop[i] || is_dropping[i]))
+                st = DROPPING;
+{%- endif %}
+            if (tail_leaves)
+                st = IDLE;
+            state_d[i*NS +: NS] = new_worm ? ROUTING : st;
+            held_d[i*NO +: NO] = tail_leaves ? {NO{1'b0}}
+                : grant[i] ? grant_oh[i*NO +: NO] : held_q[i*NO +: NO];
+{%- endif %}
+            owner_d[i*IDW +: IDW] = new_worm ? {% if id_bits > 0 %}in_flit[i*W + {{ id_offset }} +: IDW]{% else %}1'b0{% endif %} : owner_q[i*IDW +: IDW];
+        end
+{%- if !eject %}
         alloc_valid_d = alloc_valid_q;
         alloc_in_d = alloc_in_q;
-{%- if random_lane %}
-        lfsr_d = lfsr_q[0] ? ((lfsr_q >> 1) ^ 16'hB400) : (lfsr_q >> 1);
-{%- endif %}
-{%- endif %}
-        for (i = 0; i < NV; i = i + 1) begin
-            cnt = zx_cw(count_q[i*CW +: CW]);
-{%- if !eject %}
-            if (grant[i]) begin
-                ov = zx_oiw(grant_ov[i*OIW +: OIW]);
-                part = ov / B;
-                outp_d[i*OPW +: OPW] = part[OPW-1:0];
-                part = ov % B;
-                outv_d[i*OVW +: OVW] = part[OVW-1:0];
-                state_d[i*2 +: 2] = ACTIVE;
-                alloc_valid_d[ov] = 1'b1;
-                alloc_in_d[ov*RRW +: RRW] = i[RRW-1:0];
+        if (|grant || |(forwards & tail0))
+        for (o = 0; o < NO; o = o + 1) begin
+            for (i = 0; i < NV; i = i + 1) begin
+                set[i] = grant_oh[i*NO + o];
+                clear[i] = forwards[i] & tail0[i] & target[i*NO + o];
             end
-{%- endif %}
-            if (leave[i]) begin
-                for (s = 0; s < D - 1; s = s + 1) begin
-                    flit_d[(i*D+s)*W +: W] = flit_q[(i*D+s+1)*W +: W];
-                    head_d[i*D+s] = head_q[i*D+s+1];
-                    tail_d[i*D+s] = tail_q[i*D+s+1];
-                end
-                flit_d[(i*D+D-1)*W +: W] = {W{1'b0}};
-                head_d[i*D+D-1] = 1'b0;
-                tail_d[i*D+D-1] = 1'b0;
-                cnt = cnt - 1;
-{%- if !eject %}
-                if (drop[i] || state_q[i*2 +: 2] == DROPPING)
-                    state_d[i*2 +: 2] = DROPPING;
-                else if (tail_q[i*D]) begin
-                    ov = zx_opw(outp_d[i*OPW +: OPW]) * B + zx_ovw(outv_d[i*OVW +: OVW]);
-                    alloc_valid_d[ov] = 1'b0;
-                    alloc_in_d[ov*RRW +: RRW] = {RRW{1'b0}};
-                end
-{%- endif %}
-                if (tail_q[i*D]) begin
-                    state_d[i*2 +: 2] = IDLE;
-                    owner_d[i*IDW +: IDW] = {IDW{1'b0}};
-{%- if !eject %}
-                    outp_d[i*OPW +: OPW] = {OPW{1'b0}};
-                    outv_d[i*OVW +: OVW] = {OVW{1'b0}};
-{%- endif %}
-                end
-            end
-            if (in_valid[i]) begin
-                flit_d[(i*D+cnt)*W +: W] = in_flit[i*W +: W];
-                head_d[i*D+cnt] = in_head[i];
-                tail_d[i*D+cnt] = in_tail[i];
-                cnt = cnt + 1;
-                if (in_head[i]) begin
-                    owner_d[i*IDW +: IDW] = {% if id_bits > 0 %}in_flit[i*W + {{ id_offset }} +: IDW]{% else %}1'b0{% endif %};
-                    state_d[i*2 +: 2] = {% if eject %}ACTIVE{% else %}ROUTING{% endif %};
-                end
-            end
-            count_d[i*CW +: CW] = cnt[CW-1:0];
+            alloc_valid_d[o] = (alloc_valid_q[o] | |set) & ~|clear;
+            alloc_in_d[o*RRW +: RRW] = |set ? enc_nv(set) : alloc_in_q[o*RRW +: RRW];
         end
+{%- endif %}
     end
 
+    // Control registers reset; data registers (FIFO slots, owner, holder index) do not: they
+    // are read only where a valid count or state says they hold something, which leaves the
+    // flip-flops free of a reset net and packs them better.
     always @(posedge clk) begin
         if (rst) begin
             count_q <= {(NV*CW){1'b0}};
-            flit_q <= {(NV*D*W){1'b0}};
-            head_q <= {(NV*D){1'b0}};
-            tail_q <= {(NV*D){1'b0}};
-            state_q <= {(NV*2){1'b0}};
-            owner_q <= {(NV*IDW){1'b0}};
+            state_q <= {NV{IDLE}};
 {%- if !eject %}
-            outp_q <= {(NV*OPW){1'b0}};
-            outv_q <= {(NV*OVW){1'b0}};
+            held_q <= {(NV*NO){1'b0}};
             alloc_valid_q <= {NO{1'b0}};
-            alloc_in_q <= {(NO*RRW){1'b0}};
             rr_q <= {(2*RRW){1'b0}};
 {%- if link_one %}
             link_rr_q <= {(NOUT*RRW){1'b0}};
@@ -371,25 +563,28 @@ module {{ module }} {% if !eject %}#(
 {%- endif %}
         end else begin
             count_q <= count_d;
-            flit_q <= flit_d;
-            head_q <= head_d;
-            tail_q <= tail_d;
             state_q <= state_d;
-            owner_q <= owner_d;
 {%- if !eject %}
-            outp_q <= outp_d;
-            outv_q <= outv_d;
+            held_q <= held_d;
             alloc_valid_q <= alloc_valid_d;
-            alloc_in_q <= alloc_in_d;
             rr_q <= rr_d;
 {%- if link_one %}
             link_rr_q <= link_rr_d;
 {%- endif %}
 {%- if random_lane %}
-            lfsr_q <= lfsr_d;
+            lfsr_q <= lfsr_q[0] ? ((lfsr_q >> 1) ^ 16'hB400) : (lfsr_q >> 1);
 {%- endif %}
 {%- endif %}
         end
+    end
+    always @(posedge clk) begin
+        flit_q <= flit_d;
+        head_q <= head_d;
+        tail_q <= tail_d;
+        owner_q <= owner_d;
+{%- if !eject %}
+        alloc_in_q <= alloc_in_d;
+{%- endif %}
     end
 
     // ---- one signal per declared register element, read only by waveform viewers ----

@@ -41,9 +41,7 @@ fn every_register_element_reads_within_its_declared_width() {
             for reg in &layout.registers {
                 for k in 0..reg.elements() {
                     let index = reg.index_of(k);
-                    let bits = sim
-                        .fabric
-                        .read_register(s, reg, &index, id_bits, &|f| sim.flit_bits(f));
+                    let bits = sim.fabric.read_register(s, reg, &index, id_bits, &sim);
                     assert_eq!(bits.len(), reg.width as usize, "{}", reg.name);
                     if reg.name == "vc_state" {
                         let ivc = sim.fabric.vc_base(s) + index[0] * 3 + index[1];

@@ -52,7 +52,7 @@ fn snapshot(sim: &Simulation) -> BTreeMap<String, String> {
         for reg in &layout.registers {
             for k in 0..reg.elements() {
                 let index = reg.index_of(k);
-                let bits = f.read_register(s, reg, &index, id_bits, &|fl| sim.flit_bits(fl));
+                let bits = f.read_register(s, reg, &index, id_bits, sim);
                 let text: String = bits
                     .iter()
                     .by_vals()

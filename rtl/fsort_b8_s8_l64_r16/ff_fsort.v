@@ -518,17 +518,55 @@ module ff_fsort (
     assign xtop_r6 = (lg_w == 2'd0) ? x_r6_c0[0] : (lg_w == 2'd1) ? x_r6_c1[0] : (lg_w == 2'd2) ? x_r6_c3[0] : (lg_w == 2'd3) ? x_r6_c7[0] : x_r6_c0[0];
     assign xtop_r7 = (lg_w == 2'd0) ? x_r7_c0[0] : (lg_w == 2'd1) ? x_r7_c1[0] : (lg_w == 2'd2) ? x_r7_c3[0] : (lg_w == 2'd3) ? x_r7_c7[0] : x_r7_c0[0];
     wire [12-1:0] wcols = ONE << lg_w;
-    wire [12-1:0] wbits = wcols * WORD;
+    // Bits of a w-column pass, and with the sorter's and the Omega network's latency.
+    reg [12-1:0] wbits, sort_end, omega_end;
+    always @* begin
+        wbits = WORD;
+        sort_end = WORD + DEPTH;
+        omega_end = WORD + LGS;
+        case (lg_w)
+        2'd0: begin wbits = 12'd9; sort_end = 12'd15; omega_end = 12'd12; end
+        2'd1: begin wbits = 12'd18; sort_end = 12'd24; omega_end = 12'd21; end
+        2'd2: begin wbits = 12'd36; sort_end = 12'd42; omega_end = 12'd39; end
+        2'd3: begin wbits = 12'd72; sort_end = 12'd78; omega_end = 12'd75; end
+        default: ;
+        endcase
+    end
     wire [12-1:0] cn = count + ONE;
-    wire first_in = (count < wbits) && (count % WORD == 12'd0);
+    // The position of bit `count` in its word (count mod WORD), kept by a counter that follows
+    // `count` (derived state: it has no declared register).
+    reg [4-1:0] wpos;
+    wire [4-1:0] wn = (wpos == WORD[4-1:0] - 1'b1) ? 4'd0 : wpos + 1'b1;
+    wire first_in = (count < wbits) && wpos == 4'd0;
     // In-ring dimension j of step `dim`: lg w - 1, ..., 0, ..., lg w - 1.
     wire [12-1:0] dimx = { { 9{1'b0} }, dim };
     wire [12-1:0] lgwx = { { 10{1'b0} }, lg_w };
     wire [12-1:0] jdim = (dimx < lgwx) ? (lgwx - ONE - dimx) : (dimx - lgwx + ONE);
     wire [12-1:0] jmask = ONE << jdim;
-    wire [12-1:0] span = jmask * WORD;
     wire [12-1:0] ndims = (lgwx << 1) - ONE;
-    wire [12-1:0] groupbits = { { 8{1'b0} }, groups } * WORD;
+    reg [12-1:0] span, groupbits;   // WORD << jdim, groups * WORD
+    always @* begin
+        span = WORD;
+        case (jdim)
+        12'd0: span = 12'd9;
+        12'd1: span = 12'd18;
+        12'd2: span = 12'd36;
+        12'd3: span = 12'd72;
+        default: ;
+        endcase
+        groupbits = WORD;
+        case (groups)
+        4'd1: groupbits = 12'd9;
+        4'd2: groupbits = 12'd18;
+        4'd3: groupbits = 12'd27;
+        4'd4: groupbits = 12'd36;
+        4'd5: groupbits = 12'd45;
+        4'd6: groupbits = 12'd54;
+        4'd7: groupbits = 12'd63;
+        4'd8: groupbits = 12'd72;
+        default: ;
+        endcase
+    end
     reg [8-1:0] pin;
     always @* begin
         case (state)
@@ -808,6 +846,7 @@ module ff_fsort (
             cptr_c5 <= 11'd0;
             cptr_c6 <= 11'd0;
             cptr_c7 <= 11'd0;
+            wpos <= 4'd0;
         end else begin
             // ---- controller ----
             case (state)
@@ -816,36 +855,46 @@ module ff_fsort (
                 lg_w <= (groups_in <= 4'd1) ? 2'd0 : (groups_in <= 4'd2) ? 2'd1 : (groups_in <= 4'd4) ? 2'd2 : 2'd3;
                 state <= CLEAR;
                 count <= 12'd0;
+                wpos <= 4'd0;
             end
             CLEAR: begin
                 state <= LOAD;
                 count <= 12'd0;
+                wpos <= 4'd0;
             end
             LOAD: begin
                 count <= cn;
+                wpos <= wn;
                 if (cn == groupbits) begin
                     state <= SEEK;
                     count <= 12'd0;
+                wpos <= 4'd0;
                 end
             end
             SEEK: begin
                 count <= cn;
+                wpos <= wn;
                 if (cn == seek_len) begin
                     state <= SORT;
                     count <= 12'd0;
+                wpos <= 4'd0;
                 end
             end
             SORT: begin
                 count <= cn;
-                if (cn == wbits + DEPTH) begin
+                wpos <= wn;
+                if (cn == sort_end) begin
                     count <= 12'd0;
+                wpos <= 4'd0;
                     state <= (wcols == ONE) ? DRAIN : OFWD;
                 end
             end
             OFWD, OREV: begin
                 count <= cn;
-                if (cn == wbits + LGS) begin
+                wpos <= wn;
+                if (cn == omega_end) begin
                     count <= 12'd0;
+                wpos <= 4'd0;
                     if (state == OFWD) begin
                         state <= INRING;
                         dim <= 3'd0;
@@ -862,10 +911,12 @@ module ff_fsort (
                 next_sub = 1'b1;
                 if (sub == 3'd1 || sub == 3'd3) begin
                     count <= cn;
+                wpos <= wn;
                     next_sub = (cn == span);
                 end
                 if (next_sub) begin
                     count <= 12'd0;
+                wpos <= 4'd0;
                     if (sub < 3'd4) begin
                         sub <= sub + 3'd1;
                     end else if (dimx + ONE < ndims) begin
@@ -880,10 +931,12 @@ module ff_fsort (
             end
             DRAIN, REWIND: begin
                 count <= cn;
+                wpos <= wn;
                 drained = (state == REWIND) || (cn >= groupbits);
                 if (drained && rewound) begin
                     state <= IDLE;
                     count <= 12'd0;
+                wpos <= 4'd0;
                     phase <= 7'd0;
                 end else if (drained && state == DRAIN) begin
                     state <= REWIND;
@@ -1770,7 +1823,7 @@ module ff_fsort (
             o_k0_p3 <= (inslot && cross_k0_m3) ? o_k1_p7 : o_k1_p6;
             o_k0_p7 <= (inslot && cross_k0_m3) ? o_k1_p6 : o_k1_p7;
         end
-        if (inslot && ((count - ((state == OFWD) ? 12'd0 : 12'd2)) % WORD) == WORD - 1) optr_k0 <= optr_k0 + 1'b1;
+        if (inslot && wpos == ((state == OFWD) ? 4'd8 : 4'd1)) optr_k0 <= optr_k0 + 1'b1;
         slot_f = (count >= 12'd1) && (count - 12'd1 < wbits);
         slot_r = (count >= 12'd1) && (count - 12'd1 < wbits);
         inslot = (state == OFWD) ? slot_f : slot_r;
@@ -1802,7 +1855,7 @@ module ff_fsort (
             o_k1_p3 <= (inslot && cross_k1_m3) ? o_k2_p7 : o_k2_p6;
             o_k1_p7 <= (inslot && cross_k1_m3) ? o_k2_p6 : o_k2_p7;
         end
-        if (inslot && ((count - ((state == OFWD) ? 12'd1 : 12'd1)) % WORD) == WORD - 1) optr_k1 <= optr_k1 + 1'b1;
+        if (inslot && wpos == ((state == OFWD) ? 4'd0 : 4'd0)) optr_k1 <= optr_k1 + 1'b1;
         slot_f = (count >= 12'd2) && (count - 12'd2 < wbits);
         slot_r = (count < wbits);
         inslot = (state == OFWD) ? slot_f : slot_r;
@@ -1834,7 +1887,7 @@ module ff_fsort (
             o_k2_p3 <= (inslot && cross_k2_m3) ? port[7] : port[6];
             o_k2_p7 <= (inslot && cross_k2_m3) ? port[6] : port[7];
         end
-        if (inslot && ((count - ((state == OFWD) ? 12'd2 : 12'd0)) % WORD) == WORD - 1) optr_k2 <= optr_k2 + 1'b1;
+        if (inslot && wpos == ((state == OFWD) ? 4'd1 : 4'd8)) optr_k2 <= optr_k2 + 1'b1;
             end
 
             // ---- control-store positions: seek, owner advance, rewind ----

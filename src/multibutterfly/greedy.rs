@@ -186,6 +186,7 @@ impl GreedyRouter {
             flits: 1,
             mode: FlowControl::Greedy,
             bandwidth: LinkBandwidth::PerVc,
+            backpressure: Default::default(),
             lane_choice: config.lane_choice,
             switch_queue: Some(config.max_held + 1),
         };
@@ -237,11 +238,16 @@ impl GreedyRouter {
             ));
         }
         self.headers.clear();
-        self.headers
-            .extend(destinations.iter().map(|&destination| Header {
-                destination,
-                middle: 0,
-            }));
+        self.headers.extend(
+            destinations
+                .iter()
+                .enumerate()
+                .map(|(k, &destination)| Header {
+                    destination,
+                    middle: 0,
+                    id: k as u32,
+                }),
+        );
         self.delayed.clear();
         self.delayed.resize(destinations.len(), false);
         self.delivered.clear();

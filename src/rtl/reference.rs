@@ -2,7 +2,7 @@
 //! waveform lives in `waves/<name>.vcd`. `flitforge reference` regenerates them on purpose; a
 //! test regenerates them in memory and fails on any byte difference.
 
-use crate::config::{FlowControl, LinkBandwidth, SimConfig};
+use crate::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
 use crate::cosim::{Prepared, prepare};
 use crate::error::{Error, Result};
 use crate::pruned::PrunedConfig;
@@ -25,6 +25,14 @@ pub fn configs() -> Vec<(&'static str, SimConfig)> {
     };
     vec![
         ("butterfly8_b2_l4_w8", base.clone()),
+        (
+            "butterfly8_b2_l4_w8_registered",
+            SimConfig {
+                backpressure: Backpressure::Registered,
+                traffic: Traffic::Uniform { q: 2 },
+                ..base.clone()
+            },
+        ),
         (
             "dilated8_d2_b1_l4_w8_drop_one",
             SimConfig {

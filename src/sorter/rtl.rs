@@ -37,6 +37,15 @@ struct SorterTemplate<'a> {
     crosses: Vec<(String, String)>,
     /// Per `lg w`: (value, phases, seek length, omega offset).
     widths_table: Vec<(u32, u32, u32, u32)>,
+    /// Per `lg w`: bits of a w-column pass, and that plus the sorter depth and plus the Omega
+    /// stages (`WORD << lg w`, `+ DEPTH`, `+ LGS`): constants instead of multipliers.
+    pass_table: Vec<(u32, u32, u32, u32)>,
+    /// Per in-ring dimension j: the bits of a 2^j-column span (`WORD << j`).
+    span_table: Vec<(u32, u32)>,
+    /// Per group count g: the bits of g columns (`g * WORD`).
+    group_table: Vec<(u32, u32)>,
+    /// Width of the word-position counter (count mod WORD).
+    ww: u32,
     /// Per cell position, per `lg w`: its store offset.
     cell_offsets: Vec<(u32, Vec<(u32, u32)>)>,
     states: Vec<(&'static str, u8)>,
@@ -144,6 +153,12 @@ pub fn design(
             )
         })
         .collect();
+    let pass_table = (0..c.phases.len() as u32)
+        .map(|lg| (lg, word << lg, (word << lg) + depth, (word << lg) + lgs))
+        .collect();
+    let span_table = (0..c.phases.len() as u32).map(|j| (j, word << j)).collect();
+    let group_table = (1..=cells).map(|g| (g, g * word)).collect();
+    let ww = crate::flit::clog2(word.into());
     let cell_offsets = (0..cells)
         .map(|col| {
             (
@@ -333,10 +348,13 @@ pub fn design(
                 o = 2 * m + 1
             ));
         }
+        // The stage's pointer advances after the last bit of each word it switches: (count -
+        // delay) mod WORD = WORD - 1, i.e. the word position equals (delay - 1) mod WORD.
+        let last_bit = |delay: u32| (delay + word - 1) % word;
         omega.push(format!(
-            "if (inslot && ((count - ((state == OFWD) ? {df} : {dr})) % WORD) == WORD - 1) optr_k{k} <= optr_k{k} + 1'b1;",
-            df = cwv(delay_f),
-            dr = cwv(delay_r)
+            "if (inslot && wpos == ((state == OFWD) ? {ww}'d{} : {ww}'d{})) optr_k{k} <= optr_k{k} + 1'b1;",
+            last_bit(delay_f),
+            last_bit(delay_r)
         ));
     }
     // Store positions: seek, owner advance, rewind.
@@ -397,6 +415,10 @@ pub fn design(
         stores,
         crosses,
         widths_table,
+        pass_table,
+        span_table,
+        group_table,
+        ww,
         cell_offsets,
         states,
         shift_d,

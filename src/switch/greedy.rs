@@ -226,6 +226,7 @@ mod tests {
             flits: 1,
             mode: FlowControl::Greedy,
             bandwidth: LinkBandwidth::PerVc,
+            backpressure: Default::default(),
             lane_choice,
             switch_queue: Some(5),
         };

@@ -15,6 +15,15 @@ use crate::topology::NodeId;
 use bitvec::prelude::*;
 use serde::Serialize;
 
+/// What the model keeps by reference in its registers (a flit is a message and an index),
+/// resolved to the bits the hardware stores.
+pub trait Payload {
+    /// The `W` data bits of a stored flit.
+    fn flit_bits(&self, flit: FlitSlot) -> FlitBits;
+    /// The id field of message `msg`'s header, before truncation.
+    fn header_id(&self, msg: u32) -> u32;
+}
+
 /// One array axis of a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Axis {
@@ -209,15 +218,15 @@ impl Fabric {
         }
     }
 
-    /// Reads element `index` of register `reg` of switch `s`. `flit_data` gives the data bits
-    /// of a stored flit.
+    /// Reads element `index` of register `reg` of switch `s`. `payload` gives what the model
+    /// stores by reference: a flit's data bits and a message's header id.
     pub fn read_register(
         &self,
         s: NodeId,
         reg: &Register,
         index: &[u32],
         id_bits: u32,
-        flit_data: &dyn Fn(FlitSlot) -> FlitBits,
+        payload: &dyn Payload,
     ) -> FlitBits {
         let b = self.params.vcs;
         let ivc = || self.vc_base(s) + index[0] * b + index[1];
@@ -230,14 +239,14 @@ impl Fabric {
                 .into(),
             "vc_flit" => {
                 return match slot() {
-                    Some(f) => flit_data(f),
+                    Some(f) => payload.flit_bits(f),
                     None => bitvec![u64, Lsb0; 0; reg.width as usize],
                 };
             }
             "vc_state" => self.state(ivc()) as u64,
             "vc_owner" => self
                 .owner(ivc())
-                .map_or(0, |o| u64::from(o) & mask(id_bits)),
+                .map_or(0, |o| u64::from(payload.header_id(o)) & mask(id_bits)),
             "vc_out_port" => self.out_vc(ivc()).map_or(0, |ov| {
                 u64::from(self.output_vc_parts(ov).0 - self.first_link(s))
             }),

@@ -17,10 +17,12 @@
 //! 4. With one flit per link per cycle, the VCs that would cross one link are cut to the first
 //!    in the link's round-robin order; a granted header that loses still keeps its output VC.
 //!
-//! The `ready` signals of rule 1 run combinationally from the last level back to the sources
-//! in one cycle (as `ready` wires in RTL): the netlist is acyclic, its critical path grows with
-//! the number of levels, and same-cycle reuse of a VC (needed for seed 000's L-spaced
-//! sub-rounds) depends on it.
+//! With [`Backpressure::Combinational`] (the default) the `ready` signals of rule 1 run
+//! combinationally from the last level back to the sources in one cycle (as `ready` wires in
+//! RTL): the netlist is acyclic, its critical path grows with the number of levels, and
+//! same-cycle reuse of a VC (needed for [CMS]'s L-spaced sub-rounds) depends on it. With
+//! [`Backpressure::Registered`] a switch reads only registered state of the VCs it feeds (room
+//! after the last edge, idle after the last edge), so every switch evaluates independently.
 //!
 //! Store-and-forward: a header requests only once its whole packet is in the VC, and with a
 //! per-switch bound A only output VCs into switches that held fewer than A packets at the end of
@@ -28,15 +30,19 @@
 //! destination each cycle. Faulty switches pass nothing.
 
 use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, VcState};
-use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
+use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::topology::{NodeId, RouteField};
 
-/// The routing fields a header carries.
+/// The fields a header carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Header {
     pub destination: u32,
     pub middle: u32,
+    /// The id field before truncation: `k · n + source` for the `k`-th message (in release
+    /// order) of its source, the number a hardware source gives its messages without knowing
+    /// any other source's.
+    pub id: u32,
 }
 
 /// What happened to a flit at a clock edge.
@@ -103,21 +109,25 @@ fn next(j: usize, n: usize) -> usize {
 }
 
 impl Fabric {
-    /// Register `d` can take a flit this cycle.
+    /// Register `d` can take a flit this cycle: it has room, or (combinational back-pressure)
+    /// its front flit leaves in this cycle.
     #[inline]
     pub(crate) fn ready(&self, d: u32) -> bool {
         let vc = &self.vcs[d as usize];
-        u32::from(vc.count) < self.params.depth || vc.leaving()
+        u32::from(vc.count) < self.params.depth
+            || (self.params.backpressure == Backpressure::Combinational && vc.leaving())
     }
 
-    /// Register `d` can take the header of a new worm this cycle.
+    /// Register `d` can take the header of a new worm this cycle: it is idle, or
+    /// (combinational back-pressure) it holds only its worm's tail, which leaves in this cycle.
     #[inline]
     pub(crate) fn accepts_new_worm(&self, d: u32) -> bool {
         let vc = &self.vcs[d as usize];
         if vc.state == VcState::Idle as u8 {
             return true;
         }
-        vc.count == 1
+        self.params.backpressure == Backpressure::Combinational
+            && vc.count == 1
             && vc.leaving()
             && u32::from(self.fifo[d as usize * self.params.depth as usize + vc.front as usize].seq)
                 == self.params.flits - 1

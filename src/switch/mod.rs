@@ -15,7 +15,7 @@ mod logic;
 
 pub use logic::{Header, NONE, Transfer, TransferKind};
 
-use crate::config::{FlowControl, LaneChoice, LinkBandwidth, SimConfig};
+use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use crate::flit::FlitSlot;
 use crate::topology::{LinkClass, LinkId, NodeId, RouteField, Topology};
 
@@ -56,6 +56,7 @@ pub struct SwitchParams {
     pub flits: u32,
     pub mode: FlowControl,
     pub bandwidth: LinkBandwidth,
+    pub backpressure: Backpressure,
     pub lane_choice: LaneChoice,
     pub switch_queue: Option<u32>,
 }
@@ -69,6 +70,7 @@ impl SwitchParams {
             flits: config.flits,
             mode: config.mode,
             bandwidth: config.link_bandwidth,
+            backpressure: config.backpressure,
             lane_choice: config.lane_choice,
             switch_queue: config.switch_queue,
         }
@@ -284,6 +286,12 @@ impl Fabric {
         (ov >> self.vc_shift, ov & ((1 << self.vc_shift) - 1))
     }
 
+    /// Number of output VC slots (`links << vc_shift`; some are unused when B is not a power
+    /// of two).
+    pub fn output_vc_count(&self) -> u32 {
+        self.down.len() as u32
+    }
+
     /// Input VC at the head of output VC `ov`.
     pub fn down(&self, ov: u32) -> u32 {
         self.down[ov as usize]
@@ -377,15 +385,10 @@ impl Fabric {
 
 /// A non-zero 16-bit LFSR seed for switch `s`.
 fn lfsr_seed(seed: u64, s: u64) -> u16 {
-    let mut z = seed ^ s.wrapping_mul(0xD134_2543_DE82_EF95);
-    z = (z ^ (z >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let v = (z >> 48) as u16;
-    if v == 0 { 0xACE1 } else { v }
+    crate::lfsr::seed(seed, crate::lfsr::Purpose::LaneChoice, s)
 }
 
-/// One step of the 16-bit Galois LFSR x^16 + x^14 + x^13 + x^11 + 1 (maximal length).
+/// One step of the lane-choice LFSR ([`crate::lfsr::next`]).
 pub fn lfsr_next(v: u16) -> u16 {
-    let lsb = v & 1;
-    let shifted = v >> 1;
-    if lsb == 1 { shifted ^ 0xB400 } else { shifted }
+    crate::lfsr::next(v)
 }

@@ -51,6 +51,17 @@ pub enum Traffic {
     Bernoulli { rate: f64 },
     /// An explicit message list read with [`load_messages`].
     File { path: String },
+    /// The on-chip traffic generators of `flitforge fpga`, one per input, as the hardware
+    /// builds them from 16-bit LFSRs ([`crate::lfsr`]): in every cycle below the horizon a
+    /// message arrives with probability `rate` (arrival register ≤ round(rate · 65535)), and
+    /// each message goes to the fixed destination of `destinations` or, for `uniform`, to lg n
+    /// bits of the destination register spaced 16 / lg n apart ([`crate::lfsr::spread`]),
+    /// which then steps once. At most 65 536 inputs.
+    Lfsr {
+        rate: f64,
+        #[serde(default)]
+        destinations: Destinations,
+    },
     /// One message per input to a destination drawn uniformly from the hot region of leaves
     /// `0..region` (a variant of notes-001 §9.4's hot region, which fixes the degree instead):
     /// it overloads the channels into the region and, on the pruned butterfly, forces
@@ -58,9 +69,65 @@ pub enum Traffic {
     HotRegion { region: u32 },
 }
 
+/// Where the on-chip generators of [`Traffic::Lfsr`] send their messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Destinations {
+    /// Each message to a destination drawn from the generator's destination register.
+    #[default]
+    Uniform,
+    /// Every message of a source to its transpose.
+    Transpose,
+    /// ... to its bit reversal.
+    BitReversal,
+    /// ... to itself.
+    Identity,
+    /// ... to its image under one random permutation of the inputs (from the seed).
+    RandomPermutation,
+}
+
+impl Destinations {
+    /// Command-line names.
+    pub const NAMES: [&'static str; 5] = [
+        "uniform",
+        "transpose",
+        "bit-reversal",
+        "identity",
+        "random-permutation",
+    ];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// The fixed destination of every source (`None` for uniform destinations).
+    pub fn fixed(self, n: u32, seed: u64) -> Option<Vec<u32>> {
+        let log_n = n.trailing_zeros();
+        match self {
+            Destinations::Uniform => None,
+            Destinations::Transpose => Some((0..n).map(|s| transpose(s, log_n)).collect()),
+            Destinations::BitReversal => Some((0..n).map(|s| bit_reversal(s, log_n)).collect()),
+            Destinations::Identity => Some((0..n).collect()),
+            Destinations::RandomPermutation => {
+                Some(permutation(n, &mut stream(seed, Stream::Traffic)))
+            }
+        }
+    }
+}
+
+/// Largest number of inputs of [`Traffic::Lfsr`]: a destination is drawn from a 16-bit register.
+pub const MAX_LFSR_INPUTS: u32 = 1 << 16;
+
+/// The arrival threshold of an on-chip generator: a message arrives when the arrival register
+/// (1..=65535) is at most this, so with probability `threshold / 65535`.
+pub fn lfsr_threshold(rate: f64) -> u16 {
+    (rate.clamp(0.0, 1.0) * 65535.0).round() as u16
+}
+
 impl Traffic {
     /// Pattern names, as used on the command line and in configuration files.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "random-permutation",
         "transpose",
         "bit-reversal",
@@ -70,6 +137,7 @@ impl Traffic {
         "bernoulli",
         "file",
         "hot-region",
+        "lfsr",
     ];
 
     /// The pattern's name (one of [`Traffic::NAMES`]).
@@ -84,6 +152,7 @@ impl Traffic {
             Traffic::Bernoulli { .. } => 6,
             Traffic::File { .. } => 7,
             Traffic::HotRegion { .. } => 8,
+            Traffic::Lfsr { .. } => 9,
         };
         Self::NAMES[index]
     }
@@ -95,11 +164,15 @@ impl Traffic {
             Traffic::Uniform { q } | Traffic::QRelation { q } if !(1..=MAX_Q).contains(&q) => Err(
                 Error::invalid("q", q, format!("an integer from 1 to {MAX_Q}")),
             ),
-            Traffic::Bernoulli { rate } if !(0.0..=1.0).contains(&rate) => Err(Error::invalid(
-                "rate",
-                rate,
-                "a finite injection probability in [0, 1]",
-            )),
+            Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. }
+                if !(0.0..=1.0).contains(&rate) =>
+            {
+                Err(Error::invalid(
+                    "rate",
+                    rate,
+                    "a finite injection probability in [0, 1]",
+                ))
+            }
             Traffic::HotRegion { region: 0 } => {
                 Err(Error::invalid("region", 0, "1 to the number of inputs"))
             }
@@ -107,9 +180,10 @@ impl Traffic {
         }
     }
 
-    /// True for continuous traffic (Bernoulli), which needs a cycle horizon.
+    /// True for continuous traffic (Bernoulli, on-chip generators), which needs a cycle
+    /// horizon.
     pub fn is_continuous(&self) -> bool {
-        matches!(self, Traffic::Bernoulli { .. })
+        matches!(self, Traffic::Bernoulli { .. } | Traffic::Lfsr { .. })
     }
 
     /// The messages of a run on an `n`-input network.
@@ -146,6 +220,9 @@ impl Traffic {
             }
             Traffic::QRelation { q } => q_relation(n, q, &mut rng),
             Traffic::Bernoulli { rate } => return bernoulli(n, rate, cycles, &mut rng),
+            Traffic::Lfsr { rate, destinations } => {
+                return lfsr_generators(n, rate, destinations, cycles, seed);
+            }
             Traffic::File { ref path } => load_messages(path, n)?,
             Traffic::HotRegion { region } => {
                 if region > n {
@@ -269,6 +346,58 @@ fn bernoulli(n: u32, rate: f64, cycles: u64, rng: &mut Rng) -> Result<Vec<Messag
                     release,
                 });
             }
+        }
+    }
+    Ok(out)
+}
+
+/// The messages of the on-chip generators ([`Traffic::Lfsr`]) over `cycles` cycles, sorted by
+/// (release, source).
+fn lfsr_generators(
+    n: u32,
+    rate: f64,
+    destinations: Destinations,
+    cycles: u64,
+    seed: u64,
+) -> Result<Vec<MessageSpec>> {
+    use crate::lfsr::{Purpose, next, spread};
+    if n > MAX_LFSR_INPUTS {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            format!("at most {MAX_LFSR_INPUTS} with --traffic lfsr (16-bit destination registers)"),
+        ));
+    }
+    let log_n = n.trailing_zeros();
+    let threshold = lfsr_threshold(rate);
+    let fixed = destinations.fixed(n, seed);
+    let mut arrivals: Vec<u16> = (0..n)
+        .map(|s| crate::lfsr::seed(seed, Purpose::Arrivals, s.into()))
+        .collect();
+    let mut targets: Vec<u16> = (0..n)
+        .map(|s| crate::lfsr::seed(seed, Purpose::Destinations, s.into()))
+        .collect();
+    let mut out = Vec::new();
+    for release in 0..cycles {
+        for source in 0..n {
+            let a = &mut arrivals[source as usize];
+            if *a <= threshold {
+                let destination = match &fixed {
+                    Some(table) => table[source as usize],
+                    None => {
+                        let t = &mut targets[source as usize];
+                        let d = spread(*t, log_n);
+                        *t = next(*t);
+                        d
+                    }
+                };
+                out.push(MessageSpec {
+                    source,
+                    destination,
+                    release,
+                });
+            }
+            *a = next(*a);
         }
     }
     Ok(out)
