@@ -12,29 +12,41 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FlowControl {
-    /// The header waits in its VC register and the body stalls behind it (seed 000 §1.1).
+    /// The header waits in its VC register and the body stalls behind it ([CMS] §1.1).
     Wormhole,
     /// Whole packets hop: a header asks for the next link only once its tail has arrived in
     /// the same VC buffer (depth raised to `L`), so every hop buffers the complete packet.
     StoreForward,
     /// The header is discarded with the rest of its worm behind it; the source learns it by a
-    /// negative acknowledgement and retries (seeds 003 §3.1, 004 §3).
+    /// negative acknowledgement and retries ([SV] §3.1, [CMSV] §3).
     Drop,
-    /// Seed 002 §IV's greedy store-and-forward of one-flit packets: one FIFO queue per switch,
+    /// [LM] §IV's greedy store-and-forward of one-flit packets: one FIFO queue per switch,
     /// every queued packet may leave on any free eligible link (no head-of-line blocking), a
     /// link is used only when its head held fewer than `switch_queue` packets at the end of the
-    /// previous cycle, outputs always accept (notes §3.4.2). Routed by
+    /// previous cycle, outputs always accept (docs/interpretations.md, 'Greedy step'). Routed by
     /// [`crate::multibutterfly::greedy`], not by `sim`.
     Greedy,
+}
+
+impl FlowControl {
+    /// The mode as the CLI and config files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowControl::Wormhole => "wormhole",
+            FlowControl::StoreForward => "store-forward",
+            FlowControl::Drop => "drop",
+            FlowControl::Greedy => "greedy",
+        }
+    }
 }
 
 /// How many flits a physical link carries per cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkBandwidth {
-    /// B flits, one per virtual channel (seed 000's flit step).
+    /// B flits, one per virtual channel ([CMS]'s flit step).
     PerVc,
-    /// One flit per link per cycle, B buffers (seed 000 §1.4 "Remarks").
+    /// One flit per link per cycle, B buffers ([CMS] §1.4 "Remarks").
     One,
 }
 
@@ -107,7 +119,7 @@ pub struct SimConfig {
     pub middle: Middle,
     /// Store-and-forward only: per-switch admission threshold A. A header may enter a switch
     /// only while that switch held fewer than A packets at the end of the previous cycle (the
-    /// rule of seed 002 §IV; several packets admitted in one cycle may take a switch past A, by
+    /// rule of [LM] §IV; several packets admitted in one cycle may take a switch past A, by
     /// at most its in-degree · B − 1). Without it the bound is per edge and hard: B packet
     /// buffers at the head of every link.
     pub switch_queue: Option<u32>,
@@ -158,12 +170,6 @@ impl Default for SimConfig {
 pub const MEMORY_LIMIT_BYTES: u64 = 16 << 30;
 
 impl SimConfig {
-    /// Reads a TOML file; unknown keys are errors.
-    pub fn from_toml_file(path: &str) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        toml::from_str(&text).map_err(|e| Error::parse(path, e))
-    }
-
     /// The multiplicity the topology actually uses.
     pub fn multiplicity(&self) -> u32 {
         match self.topology {
@@ -201,10 +207,68 @@ impl SimConfig {
         )
     }
 
-    /// A stable 64-bit FNV-1a hash of the configuration's JSON form, named in generated files
-    /// so that a waveform or a netlist can be traced to the run that produced it.
+    /// A stable 64-bit FNV-1a hash of the configuration as reports record it
+    /// ([`SimConfig::to_value`]), named in generated files so that a waveform or a netlist can
+    /// be traced to the run that produced it.
     pub fn config_hash(&self) -> String {
-        config_hash(self)
+        config_hash(&self.to_value())
+    }
+
+    /// The keys that have no effect on this run, each with the setting it needs to have one.
+    /// They are left out of reports and refused in config files and on the command line.
+    pub fn inapplicable(&self) -> Vec<(&'static str, &'static str)> {
+        use TopologyKind::*;
+        let mut keys = Vec::new();
+        if !matches!(self.topology, Dilated | Splitter) {
+            keys.push(("dilation", "topology dilated or splitter"));
+            keys.push(("lane_choice", "topology dilated or splitter"));
+        }
+        if self.topology != Splitter {
+            keys.push(("wiring", "topology splitter"));
+        }
+        if self.topology != Benes {
+            keys.push(("middle", "topology benes"));
+        }
+        if self.mode != FlowControl::StoreForward {
+            keys.push(("switch_queue", "mode store-forward"));
+        }
+        if self.mode != FlowControl::Drop {
+            keys.push(("max_attempts", "mode drop"));
+            keys.push(("retry_backoff", "mode drop"));
+        }
+        keys
+    }
+
+    /// The configuration as reports record it and config files accept it: every key that
+    /// applies to this run, none that does not ([`SimConfig::inapplicable`]).
+    pub fn to_value(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            for (key, _) in self.inapplicable() {
+                map.remove(key);
+            }
+        }
+        value
+    }
+
+    /// Reads a configuration from its JSON form (a report's `config`, or a parsed config file
+    /// named `source`): missing keys take their defaults, unknown keys and keys that do not
+    /// apply to the run are refused.
+    pub fn from_value(value: serde_json::Value, source: &str) -> Result<Self> {
+        let config: SimConfig =
+            serde_json::from_value(value.clone()).map_err(|e| Error::parse(source, e))?;
+        if let Some(map) = value.as_object() {
+            for (key, needs) in config.inapplicable() {
+                if let Some(v) = map.get(key) {
+                    return Err(Error::invalid(
+                        &key.replace('_', "-"),
+                        v,
+                        format!("no value: it applies only with {needs} ({source})"),
+                    ));
+                }
+            }
+        }
+        Ok(config)
     }
 
     /// Checks every parameter against its allowed range.
@@ -219,7 +283,7 @@ impl SimConfig {
             return Err(Error::invalid(
                 "mode",
                 "greedy",
-                "wormhole, store-forward or drop (the greedy store-and-forward of seed 002 is run by `flitforge multibutterfly` and `flitforge experiment leighton-maggs`)",
+                "wormhole, store-forward or drop (the greedy store-and-forward of [LM] is run by `flitforge multibutterfly` and `flitforge experiment leighton-maggs`)",
             ));
         }
         if self.lane_choice == LaneChoice::LeastLoaded {

@@ -1,10 +1,10 @@
 //! Co-simulation: the model's waveform against the generated Verilog's, under a real
 //! simulator, signal by signal and cycle by cycle.
 //!
-//! Normalised before comparing (see the HDL toolchain notes): only signals under the network
-//! scope `tb.net` that the model declares are compared (Verilator's extra `TOP` scope and any
-//! extra wires are ignored), values are compared at the commit edges after reset release, and
-//! vectors printed shorter than declared are zero-extended.
+//! Normalised before comparing (Icarus and Verilator legitimately differ): only signals under
+//! the network scope `tb.net` that the model declares are compared (Verilator's extra `TOP`
+//! scope and any extra wires are ignored), values are compared at the commit edges after reset
+//! release, and vectors printed shorter than declared are zero-extended.
 
 use crate::SimConfig;
 use crate::error::{Error, Result};

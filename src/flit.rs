@@ -1,4 +1,4 @@
-//! Flits and worms (seed 000 §1.1): a message of `L` flits, the first (header) carrying the
+//! Flits and worms ([CMS] §1.1): a message of `L` flits, the first (header) carrying the
 //! routing fields, the last marked as tail, each `W` bits wide.
 //!
 //! Switches never change a flit's bits, so the model stores a flit as `(message, index)` and
@@ -31,7 +31,7 @@ pub struct HeaderField {
     pub width: u32,
 }
 
-/// Widths of the optional protocol fields a header carries (seeds 000, 003, 004: colour, rank,
+/// Widths of the optional protocol fields a header carries ([CMS], [SV], [CMSV]: colour, rank,
 /// birth time, copy index). All default to 0 bits (absent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

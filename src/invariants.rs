@@ -2,7 +2,7 @@
 //! the deadlock report of the watchdog.
 //!
 //! * Link capacity: at most `B` flits (or one, in the restricted model) cross a link per cycle,
-//!   each of a different message (notes §1.2).
+//!   each of a different message ([CMS] §1.1).
 //! * Registers: a VC holds at most `depth` flits, all of its owner, in worm order; an idle VC
 //!   is empty.
 //! * Conservation and contiguity: the flits of a message's current attempt in the network are

@@ -1,5 +1,6 @@
-//! The two-phase clock (seed 000 §1.1, notes §1.2): every cycle all components compute their
-//! next state from the registered state of the previous cycle, then all commit at once.
+//! The two-phase clock ([CMS] §1.1; docs/interpretations.md, 'One cycle is one flit step'):
+//! every cycle all components compute their next state from the registered state of the
+//! previous cycle, then all commit at once.
 //!
 //! Components may also exchange combinational signals within a cycle (a switch's "this VC
 //! empties now" feeds the switch upstream of it, exactly like a ready wire in RTL). Those signals

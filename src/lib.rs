@@ -3,7 +3,11 @@
 //! Layers, each changing for its own reasons: [`topology`] (pure graphs and routing rules),
 //! [`switch`] (registers and next-state logic), [`kernel`] (the two-phase clock), [`source`]
 //! and [`traffic`] (what is injected), [`sim`] (a whole run), [`invariants`], [`stats`], and
-//! [`config`], and the waveform back end [`wave`]. The command-line interface in `main.rs` is a thin layer over these.
+//! [`config`], and the waveform back end [`wave`]. [`run`] is any run from its configuration
+//! and the one report schema. The command-line interface (`src/cli/`) is a thin layer over
+//! these.
+
+#![allow(rustdoc::broken_intra_doc_links)] // [CMS], [BB], ... cite docs/references.md
 
 pub mod bench;
 pub mod config;
@@ -19,6 +23,7 @@ pub mod plot;
 pub mod pruned;
 pub mod rng;
 pub mod rtl;
+pub mod run;
 pub mod sim;
 pub mod sorter;
 pub mod source;

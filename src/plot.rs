@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-/// Plot area in viewBox units (800 x 500); the legend sits to its right.
+/// Plot area in viewBox units (at least 800 x 500); the legend sits to its right and the canvas
+/// widens to hold its longest entry.
 const LEFT: f64 = 80.0;
 const TOP: f64 = 50.0;
 const RIGHT: f64 = 620.0;
@@ -25,12 +26,15 @@ pub enum Marker {
     Dashed,
 }
 
-/// One named data series; points are drawn in the given order.
+/// One named data series; points are drawn in the given order. Every series but a dashed
+/// curve marks its points with its own shape, so series that coincide stay visible.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub marker: Marker,
+    /// One standard deviation per point, drawn as an error bar (empty: none).
+    pub sigma: Vec<f64>,
 }
 
 /// A chart with optional logarithmic axes.
@@ -126,10 +130,17 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (0..=n).map(|i| pow(a + i * stride)).collect()
 }
 
-/// A short, stable tick label: plain decimals, or scientific notation for extreme magnitudes.
-fn label(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && !(1e-3..1e5).contains(&a) {
+/// Tick labels in one style per axis: plain decimals, or scientific notation for every tick
+/// when any of them has an extreme magnitude.
+fn labels(ticks: &[f64]) -> Vec<String> {
+    let extreme = |v: f64| v != 0.0 && !(1e-3..1e5).contains(&v.abs());
+    let sci = ticks.iter().any(|&v| extreme(v));
+    ticks.iter().map(|&v| label(v, sci)).collect()
+}
+
+/// A short, stable tick label: plain decimals, or scientific notation (`sci`).
+fn label(v: f64, sci: bool) -> String {
+    if sci && v != 0.0 {
         let s = format!("{v:.3e}");
         let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
         format!("{}e{exp}", mant.trim_end_matches('0').trim_end_matches('.'))
@@ -168,47 +179,77 @@ impl Chart {
     }
 
     /// Adds a series (builder style).
-    pub fn series(mut self, name: &str, points: Vec<(f64, f64)>, marker: Marker) -> Self {
-        let name = name.into();
+    pub fn series(self, name: &str, points: Vec<(f64, f64)>, marker: Marker) -> Self {
+        self.series_with_sigma(name, points, Vec::new(), marker)
+    }
+
+    /// Adds a series with one standard deviation per point, drawn as error bars.
+    pub fn series_with_sigma(
+        mut self,
+        name: &str,
+        points: Vec<(f64, f64)>,
+        sigma: Vec<f64>,
+        marker: Marker,
+    ) -> Self {
         self.series.push(Series {
-            name,
+            name: name.into(),
             points,
             marker,
+            sigma,
         });
         self
     }
 
-    /// The plottable points of `s`: finite, and positive on log axes.
-    fn kept<'a>(&self, s: &'a Series) -> impl Iterator<Item = (f64, f64)> + 'a {
+    /// The plottable points of `s` with their σ (0 without): finite, and positive on log axes.
+    fn kept_sigma<'a>(&self, s: &'a Series) -> impl Iterator<Item = ((f64, f64), f64)> + 'a {
         let (lx, ly) = (self.log_x, self.log_y);
-        s.points.iter().copied().filter(move |&(x, y)| {
-            x.is_finite() && y.is_finite() && (!lx || x > 0.0) && (!ly || y > 0.0)
-        })
+        s.points
+            .iter()
+            .copied()
+            .zip(s.sigma.iter().copied().chain(std::iter::repeat(0.0)))
+            .filter(move |&((x, y), _)| {
+                x.is_finite() && y.is_finite() && (!lx || x > 0.0) && (!ly || y > 0.0)
+            })
     }
 
     /// Renders the chart as a standalone SVG document.
     pub fn to_svg(&self) -> String {
-        let all = || self.series.iter().flat_map(|s| self.kept(s));
+        let all = || {
+            self.series.iter().flat_map(|s| {
+                self.kept_sigma(s).flat_map(|((x, y), e)| {
+                    let lo = if self.log_y && y - e <= 0.0 { y } else { y - e };
+                    [(x, lo), (x, y + e)]
+                })
+            })
+        };
         let xa = Axis::new(all().map(|p| p.0), self.log_x);
         let ya = Axis::new(all().map(|p| p.1), self.log_y);
         let px = |x: f64| LEFT + xa.frac(x) * (RIGHT - LEFT);
         let py = |y: f64| BOTTOM - ya.frac(y) * (BOTTOM - TOP);
-        let mut o = String::from(concat!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 800 500" width="800" "#,
-            "height=\"500\" font-family=\"sans-serif\" font-size=\"12\">\n",
-            "<rect width=\"800\" height=\"500\" fill=\"white\"/>\n",
-        ));
+        let longest = self.series.iter().map(|s| s.name.chars().count()).max();
+        // About 7 units per character at font size 12, after the 30-unit sample.
+        let width = (RIGHT + 50.0 + 7.0 * longest.unwrap_or(0) as f64 + 10.0).max(800.0);
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            concat!(
+                r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0} 500" "#,
+                "width=\"{w:.0}\" height=\"500\" font-family=\"sans-serif\" font-size=\"12\">\n",
+                "<rect width=\"{w:.0}\" height=\"500\" fill=\"white\"/>\n",
+            ),
+            w = width
+        );
         let (mid, end) = (r#" text-anchor="middle""#, r#" text-anchor="end""#);
         let big = r#" text-anchor="middle" font-size="16""#;
-        text(&mut o, 400.0, 28.0, big, &self.title);
+        text(&mut o, (LEFT + RIGHT) / 2.0, 28.0, big, &self.title);
         let grid = r##"stroke="#dddddd""##;
-        for &t in &xa.ticks {
+        for (&t, l) in xa.ticks.iter().zip(labels(&xa.ticks)) {
             line(&mut o, (px(t), TOP), (px(t), BOTTOM), grid);
-            text(&mut o, px(t), BOTTOM + 18.0, mid, &label(t));
+            text(&mut o, px(t), BOTTOM + 18.0, mid, &l);
         }
-        for &t in &ya.ticks {
+        for (&t, l) in ya.ticks.iter().zip(labels(&ya.ticks)) {
             line(&mut o, (LEFT, py(t)), (RIGHT, py(t)), grid);
-            text(&mut o, LEFT - 6.0, py(t) + 4.0, end, &label(t));
+            text(&mut o, LEFT - 6.0, py(t) + 4.0, end, &l);
         }
         let frame = [(LEFT, TOP), (LEFT, BOTTOM), (RIGHT, BOTTOM)];
         polyline(&mut o, &frame, r#"fill="none" stroke="black""#);
@@ -218,31 +259,76 @@ impl Chart {
         for (i, s) in self.series.iter().enumerate() {
             let c = PALETTE[i % PALETTE.len()];
             let lined = !matches!(s.marker, Marker::Points);
-            let dots = matches!(s.marker, Marker::Points | Marker::LinePoints);
+            let marked = s.marker != Marker::Dashed;
             let mut stroke = format!(r#"fill="none" stroke="{c}" stroke-width="2""#);
             if s.marker == Marker::Dashed {
                 stroke.push_str(r#" stroke-dasharray="6 4""#);
             }
-            let pts: Vec<(f64, f64)> = self.kept(s).map(|(x, y)| (px(x), py(y))).collect();
+            let kept: Vec<((f64, f64), f64)> = self.kept_sigma(s).collect();
+            let pts: Vec<(f64, f64)> = kept.iter().map(|&((x, y), _)| (px(x), py(y))).collect();
             if lined && pts.len() >= 2 {
                 polyline(&mut o, &pts, &stroke);
             }
-            for &(x, y) in pts.iter().filter(|_| dots) {
-                circle(&mut o, x, y, c);
+            let bar = format!(r#"stroke="{c}" stroke-width="1""#);
+            for &((x, y), e) in kept.iter().filter(|(_, e)| *e > 0.0) {
+                let lo = if self.log_y && y - e <= 0.0 { y } else { y - e };
+                let (x, top, bottom) = (px(x), py(y + e), py(lo));
+                line(&mut o, (x, top), (x, bottom), &bar);
+                line(&mut o, (x - 4.0, top), (x + 4.0, top), &bar);
+                line(&mut o, (x - 4.0, bottom), (x + 4.0, bottom), &bar);
             }
-            // Legend entry: a line sample and/or a dot, then the name.
+            for &(x, y) in pts.iter().filter(|_| marked) {
+                shape(&mut o, i, x, y, c);
+            }
+            // Legend entry: a line sample and/or the series' shape, then the name.
             let (lx, ly) = (RIGHT + 20.0, TOP + 10.0 + 20.0 * i as f64);
             if lined {
                 line(&mut o, (lx, ly), (lx + 24.0, ly), &stroke);
             }
-            if dots {
-                circle(&mut o, lx + 12.0, ly, c);
+            if marked {
+                shape(&mut o, i, lx + 12.0, ly, c);
             }
             text(&mut o, lx + 30.0, ly + 4.0, "", &s.name);
         }
         o.push_str("</svg>\n");
         o
     }
+}
+
+/// Marks a point with the `i`-th series' shape: circle, square, triangle, diamond, then the
+/// same four hollow.
+fn shape(o: &mut String, i: usize, x: f64, y: f64, colour: &str) {
+    let paint = if i < 4 || (i / 4).is_multiple_of(2) {
+        format!(r#"fill="{colour}""#)
+    } else {
+        format!(r#"fill="white" stroke="{colour}" stroke-width="1.5""#)
+    };
+    let _ = match i % 4 {
+        0 => writeln!(o, r#"<circle cx="{x:.2}" cy="{y:.2}" r="3.50" {paint}/>"#),
+        1 => writeln!(
+            o,
+            r#"<rect x="{:.2}" y="{:.2}" width="7.00" height="7.00" {paint}/>"#,
+            x - 3.5,
+            y - 3.5
+        ),
+        2 => writeln!(
+            o,
+            r#"<polygon points="{x:.2},{:.2} {:.2},{:.2} {:.2},{:.2}" {paint}/>"#,
+            y - 4.5,
+            x + 4.0,
+            y + 3.0,
+            x - 4.0,
+            y + 3.0
+        ),
+        _ => writeln!(
+            o,
+            r#"<polygon points="{x:.2},{:.2} {:.2},{y:.2} {x:.2},{:.2} {:.2},{y:.2}" {paint}/>"#,
+            y - 4.5,
+            x + 4.5,
+            y + 4.5,
+            x - 4.5
+        ),
+    };
 }
 
 fn text(o: &mut String, x: f64, y: f64, attrs: &str, s: &str) {
@@ -260,13 +346,6 @@ fn line(o: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), attrs: &str)
 fn polyline(o: &mut String, pts: &[(f64, f64)], attrs: &str) {
     let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.2},{y:.2}")).collect();
     let _ = writeln!(o, r#"<polyline points="{}" {attrs}/>"#, coords.join(" "));
-}
-
-fn circle(o: &mut String, x: f64, y: f64, fill: &str) {
-    let _ = writeln!(
-        o,
-        r#"<circle cx="{x:.2}" cy="{y:.2}" r="3.00" fill="{fill}"/>"#
-    );
 }
 
 #[cfg(test)]
@@ -310,7 +389,7 @@ mod tests {
         let mut c = Chart::new("t", "x", "y").series("s", pts, Marker::Points);
         (c.log_x, c.log_y) = (true, true);
         let svg = c.to_svg();
-        // Two data points plus the legend dot.
+        // Two data points plus the legend marker.
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
     }
@@ -341,11 +420,46 @@ mod tests {
     }
 
     #[test]
-    fn labels_are_short() {
-        assert_eq!(label(0.6000000000000001), "0.6");
-        assert_eq!(label(1024.0), "1024");
-        assert_eq!(label(1e6), "1e6");
-        assert_eq!(label(-0.0), "0");
-        assert_eq!(label(2.5e-5), "2.5e-5");
+    fn labels_are_short_and_one_style_per_axis() {
+        assert_eq!(
+            labels(&[0.6000000000000001, 1024.0, -0.0]),
+            ["0.6", "1024", "0"]
+        );
+        assert_eq!(labels(&[1e3, 1e4, 1e5, 1e6]), ["1e3", "1e4", "1e5", "1e6"]);
+        assert_eq!(labels(&[2.5e-5, 1.0]), ["2.5e-5", "1e0"]);
+    }
+
+    #[test]
+    fn coinciding_series_keep_distinct_markers_and_the_legend_fits() {
+        let long = "a very long series name that would not fit beside an 800-unit canvas";
+        let svg = Chart::new("t", "x", "y")
+            .series("a", vec![(1.0, 1.0), (2.0, 2.0)], Marker::Line)
+            .series(long, vec![(1.0, 1.0), (2.0, 2.0)], Marker::Line)
+            .to_svg();
+        assert!(svg.contains("<circle") && svg.contains("<rect x="));
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(width >= RIGHT + 50.0 + 7.0 * long.len() as f64, "{width}");
+    }
+
+    #[test]
+    fn sigma_draws_error_bars() {
+        let svg = Chart::new("t", "x", "y")
+            .series_with_sigma(
+                "m",
+                vec![(1.0, 10.0), (2.0, 20.0)],
+                vec![2.0, 0.0],
+                Marker::LinePoints,
+            )
+            .to_svg();
+        // One bar with two caps for the point with sigma, none for the other.
+        assert_eq!(svg.matches(r#"stroke-width="1"/>"#).count(), 3);
     }
 }

@@ -1,4 +1,4 @@
-//! Sources (notes §1.1): per input an unbounded injection queue outside the network, feeding
+//! Sources ([CMS] §1.1): per input an unbounded injection queue outside the network, feeding
 //! the B virtual channels of the level-0 switch's injection port. A source starts its queued
 //! messages in order, one per free injection VC, and sends each worm's flits contiguously, one
 //! per cycle. In drop mode a worm whose header was discarded is queued again after the

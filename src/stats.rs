@@ -1,5 +1,5 @@
-//! Run statistics (notes §1.5): per message timings, per run counts, latency percentiles,
-//! throughput and link utilisation, serialised as byte-stable JSON.
+//! Run statistics: per message timings, per run counts, latency percentiles, throughput and
+//! link utilisation, serialised as byte-stable JSON.
 
 use crate::config::SimConfig;
 use serde::Serialize;
@@ -14,7 +14,7 @@ pub enum Status {
     Waiting,
     /// Flits in the network or at the source mid-worm.
     InFlight,
-    /// Tail arrived at the last-level (output) switch: seed 000's "at the destination". Its
+    /// Tail arrived at the last-level (output) switch: [CMS]'s "at the destination". Its
     /// register drains into the destination one cycle later.
     Delivered,
     /// Given up after its last attempt was discarded (drop mode).
@@ -144,7 +144,7 @@ impl Report {
     pub fn summary(&self) -> String {
         let c = &self.config;
         format!(
-            "flitforge: {topo} n={n} B={b} L={l} W={w} mode={mode:?} traffic={traffic} seed={seed}\n\
+            "flitforge: {topo} n={n} B={b} L={l} W={w} mode={mode} traffic={traffic} seed={seed}\n\
              messages: {offered} offered, {inj} injected, {del} delivered, {drop} dropped, {retry} retried, {fl} in flight, {wait} waiting\n\
              makespan: {mk} cycles ({cyc} simulated)\n\
              latency (cycles): mean {lm:.2}, p50 {l50}, p99 {l99}, max {lmax}\n\
@@ -154,7 +154,7 @@ impl Report {
             b = c.vcs,
             l = c.flits,
             w = c.flit_bits,
-            mode = c.mode,
+            mode = c.mode.name(),
             traffic = c.traffic.name(),
             seed = self.seed,
             offered = self.offered,

@@ -50,8 +50,8 @@ pub fn tool(dir: &Path, program: &str, args: &[&str]) -> Result<String> {
         return Err(Error::parse(
             format!("{program} in {}", dir.display()),
             format!(
-                "exit {:?}\n{}{}",
-                out.status.code(),
+                "{}\n{}{}",
+                out.status,
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             ),

@@ -3,7 +3,7 @@
 // Command: {{ command }}
 // Configuration hash: {{ config_hash }}
 //
-// Vertex <i,j,k> of seed 001 section 3.1 is instance l{i}_n{j}_k{k}; its wires are dn_{id} (down-ports
+// Vertex <i,j,k> of [BB] section 3.1 is instance l{i}_n{j}_k{k}; its wires are dn_{id} (down-ports
 // left, right) and up_{id} (up-ports), id = its dense number in src/topology/pruned.rs. Every
 // graph edge is two registered one-bit wires, one per direction.
 `default_nettype none

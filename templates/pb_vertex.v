@@ -3,7 +3,7 @@
 // Command: {{ command }}
 // Configuration hash: {{ config_hash }}
 //
-// Bit-serial pruned-butterfly vertex (seed 001 section 3.3; src/pruned/switch.rs): registers
+// Bit-serial pruned-butterfly vertex ([BB] section 3.3; src/pruned/switch.rs): registers
 // and next-state logic of the expansion half (rules (a)-(d) with the direction bit) and the
 // compression half, committed at the rising clock edge. Register names and widths are
 // src/pruned/switch.rs::layout.
@@ -64,7 +64,7 @@ module {{ module }}{% if !leaf %} #(
 {%- endif %}
 {%- endif %}
 
-    // ---- expansion half (notes-001 section 2.5) ----
+    // ---- expansion half ----
     always @(posedge clk) begin : expansion
         reg [1:0] inp;
         reg [1:0] nu, ns, no;
@@ -94,7 +94,8 @@ module {{ module }}{% if !leaf %} #(
                     act_p1 <= pres_p1 & inp[1];
                     epos <= {{ ew }}'d2;
                 end else begin
-                    // Rules (a)-(d) at the first header bit (notes-001 section 2.3, A-06).
+                    // Rules (a)-(d) at the first header bit (docs/interpretations.md,
+                    // 'Rules (c) and (d)').
                     nu = 2'b00;
                     ns = 2'b00;
                     no = 2'b00;
@@ -179,7 +180,7 @@ module {{ module }}{% if !leaf %} #(
     end
 {%- if comp %}
 
-    // ---- compression half (notes-001 section 2.6) ----
+    // ---- compression half ----
     always @(posedge clk) begin : compression
         reg [1:0] cin;{% if ups == 2 %}
         reg p1;{% endif %}

@@ -38,23 +38,24 @@ fn sim_1024_random_permutation_delivers_all_and_writes_the_json_keys() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for key in [
-        "injected",
-        "delivered",
-        "dropped",
+        "schema",
+        "topology",
+        "config",
+        "config_hash",
+        "seed",
+        "messages",
         "makespan_cycles",
         "latency",
-        "throughput",
-        "config",
-        "seed",
+        "details",
     ] {
         assert!(v.get(key).is_some(), "missing key {key}");
     }
     for key in ["mean", "p50", "p99", "max"] {
         assert!(v["latency"].get(key).is_some(), "missing latency.{key}");
     }
-    assert_eq!(v["delivered"], 1024);
-    assert_eq!(v["injected"], 1024);
-    assert_eq!(v["dropped"], 0);
+    assert_eq!(v["messages"]["delivered"], 1024);
+    assert_eq!(v["details"]["injected"], 1024);
+    assert_eq!(v["messages"]["dropped"], 0);
     assert_eq!(v["seed"], 1);
     assert_eq!(v["config"]["inputs"], 1024);
 }
@@ -146,7 +147,7 @@ fn config_file_round_trips_and_flags_override_it() {
     assert_eq!(v["config"]["flits"], 3);
     assert_eq!(v["config"]["mode"], "drop");
     assert_eq!(v["config"]["traffic"]["pattern"], "q-relation");
-    assert_eq!(v["offered"], 32);
+    assert_eq!(v["messages"]["offered"], 32);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Seed 002 from the command line and the library: the Leighton–Maggs experiments, fault
-//! scaling, one greedy or Upfal routing, fault placement, and the errors for bad values.
+//! Multibutterflies ([LM]) from the command line and the library: the Leighton–Maggs
+//! experiments, fault scaling, one greedy or Upfal routing, fault placement, and the errors for
+//! bad values.
 
 use flitforge::multibutterfly::experiment::{LeightonMaggsConfig, Row, leighton_maggs};
 mod common;
@@ -106,7 +107,7 @@ fn table_one_can_be_skipped_and_front_levels_chosen() {
         "upfal",
         "--inputs",
         "64",
-        "--d",
+        "--dilation",
         "3",
         "--permutations",
         "3",
@@ -170,8 +171,8 @@ fn one_greedy_routing_reports_completion_and_never_delayed() {
     let json = temp("route.json");
     let run: [&str; 11] = [
         "multibutterfly",
-        "--network",
-        "modified",
+        "--topology",
+        "modified-splitter",
         "--inputs",
         "256",
         "--faults",
@@ -201,11 +202,11 @@ fn upfal_routes_with_lemma_2_5_checked_and_potential_logged() {
         "multibutterfly",
         "--algorithm",
         "upfal",
-        "--network",
+        "--topology",
         "splitter",
         "--inputs",
         "128",
-        "--d",
+        "--dilation",
         "3",
         "--permutations",
         "2",
@@ -233,9 +234,9 @@ fn faults_command_applies_either_rule_set() {
     assert!(out.contains("1000 faults placed"), "{out}");
     let o = flitforge(&[
         "faults",
-        "--network",
+        "--topology",
         "splitter",
-        "--d",
+        "--dilation",
         "5",
         "--inputs",
         "256",
@@ -259,9 +260,9 @@ fn bad_values_are_refused_with_the_allowed_range() {
         (
             vec![
                 "faults",
-                "--network",
+                "--topology",
                 "splitter",
-                "--d",
+                "--dilation",
                 "5",
                 "--rules",
                 "theory",
@@ -279,8 +280,14 @@ fn bad_values_are_refused_with_the_allowed_range() {
             "invalid interior levels = 0..12: expected a range of levels within -1..8",
         ),
         (
-            vec!["multibutterfly", "--network", "modified", "--d", "3"],
-            "invalid d = 3: expected 2",
+            vec![
+                "multibutterfly",
+                "--topology",
+                "modified-splitter",
+                "--dilation",
+                "3",
+            ],
+            "invalid dilation = 3: expected 2",
         ),
         (
             vec!["experiment", "leighton-maggs", "--trials", "0"],
@@ -306,10 +313,10 @@ fn bad_values_are_refused_with_the_allowed_range() {
                 "multibutterfly",
                 "--algorithm",
                 "upfal",
-                "--network",
+                "--topology",
                 "butterfly",
             ],
-            "invalid network = butterfly",
+            "invalid topology = butterfly",
         ),
     ] {
         let o = flitforge(&args);

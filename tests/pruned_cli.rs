@@ -36,11 +36,11 @@ fn sim_256_random_permutation_delivers_all_and_reports_sidetracks_and_stages() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let r = &v["report"];
-    assert_eq!(r["delivered"], 256);
+    let r = &v["details"];
+    assert_eq!(v["messages"]["delivered"], 256);
     assert_eq!(r["stages"], 8);
     assert_eq!(r["per_stage"].as_array().map(Vec::len), Some(8));
-    assert!(r["sidetracked"].is_u64() && r["routing_cycles"].as_u64() > Some(0));
+    assert!(r["sidetracked"].is_u64() && v["makespan_cycles"].as_u64() > Some(0));
     assert_eq!(
         (
             r["lemma6_violations"].clone(),
@@ -95,7 +95,7 @@ fn experiment_writes_csv_charts_and_a_fit() {
         "pruned-butterfly",
         "--sizes",
         "16,64",
-        "--seeds",
+        "--trials",
         "1",
         "--out",
         &dir,

@@ -1,4 +1,4 @@
-//! The pruned butterfly's generated Verilog against the model (seed 001 §3.3): bit-exact
+//! The pruned butterfly's generated Verilog against the model ([BB] §3.3): bit-exact
 //! waveforms under Icarus and Verilator for expansions, compressions and sidetracking-heavy
 //! sets, a broken direction-bit rule that must be reported, lint and synthesis.
 //! These tests need iverilog, verilator and yosys; without them they fail with the install

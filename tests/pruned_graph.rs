@@ -1,5 +1,4 @@
-//! Graph checks of the pruned butterfly (paper seed 001 §3.1) against the reading notes
-//! notes-001 §1 (properties P1.1–P1.4) and §3.8 (load factors).
+//! Graph checks of the pruned butterfly ([BB] §3.1) and of its load factors ([BB] §2).
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,20 +19,21 @@ fn each<T>(levels: std::ops::RangeInclusive<u32>, f: impl Fn(u32) -> T) -> Vec<T
     levels.map(f).collect()
 }
 
-/// `spread(k)` of notes §1.5: bit `t` of `k` moves to bit `2t`.
+/// `spread(k)`: bit `t` of `k` moves to bit `2t`.
 fn spread(k: u32) -> u32 {
     (0..16).map(|t| ((k >> t) & 1) << (2 * t)).sum()
 }
 
-/// `interleave(ρ, κ)` of notes §1.6 / [A-32]: row bit first (the higher bit of each pair).
+/// `interleave(ρ, κ)`: row bit first, the higher bit of each pair (interpretation: 'Mesh-of-trees
+/// embedding', docs/interpretations.md).
 fn interleave(row: u32, col: u32) -> u32 {
     (spread(row) << 1) | spread(col)
 }
 
-/// P1.1 (notes §1.2, §1.3, §1.8, §1.9; seed 001 §3.1): E is the edge set of §1.2,
+/// [BB] §3.1: E is the edge set (interpretation: 'Edge set', docs/interpretations.md),
 /// `|V| = 4N − 3√N`, `|E| = 6N − 6√N`, and `|c(i,j)| = cap_i = √N·2^(−⌊(i−1)/2⌋)`.
 #[test]
-fn p1_1_counts_and_channel_capacities() {
+fn counts_and_channel_capacities() {
     for n in [16, 64, 256, 1024] {
         let g = graph(n);
         let (l, s) = (g.levels(), 1u32 << (n.trailing_zeros() / 2));
@@ -51,7 +51,7 @@ fn p1_1_counts_and_channel_capacities() {
             }
         }
         let edges = g.edges();
-        assert_eq!(edges, expected, "N = {n}: E differs from notes §1.2");
+        assert_eq!(edges, expected, "N = {n}: E differs from the edge set");
         let mut channel: HashMap<(u32, u32), u32> = HashMap::new();
         for (c, _) in &edges {
             *channel.entry((c.level, c.node)).or_default() += 1;
@@ -79,7 +79,7 @@ fn p1_1_counts_and_channel_capacities() {
     assert_eq!(each(1..=8, |i| g.capacity(i)), [16, 16, 8, 8, 4, 4, 2, 2]);
 }
 
-/// Notes §1.1 (seed 001 §3.1): ids run level by level and round-trip; N is a power of 4 ≤ 2^16.
+/// The vertex set of [BB] §3.1: ids run level by level and round-trip; N is a power of 4 ≤ 2^16.
 #[test]
 fn ids_and_constructor() {
     for n in [16, 64, 256, 1024] {
@@ -122,7 +122,7 @@ const N16_ROWS: &str = "
     <3,0,0>r0 <3,0,1>r1  <3,1,0>r2 <3,1,1>r3  <3,2,0>r4 <3,2,1>r5  <3,3,0>r6 <3,3,1>r7
     <3,4,0>r8 <3,4,1>r9  <3,5,0>r10 <3,5,1>r11  <3,6,0>r12 <3,6,1>r13  <3,7,0>r14 <3,7,1>r15";
 
-/// Notes §1.7 (seed 001 §3.1, Figure 1): every N = 16 edge channel by channel, every
+/// [BB] §3.1, Figure 1: every N = 16 edge channel by channel, every
 /// butterfly row `rX`, and the Figure 1 path from leaf 10 to root 2.
 #[test]
 fn n16_worked_example() {
@@ -153,10 +153,11 @@ fn n16_worked_example() {
     assert_eq!((path, rows), (figure_1.to_vec(), vec![10, 10, 8, 12, 4]));
 }
 
-/// P1.2 (notes §1.4, §1.9; seed 001 §3.1): for every leaf `l` and root `r` the §1.4 path uses
-/// edges of E, and exactly one monotone path leads from `l` to each vertex of each ancestor.
+/// The unique leaf–root path of [BB] §3.1: for every leaf `l` and root `r` the path formula
+/// uses edges of E, and exactly one monotone path leads from `l` to each vertex of each
+/// ancestor.
 #[test]
-fn p1_2_unique_leaf_root_paths() {
+fn unique_leaf_root_paths() {
     for n in [16, 64, 256] {
         let g = graph(n);
         let l = g.levels();
@@ -213,10 +214,11 @@ fn p1_2_unique_leaf_root_paths() {
     }
 }
 
-/// P1.3 (notes §1.5; seed 001 §3.1, seed 002 labelling): the row map is injective per level,
-/// each edge between levels i−1 and i is straight or flips bit L−i, leaves ↦ l, roots ↦ spread(r).
+/// [BB] §3.1, Figure 2 (a subgraph of the butterfly, in [LM]'s labels): the row map is
+/// injective per level, each edge between levels i−1 and i is straight or flips bit L−i,
+/// leaves ↦ l, roots ↦ spread(r).
 #[test]
-fn p1_3_butterfly_embedding() {
+fn butterfly_embedding() {
     for n in [16, 64, 256] {
         let g = graph(n);
         let l = g.levels();
@@ -239,10 +241,10 @@ fn p1_3_butterfly_embedding() {
     }
 }
 
-/// P1.4 (notes §1.6, [A-32]; seed 001 §3.1): the √N × √N mesh of trees embeds with dilation ≤ 2
-/// and load ≤ 2.
+/// [BB] §3.1 (the pruned butterfly embeds the mesh of trees with constant dilation and load):
+/// the √N × √N mesh of trees embeds with dilation ≤ 2 and load ≤ 2.
 #[test]
-fn p1_4_mesh_of_trees_embedding() {
+fn mesh_of_trees_embedding() {
     for n in [16, 64, 256] {
         let g = graph(n);
         let (l, s) = (g.levels(), g.roots());
@@ -285,7 +287,7 @@ fn p1_4_mesh_of_trees_embedding() {
     }
 }
 
-/// Load factors by the literal definition of notes §3.8 (channel cuts, both directions).
+/// Load factors by the literal definition of [BB] §2 over channel cuts (both directions).
 fn reference_load(g: &PrunedButterfly, msgs: &[(u32, u32)]) -> (f64, f64) {
     let (l, mut cut, mut dir) = (g.levels(), 0.0f64, 0.0f64);
     for (i, j) in (1..=l).flat_map(|i| (0..1u32 << i).map(move |j| (i, j))) {
@@ -298,8 +300,9 @@ fn reference_load(g: &PrunedButterfly, msgs: &[(u32, u32)]) -> (f64, f64) {
     (cut, dir)
 }
 
-/// Notes §3.8 / [A-15] (seed 001 §2): `load_factors` by hand for N = 16 and against the literal
-/// definition on random sets, `λ_dir ≤ λ_cut ≤ 2·λ_dir`; `peak` is the LCA level (§3.1).
+/// [BB] §2 (interpretation: 'Load factor', docs/interpretations.md): `load_factors` by hand for
+/// N = 16 and against the literal definition on random sets, `λ_dir ≤ λ_cut ≤ 2·λ_dir`; `peak`
+/// is the LCA level ([BB] §3.2).
 #[test]
 fn load_factors_small_and_random() {
     let g = graph(16);
@@ -340,7 +343,8 @@ fn load_factors_small_and_random() {
     }
 }
 
-/// Notes §7 item 1-e (seed 001 §3.1): over 100 random permutations, mean `λ_cut ≥ 0.9·√N/2`.
+/// [BB] §1 (a random permutation's expected λ is Ω(√N)): over 100 random permutations, mean
+/// `λ_cut ≥ 0.9·√N/2`.
 #[test]
 fn random_permutation_load_is_order_sqrt_n() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x1e);

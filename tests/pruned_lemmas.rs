@@ -1,5 +1,4 @@
-//! The routing lemmas of seed 001 §3 as properties, each on at least 1000 seeded random
-//! instances (notes-001 §2.8 and §3.7).
+//! The routing lemmas of [BB] §3 as properties, each on at least 1000 seeded random instances.
 
 use flitforge::pruned::golden::{
     Entry, LEFT, compression_conflicts, expand_sidetracking, expand_stopping, expansion_load,
@@ -45,7 +44,9 @@ fn random_expansion(g: &PrunedButterfly, rng: &mut ChaCha8Rng) -> (u32, u32, Vec
     (p, node, entries)
 }
 
-/// Lemma 1 (P2.1), P2.2, P2.4 and Corollary 1 (P2.3) on 1200 random expansions.
+/// Lemma 1 (and the consecutive sources of its proof), Corollary 1, and the remark of [BB] §3.3
+/// that sidetracking leaves the active messages of greedy-with-stopping unchanged, on 1200
+/// random expansions.
 #[test]
 fn lemma_1_corollary_1_and_model_equivalence_on_expansions() {
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
@@ -57,7 +58,7 @@ fn lemma_1_corollary_1_and_model_equivalence_on_expansions() {
         let a = expand_stopping(&g, p, node, &entries);
         let mut dir = vec![LEFT; g.vertex_count()];
         let b = expand_sidetracking(&g, p, node, &entries, &mut dir);
-        // P2.4: the same active messages reach every node under both models.
+        // [BB] §3.3: the same active messages reach every node under both models.
         assert_eq!(
             a.active_sets, b.active_sets,
             "instance {i}: models A and B differ"
@@ -75,7 +76,7 @@ fn lemma_1_corollary_1_and_model_equivalence_on_expansions() {
                     c.vertex
                 );
             }
-            // P2.2: active messages entering a node have consecutive source indices.
+            // Lemma 1's proof: active messages entering a node have consecutive source indices.
             for sets in &x.active_sets {
                 for set in sets {
                     assert!(
@@ -109,7 +110,7 @@ fn lemma_1_corollary_1_and_model_equivalence_on_expansions() {
     );
 }
 
-/// Corollary 1 for compressions (P2.3): ascending load ≤ 1 means no two paths share an edge.
+/// Corollary 1 for compressions: ascending load ≤ 1 means no two paths share an edge.
 #[test]
 fn corollary_1_on_compressions() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
@@ -186,10 +187,12 @@ fn workload(n: u32, i: usize, rng: &mut ChaCha8Rng) -> Vec<Message> {
     m
 }
 
-/// Lemma 4 and P3.1/P3.3 (checked inside the router on every batch), Lemma 6, Lemma 7, P3.2,
-/// P3.8, P3.9 and the bandwidth lower bound `T ≥ b·λ` on 1000 random message sets. The router
-/// counts Lemma 7 violations instead of failing (A-12: the printed proof has a gap); this test
-/// asserts that none occur on these instances.
+/// Lemma 4 and the batch ranks of [BB] §3.3 (checked inside the router on every batch), Lemma 6,
+/// Lemma 7, conflict-free compressions, at most two landings per leaf and batch, every record
+/// delivered with a deeper peak after every move, and the bandwidth lower bound `T ≥ b·λ`
+/// ([BB] §2) on 1000 random message sets. The router counts Lemma 7 violations instead of
+/// failing (the printed proof has a gap: interpretation 'Lemma 7', docs/interpretations.md);
+/// this test asserts that none occur on these instances.
 #[test]
 fn stage_algorithm_lemmas_on_random_message_sets() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
@@ -216,7 +219,7 @@ fn stage_algorithm_lemmas_on_random_message_sets() {
     assert!(sidetracked > 1000, "{sidetracked}");
 }
 
-/// P2.5: the register-level network and the abstract model agree on every landing (leaf and
+/// The register-level network and the abstract model agree on every landing (leaf and
 /// flag, round by round, via `trace_hash`), the final direction bits, the decision counts and
 /// the cycle counts, stage by stage.
 #[test]

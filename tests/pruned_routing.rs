@@ -1,6 +1,6 @@
-//! The bit-serial vertex switches at register level (seed 001 §3.3; notes-001 §2.5–2.7): the
-//! worked example's three batches and its cycle timeline at vertex <2,1,0>, and the head
-//! latency of three cycles per level.
+//! The bit-serial vertex switches at register level ([BB] §3.3): three batches from the root
+//! of N = 16 traced by hand, the cycle timeline of their first conflict at vertex <2,1,0>, and
+//! the head latency of three cycles per level.
 
 use flitforge::pruned::frame::{FrameFormat, Record};
 use flitforge::pruned::switch::{Inputs, PrunedNet};
@@ -86,10 +86,10 @@ fn net16() -> PrunedNet {
     PrunedNet::new(g, f)
 }
 
-/// Notes-001 §2.7: batches [5,5,5,7], [8,9,9,9], [9,9,9,9] from the root of N = 16 land where
-/// model B says, with the direction bits carried from batch to batch.
+/// Batches [5,5,5,7], [8,9,9,9], [9,9,9,9] from the root of N = 16 land where model B says,
+/// with the direction bits carried from batch to batch.
 #[test]
-fn worked_example_batches_land_as_the_notes_trace() {
+fn three_batches_from_the_root_of_16_land_as_model_b_says() {
     let mut net = net16();
     let watch = Vertex {
         level: 2,
@@ -112,7 +112,7 @@ fn worked_example_batches_land_as_the_notes_trace() {
     assert_eq!(net.errors(), (0, 0));
 }
 
-/// Notes-001 §2.7 timeline at <2,1,0> (its t0 is cycle 6 = 3 levels × 2 below the root):
+/// The first conflict's timeline at <2,1,0> (its t0 is cycle 6 = 3 levels × 2 below the root):
 /// COMPARE on the equal first bit with the contested port left, identical bits down both
 /// edges, and input 0 wins when the key bits differ at t0 + 4.
 #[test]

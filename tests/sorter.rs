@@ -1,5 +1,5 @@
-//! The flexible sorter of seed 001 §4.1 on its cycle-level circuit (notes-001 §4.8) and the
-//! sorting fat-tree of §4.2–4.3 (notes §5.4).
+//! The flexible sorter of [BB] §4.1 on its cycle-level circuit and the sorting fat-tree of
+//! §4.2–4.3.
 
 use flitforge::sorter::circuit::{FlexibleSorter, SorterParams, inring_dims, sort_cycles};
 use flitforge::sorter::fattree::{FatTree, colour};
@@ -22,8 +22,8 @@ const PARAMS: [(u32, u32); 11] = [
     (32, 64),
 ];
 
-/// Random inputs of every kind P4.1 names: uniform, few distinct values, only the extremes,
-/// already sorted, reversed, all equal.
+/// Random inputs of every kind: uniform, few distinct values, only the extremes, already
+/// sorted, reversed, all equal.
 fn input(rng: &mut ChaCha8Rng, r: usize, bits: u32) -> Vec<u64> {
     let max = (1u64 << bits) - 1;
     let mut v: Vec<u64> = match rng.random_range(0..6) {
@@ -43,8 +43,9 @@ fn input(rng: &mut ChaCha8Rng, r: usize, bits: u32) -> Vec<u64> {
     v
 }
 
-/// P4.1 on `count` random inputs: every `r` from 1 to `l` (the last column padded with
-/// dummies), `b` from 1 to 32, the output is the sorted input and the cycles are the formula's.
+/// Theorem 2's sorter on `count` random inputs: every `r` from 1 to `l` (the last column padded
+/// with dummies), `b` from 1 to 32, the output is the sorted input and the cycles are the
+/// formula's.
 fn sorts_random_inputs(seed: u64, count: usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut sorters: Vec<Option<FlexibleSorter>> = PARAMS.iter().map(|_| None).collect();
@@ -91,8 +92,8 @@ fn sorts_random_inputs_part_4() {
     sorts_random_inputs(4, 2500);
 }
 
-/// P4.4: control-store lengths. Omega switches hold `Σ_w 2β(w)w` bits (1168 for s = 8,
-/// l = 64, as notes §4.3 computes); cell `c` holds `Σ_{w > c} β(w)·owners(c, w)`.
+/// Control-store lengths ([BB] §4.1): Omega switches hold `Σ_w 2β(w)w` bits (1168 for s = 8,
+/// l = 64); cell `c` holds `Σ_{w > c} β(w)·owners(c, w)`.
 #[test]
 fn control_store_lengths() {
     for (s, l) in [(8, 64), (16, 256), (32, 1024)] {
@@ -136,7 +137,7 @@ fn control_store_lengths() {
     }
 }
 
-/// P4.5/P4.6: time grows with the number of columns: per phase, a sort costs between 4 and 8
+/// Theorem 2's time grows with the number of columns: per phase, a sort costs between 4 and 8
 /// cycles per column bit, `T ≤ 8·β(w)·w·(b + 1)`, for every `r` of two circuits.
 #[test]
 fn time_is_linear_in_columns_per_phase() {
@@ -152,8 +153,9 @@ fn time_is_linear_in_columns_per_phase() {
     }
 }
 
-/// Notes §5.1 structure, Lemma 10 (P5.1), the stage counts (P5.6) and delivery (P5.9) on the
-/// sorting fat-tree over sizes and workloads, with d-colouring for degree > 1.
+/// The sorting fat-tree over sizes and workloads: eq. (5) of Lemma 10's proof, the ascent stage
+/// counts and delivery of every message, with d-colouring for degree > 1 (interpretation:
+/// 'Fat-tree degree', docs/interpretations.md).
 #[test]
 fn sorting_fat_tree_routes_every_message() {
     for n in [64u32, 256, 1024, 4096] {

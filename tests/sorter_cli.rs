@@ -38,7 +38,7 @@ fn sort_writes_a_waveform_of_cells_loop_switches_omega_and_controller() {
     }
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let output: Vec<u64> = serde_json::from_value(j["output"].clone()).unwrap();
+    let output: Vec<u64> = serde_json::from_value(j["details"]["output"].clone()).unwrap();
     assert!(output.len() == 32 && output.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -115,10 +115,10 @@ fn experiment_writes_csv_and_charts() {
         "sorting-fat-tree",
         "--sizes",
         "256,1024",
-        "--seeds",
+        "--trials",
         "1",
         "--out",
-        &dir,
+        &format!("{dir}-tree"),
     ]);
     assert!(
         o.status.success() && text(&o.stdout).contains("Theorem 3"),
@@ -136,10 +136,7 @@ fn bad_sorter_input_is_a_clear_error() {
         (vec!["sort", "--r", "65"], "invalid r = 65"),
         (vec!["sort", "--r", "0"], "invalid r = 0"),
         (vec!["sort", "--bits", "33"], "invalid bits = 33"),
-        (
-            vec!["rtl", "--s", "8"],
-            "only with --circuit flexible-sorter",
-        ),
+        (vec!["rtl", "--s", "8"], "without --circuit flexible-sorter"),
         (
             vec!["sim", "--topology", "sorting-fat-tree", "--inputs", "12"],
             "inputs = 12",

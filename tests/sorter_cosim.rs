@@ -1,4 +1,4 @@
-//! The flexible sorter's generated Verilog against the model (seed 001 §4.1): bit-exact
+//! The flexible sorter's generated Verilog against the model ([BB] §4.1): bit-exact
 //! waveforms under Icarus and Verilator for r ∈ {8, 16, 32, 64} (every ring length w of
 //! s = 8, l = 64), a broken comparator that must be reported, lint and synthesis.
 //! These tests need iverilog, verilator and yosys; without them they fail with the install

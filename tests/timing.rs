@@ -1,4 +1,4 @@
-//! Flit-step timing of seed 000 §1.1 on the butterfly.
+//! Flit-step timing of [CMS] §1.1 on the butterfly.
 //!
 //! Convention: a message released at cycle 0 has its header written into the level-0 injection
 //! VC at the clock edge of cycle 0 (hop 0); flit j (1-based) crosses hop h at cycle h + j - 1,

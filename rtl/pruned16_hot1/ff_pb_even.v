@@ -3,7 +3,7 @@
 // Command: flitforge reference (pruned16_hot1)
 // Configuration hash: f8c5d7b82cf2a090
 //
-// Bit-serial pruned-butterfly vertex (seed 001 section 3.3; src/pruned/switch.rs): registers
+// Bit-serial pruned-butterfly vertex ([BB] section 3.3; src/pruned/switch.rs): registers
 // and next-state logic of the expansion half (rules (a)-(d) with the direction bit) and the
 // compression half, committed at the rising clock edge. Register names and widths are
 // src/pruned/switch.rs::layout.
@@ -59,7 +59,7 @@ module ff_pb_even #(
     assign err = tie_err | conflict;
     assign up = {up_o1, up_o0};
 
-    // ---- expansion half (notes-001 section 2.5) ----
+    // ---- expansion half ----
     always @(posedge clk) begin : expansion
         reg [1:0] inp;
         reg [1:0] nu, ns, no;
@@ -105,7 +105,8 @@ module ff_pb_even #(
                     act_p1 <= pres_p1 & inp[1];
                     epos <= 5'd2;
                 end else begin
-                    // Rules (a)-(d) at the first header bit (notes-001 section 2.3, A-06).
+                    // Rules (a)-(d) at the first header bit (docs/interpretations.md,
+                    // 'Rules (c) and (d)').
                     nu = 2'b00;
                     ns = 2'b00;
                     no = 2'b00;
@@ -201,7 +202,7 @@ module ff_pb_even #(
         end
     end
 
-    // ---- compression half (notes-001 section 2.6) ----
+    // ---- compression half ----
     always @(posedge clk) begin : compression
         reg [1:0] cin;
         reg p1;

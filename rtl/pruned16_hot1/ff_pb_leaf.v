@@ -3,7 +3,7 @@
 // Command: flitforge reference (pruned16_hot1)
 // Configuration hash: f8c5d7b82cf2a090
 //
-// Bit-serial pruned-butterfly vertex (seed 001 section 3.3; src/pruned/switch.rs): registers
+// Bit-serial pruned-butterfly vertex ([BB] section 3.3; src/pruned/switch.rs): registers
 // and next-state logic of the expansion half (rules (a)-(d) with the direction bit) and the
 // compression half, committed at the rising clock edge. Register names and widths are
 // src/pruned/switch.rs::layout.

@@ -167,7 +167,7 @@ pub fn place_route(
             .chain(String::from_utf8_lossy(&out.stderr).lines())
             .find(|l| l.contains("ERROR"))
             .map(|l| l.trim().to_string())
-            .or_else(|| Some(format!("nextpnr-ice40 exited with {:?}", out.status.code())));
+            .or_else(|| Some(format!("nextpnr-ice40: {}", out.status)));
     }
     result.seconds = round2(started.elapsed().as_secs_f64());
     Ok(result)

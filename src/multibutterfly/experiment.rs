@@ -1,4 +1,4 @@
-//! Seed 002 §IV's experiments reproduced (notes §3.4): Table I (how often randomly placed
+//! [LM] §IV's experiments reproduced: Table I (how often randomly placed
 //! faults propagate back to an input), Table II (greedy store-and-forward completion time) and
 //! Table III (percentage of packets never delayed). The fault-scaling measurement is
 //! [`super::tolerance`].
@@ -64,15 +64,15 @@ impl Row {
     }
 }
 
-/// Parameters of the Leighton–Maggs experiments (notes §3.6 defaults).
+/// Parameters of the Leighton–Maggs experiments (defaults: the set-up of [LM] §IV).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LeightonMaggsConfig {
-    /// N (seed 002: 1024).
+    /// N ([LM]: 1024).
     pub inputs: u32,
-    /// Trials per cell of Tables II and III (seed 002: 500).
+    /// Trials per cell of Tables II and III ([LM]: 500).
     pub trials: u32,
-    /// Trials per row of Table I (seed 002: 2000).
+    /// Trials per row of Table I ([LM]: 2000).
     pub table1_trials: u32,
     /// Fault counts of the modified rows of Tables II and III.
     pub faults: Vec<u32>,

@@ -1,4 +1,4 @@
-//! Faulty switches and how faults spread (seed 002 §III-A and §IV; notes §3.3.3, §3.3.5).
+//! Faulty switches and how faults spread ([LM] §III-A and §IV).
 //!
 //! A fault makes a switch useless: no packet enters or leaves it. Two rule sets decide which
 //! healthy switches must be given up as well, so that every switch left can still reach every
@@ -68,10 +68,11 @@ impl Faults {
     }
 }
 
-/// Which switch levels count as interior, where faults are placed, in seed 002's numbering:
+/// Which switch levels count as interior, where faults are placed, in [LM]'s numbering:
 /// for the modified splitter network its matching level is −1 and its level `k` is switch
 /// level `k + 1`; other networks number their levels from 0. Default: everything between the
-/// input level and the outputs (0..=lg N − 2 for the modified network, notes §3.4.4).
+/// input level and the outputs (0..=lg N − 2 for the modified network; docs/interpretations.md,
+/// 'Fault placement').
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interior {
     /// First and last interior level (inclusive); `None`: the default.
@@ -89,7 +90,7 @@ impl Interior {
                 "interior levels",
                 format!("{first}..{last}"),
                 format!(
-                    "a range of levels within {lo}..{hi} (seed 002's numbering; the outputs are never faulty)"
+                    "a range of levels within {lo}..{hi} ([LM]'s numbering; the outputs are never faulty)"
                 ),
             ));
         }
@@ -127,7 +128,7 @@ pub fn place_random(
     Ok(f)
 }
 
-/// Places `f` faults and propagates them until no input is faulty (seed 002 §IV: otherwise "all
+/// Places `f` faults and propagates them until no input is faulty ([LM] §IV: otherwise "all
 /// of the faults were removed, and a new set of random faults was placed"), at most
 /// `max_placements` times. Returns the faults and the number of placements drawn.
 pub fn place_until_inputs_survive(
@@ -143,7 +144,7 @@ pub fn place_until_inputs_survive(
             "faults",
             f,
             format!(
-                "0 on a {} (every interior fault propagates to 2^l inputs l levels back, seed 002 §I-B)",
+                "0 on a {} (every interior fault propagates to 2^l inputs l levels back, [LM] §I-B)",
                 topo.kind.name()
             ),
         ));
@@ -165,11 +166,11 @@ pub fn place_until_inputs_survive(
 }
 
 /// The experiments' rule at the modified network's matching level (level −1), which the paper
-/// does not state (notes §3.3.5, §3.7-5).
+/// does not state (docs/interpretations.md, 'Fault propagation').
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InputRule {
-    /// Faulty when all four neighbours are faulty (the notes' proposal).
+    /// Faulty when all four neighbours are faulty (flitforge's default).
     #[default]
     All,
     /// The splitter rule read literally: both links of matchings 0–1, or both of 2–3, lead to
@@ -177,7 +178,7 @@ pub enum InputRule {
     Pairs,
 }
 
-/// The experiments' propagation (seed 002 §IV): from the last interior level back to the inputs,
+/// The experiments' propagation ([LM] §IV): from the last interior level back to the inputs,
 /// a healthy switch becomes faulty when all `d` links of one direction lead to faulty switches
 /// (at an [`LinkClass::Any`] level: as `input_rule` says; an [`LinkClass::Exact`] stage never
 /// propagates, as outputs are never faulty). Returns the number of switches it made faulty.
@@ -270,14 +271,14 @@ mod tests {
         assemble(TopologyKind::ModifiedSplitter, n, 5, 2, links)
     }
 
-    /// Switch of seed-002 row `r` and level `l` (−1 = the matching level) of a modified network.
+    /// Switch of [LM]'s row `r` and level `l` (−1 = the matching level) of a modified network.
     fn at(l: i32, r: u32) -> NodeId {
         (l + 1) as u32 * 16 + r
     }
 
     #[test]
     fn one_butterfly_fault_blocks_two_to_the_l_switches_l_levels_back() {
-        // Seed 002 §I-B: a single fault blocks 2^l switches l levels back in a butterfly.
+        // [LM] §I-B: a single fault blocks 2^l switches l levels back in a butterfly.
         let t = butterfly(16).unwrap();
         let mut f = Faults::at(&t, [t.node_id(3, 0)]);
         assert_eq!(propagate(&t, &mut f, InputRule::All), 2 + 4 + 8);
@@ -299,7 +300,7 @@ mod tests {
     #[test]
     fn hand_made_modified_network_propagates_both_link_rule() {
         let t = hand_modified();
-        // Seed-002 level-2 rows 0 and 1 (inputs of the first 4x4 block) faulty: level-1 input i
+        // [LM]'s level-2 rows 0 and 1 (inputs of the first 4x4 block) faulty: level-1 input i
         // of block 0..7 links up to rows i mod 4 and i+1 mod 4, so only i = 0 and 4 lose both.
         let mut f = Faults::at(&t, [at(2, 0), at(2, 1)]);
         assert_eq!(propagate(&t, &mut f, InputRule::All), 2);

@@ -1,6 +1,6 @@
-//! The experiments' greedy store-and-forward routing (seed 002 §IV; notes §3.4.2) and their
-//! routing problems, run on the switch model's [`FlowControl::Greedy`] mode under the
-//! two-phase clock.
+//! The experiments' greedy store-and-forward routing ([LM] §IV; docs/interpretations.md,
+//! 'Greedy step') and their routing problems, run on the switch model's
+//! [`FlowControl::Greedy`] mode under the two-phase clock.
 
 use super::faults::Faults;
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// A routing problem of seed 002 §IV: `copies` problems at once, each one packet per input.
+/// A routing problem of [LM] §IV: `copies` problems at once, each one packet per input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Problem {
     /// Transpose (destination = source rotated by ⌊lg N / 2⌋ bits) instead of independent
@@ -99,14 +99,15 @@ impl FromStr for Problem {
     }
 }
 
-/// Parameters of the greedy routing (notes §3.6 defaults: admission at most 4, lowest link).
+/// Parameters of the greedy routing (defaults: admission at most 4 as in [LM] §IV, the lowest
+/// link as in docs/interpretations.md, 'Link choice').
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GreedyConfig {
     /// A link may be used only if its head held at most this many packets at the end of the
-    /// previous step (seed 002: 4).
+    /// previous step ([LM]: 4).
     pub max_held: u32,
-    /// Which of the eligible links a packet takes (notes §3.7-3).
+    /// Which of the eligible links a packet takes (docs/interpretations.md, 'Link choice').
     pub lane_choice: LaneChoice,
     /// Steps without any packet moving, while packets remain, before a deadlock is reported.
     pub watchdog: u64,
@@ -443,7 +444,7 @@ mod tests {
 
     #[test]
     fn butterfly_transpose_is_deterministic_and_congested() {
-        // Seed 002 §IV: transpose is the butterfly's worst case (sqrt N packets through one
+        // [LM] §IV: transpose is the butterfly's worst case (sqrt N packets through one
         // middle switch).
         let a = route(butterfly(256).unwrap(), None, Problem::TABLE[2], 1);
         let b = route(butterfly(256).unwrap(), None, Problem::TABLE[2], 2);

@@ -1,9 +1,9 @@
-//! Multibutterflies and randomly-wired splitter networks around faults (seed 002; notes §3).
+//! Multibutterflies and randomly-wired splitter networks around faults ([LM]).
 //!
 //! - [`faults`]: fault placement and the experiments' "both links" propagation (§IV);
 //!   [`theory`]: the theory's erasure and "half the links" rules with the survivors of
 //!   Theorem 3.4 (§III-A).
-//! - [`greedy`]: the experiments' greedy store-and-forward routing (§IV, notes §3.4.2) on the
+//! - [`greedy`]: the experiments' greedy store-and-forward routing (§IV) on the
 //!   switch model's greedy flow-control mode, and the routing problems `1`, `10`, `1T`, `10T`;
 //!   [`wave`]: its VCD waveform.
 //! - [`upfal`]: Upfal's wave algorithm (§II-A) with its potential function and Lemma 2.5

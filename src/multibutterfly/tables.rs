@@ -1,4 +1,4 @@
-//! The results of seed 002's Tables I–III (§IV) and how they are written: CSV, a Markdown
+//! The results of [LM]'s Tables I–III (§IV) and how they are written: CSV, a Markdown
 //! layout like the paper's, and an SVG chart of completion time against faults.
 
 use super::experiment::{LeightonMaggsConfig, Row};
@@ -173,7 +173,7 @@ impl Tables {
     pub fn markdown(&self) -> String {
         let c = &self.config;
         let mut o = format!(
-            "# Seed 002 §IV reproduced: N = {}, d = 2\n\nSeed {}; faults on levels {} of the modified network (seed-002 numbering); input-level rule `{}`; admission: head held at most {} packets; link choice `{}`; wiring `{}`{}.\n\n",
+            "# [LM] §IV reproduced: N = {}, d = 2\n\nSeed {}; faults on levels {} of the modified network ([LM]'s numbering); input-level rule `{}`; admission: head held at most {} packets; link choice `{}`; wiring `{}`{}.\n\n",
             c.inputs,
             c.seed,
             match c.interior.levels {
@@ -189,6 +189,9 @@ impl Tables {
             } else {
                 " without clean-up"
             },
+        );
+        o.push_str(
+            "Row labels, as in [LM]: `0 (nor)` the fault-free butterfly; `0 (dil)` the fault-free dilated butterfly (d = 2); `0` the fault-free randomly-wired splitter network (d = 2, without the modification); `F*` the modified splitter network with F random faults on its interior levels (`0*` fault-free). Problems (columns): `1` one packet per input to a uniformly random destination, `10` ten packets per input, `1T` the transpose permutation, `10T` ten copies of it. A cell shows the mean, σ below it.\n\n",
         );
         if !self.table1.is_empty() {
             let _ = writeln!(
@@ -247,7 +250,7 @@ impl Tables {
     pub fn chart(&self) -> String {
         let mut chart = Chart::new(
             &format!(
-                "Greedy completion time vs faults (seed 002 Table II, N = {})",
+                "Greedy completion time vs faults ([LM] Table II, N = {})",
                 self.config.inputs
             ),
             "random faults in the modified splitter network",
@@ -264,11 +267,16 @@ impl Tables {
             .collect();
         let max_f = modified.iter().map(|m| m.1).max().unwrap_or(0);
         for (p, problem) in Problem::TABLE.iter().enumerate() {
-            let points = modified
+            let stats: Vec<(f64, Stat)> = modified
                 .iter()
-                .map(|&(r, f)| (f64::from(f), self.completion(r, p).mean))
+                .map(|&(r, f)| (f64::from(f), self.completion(r, p)))
                 .collect();
-            chart = chart.series(&format!("{problem} (modified)"), points, Marker::LinePoints);
+            chart = chart.series_with_sigma(
+                &format!("{problem} (modified), mean ± σ"),
+                stats.iter().map(|(f, s)| (*f, s.mean)).collect(),
+                stats.iter().map(|(_, s)| s.sigma).collect(),
+                Marker::LinePoints,
+            );
         }
         for (r, row) in self
             .rows

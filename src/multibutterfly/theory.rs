@@ -1,15 +1,15 @@
-//! The theory's fault handling (seed 002 §III-A; notes §3.3.3): splitters with more than an ε
-//! fraction of faulty inputs are erased with everything below them ([`erase`]), then a switch
-//! becomes faulty when at least half of its up or of its down links lead to faulty, non-erased
-//! switches ([`propagate_theory`]); Theorem 3.4 bounds the inputs and outputs that survive
-//! ([`Theory`], [`survivors`]).
+//! The theory's fault handling ([LM] §III-A): splitters with more than an ε fraction of faulty
+//! inputs are erased with everything below them ([`erase`]), then a switch becomes faulty when
+//! at least half of its up or of its down links lead to faulty, non-erased switches
+//! ([`propagate_theory`]); Theorem 3.4 bounds the inputs and outputs that survive ([`Theory`],
+//! [`survivors`]).
 
 use super::faults::Faults;
 use crate::error::{Error, Result};
 use crate::topology::{LinkClass, Topology, TopologyKind};
 use serde::Serialize;
 
-/// Constants of the theory's fault handling (seed 002 §III-A) for a multibutterfly of
+/// Constants of the theory's fault handling ([LM] §III-A) for a multibutterfly of
 /// multiplicity `d` whose splitters have (α, β)-expansion.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Theory {
@@ -74,7 +74,7 @@ fn check_splitter_network(topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// Seed 002 §III-A step 1: every splitter (level `l`, block of `M = N/2^l` rows) with more than
+/// [LM] §III-A step 1: every splitter (level `l`, block of `M = N/2^l` rows) with more than
 /// ε·M faulty inputs is erased with its block's rows on every level from `l` down to the
 /// outputs. Returns the number of splitters erased.
 pub fn erase(topo: &Topology, faults: &mut Faults, theory: &Theory) -> Result<usize> {
@@ -100,7 +100,7 @@ pub fn erase(topo: &Topology, faults: &mut Faults, theory: &Theory) -> Result<us
     Ok(erased)
 }
 
-/// Seed 002 §III-A step 2: from level lg N − 1 back to 0, a healthy, non-erased switch becomes
+/// [LM] §III-A step 2: from level lg N − 1 back to 0, a healthy, non-erased switch becomes
 /// faulty when at least ⌈d/2⌉ of its up links, or of its down links, lead to faulty non-erased
 /// switches. Returns the number of switches it made faulty.
 pub fn propagate_theory(topo: &Topology, faults: &mut Faults) -> Result<usize> {

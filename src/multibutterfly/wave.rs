@@ -1,4 +1,4 @@
-//! VCD waveforms of a greedy store-and-forward run (seed 002 §IV): every register
+//! VCD waveforms of a greedy store-and-forward run ([LM] §IV): every register
 //! [`Fabric::greedy_layout`] declares, per switch below the outputs, under
 //! `tb.net.l{level}_c{column}`, with the timing of [`crate::wave`] (cycle `c` commits at
 //! `10c + 15` ns). The reset state is the loaded input queues.

@@ -1,6 +1,6 @@
 //! `flitforge experiment pruned-butterfly`: routing time of the stage algorithm against the
 //! load factor `λ(M)` and `N`, for random message sets, permutations and degree-`d` sets,
-//! compared with Theorem 1's `O(λ log² N)` (seed 001 §3.3; notes-001 §3.7 P3.10).
+//! compared with Theorem 1's `O(λ log² N)` ([BB] §3.3).
 //!
 //! The main result is the ratio `T / (⌈λ⌉·L²)` per `N` (`λ = λ_dir`): Theorem 1 holds on the
 //! sample when it stays bounded as `N` grows, which the second chart shows. The fit
@@ -44,7 +44,7 @@ impl Run {
     }
 }
 
-/// The workloads of the experiment (notes-001 §9.4): random sets with `q` messages per
+/// The workloads of the experiment: random sets with `q` messages per
 /// source, permutations, degree-`d` sets and a hot region.
 pub fn workloads() -> Vec<(&'static str, Traffic)> {
     vec![

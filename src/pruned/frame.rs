@@ -1,4 +1,5 @@
-//! Bit-serial packet formats of the pruned butterfly (seed 001 §3.3; notes-001 §2.4, A-05).
+//! Bit-serial packet formats of the pruned butterfly ([BB] §3.3; interpretation: 'Packet
+//! format', docs/interpretations.md).
 //!
 //! Expansion packet as it enters a vertex at level `m`:
 //! `V A H K R` — `V` = 1 marks a packet (idle wires carry 0), `A` = active, `H` = the

@@ -1,12 +1,13 @@
-//! Abstract, level-synchronous models of one expansion and one compression (seed 001 §3.1,
-//! §3.3; notes-001 §2.2–2.3). They move whole messages one level per step and are the oracles
-//! the bit-serial switches ([`super::switch`]) are held equal to.
+//! Abstract, level-synchronous models of one expansion and one compression ([BB] §3.1, §3.3).
+//! They move whole messages one level per step and are the oracles the bit-serial switches
+//! ([`super::switch`]) are held equal to.
 //!
 //! * Model A, greedy-with-stopping: at a conflict the smaller key `(destination, h)` goes on,
-//!   the other stops for good (tie-break A-04).
-//! * Model B, greedy-with-sidetracking: rules (a)–(d) of §3.3 with the interpretations of
-//!   A-06 (two sidetracked messages: input 0 left, input 1 right; `dir` toggles only under
-//!   rule (d)) and A-07 (direction bits persist across batches and stages).
+//!   the other stops for good (tie-break: interpretation 'Greedy ties', docs/interpretations.md).
+//! * Model B, greedy-with-sidetracking: rules (a)–(d) of §3.3 with the interpretations 'Rules
+//!   (c) and (d)' (two sidetracked messages: input 0 left, input 1 right; `dir` toggles only
+//!   under rule (d)) and 'Direction bits' (direction bits persist across batches and stages) of
+//!   docs/interpretations.md.
 
 use super::switch::RuleCounts;
 use crate::topology::pruned::{PrunedButterfly, Vertex};
@@ -212,7 +213,7 @@ fn route(
     out
 }
 
-/// Load factor of an expansion from node `(level, node)` to `destinations` (notes §2.1): the
+/// Load factor of an expansion from node `(level, node)` to `destinations` ([BB] §3.1): the
 /// largest `#destinations under u / cap(u)` over the nodes `u` below the injecting node.
 pub fn expansion_load(g: &PrunedButterfly, level: u32, destinations: &[u32]) -> f64 {
     let l = g.levels();
@@ -229,7 +230,7 @@ pub fn expansion_load(g: &PrunedButterfly, level: u32, destinations: &[u32]) -> 
 }
 
 /// Number of edge conflicts in a compression of messages `(leaf, h)` to vertices `h` of their
-/// level-`level` ancestor (all moving in lockstep along the unique paths of notes §1.4).
+/// level-`level` ancestor (all moving in lockstep along the unique paths of [BB] §3.1).
 pub fn compression_conflicts(g: &PrunedButterfly, level: u32, messages: &[(u32, u32)]) -> usize {
     let mut used = std::collections::HashSet::new();
     let mut conflicts = 0;
@@ -262,9 +263,10 @@ mod tests {
             .collect()
     }
 
-    /// The worked example of notes §2.7: three batches from the root of N = 16.
+    /// Three batches from the root of N = 16 traced by hand under rules (a)–(d) of [BB] §3.3,
+    /// the direction bits carried from one batch to the next.
     #[test]
-    fn notes_worked_example() {
+    fn three_batches_from_the_root_of_16_land_as_traced() {
         let g = PrunedButterfly::new(16).unwrap();
         let mut dir = vec![LEFT; g.vertex_count()];
         let a = expand_sidetracking(&g, 0, 0, &root_entries(&[5, 5, 5, 7]), &mut dir);

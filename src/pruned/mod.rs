@@ -1,8 +1,9 @@
-//! The pruned butterfly of seed 001 §3 as hardware: bit-serial vertex switches with direction
+//! The pruned butterfly of [BB] §3 as hardware: bit-serial vertex switches with direction
 //! bits ([`switch`]), their packet formats ([`frame`]), the abstract greedy models they are
 //! held equal to ([`golden`]), the stage algorithm that routes arbitrary message sets with
 //! them ([`stage`]), and its waveform and Verilog back ends ([`wave`], [`rtl`]). The graph
-//! itself is [`crate::topology::pruned`]; the reading notes are notes-001 §1–3.
+//! itself is [`crate::topology::pruned`]; where flitforge reads the paper one way among several,
+//! docs/interpretations.md says so.
 
 pub mod experiment;
 pub mod frame;
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 /// A pruned-butterfly run: the network, the message set and the engine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PrunedConfig {
     /// Leaves `N`: a power of 4 from 16 to 65536.
     pub inputs: u32,
@@ -34,6 +35,13 @@ pub struct PrunedConfig {
     pub body_bits: Option<u32>,
     pub engine: Engine,
     pub costs: Costs,
+}
+
+impl Default for PrunedConfig {
+    /// 64 leaves, a random permutation, seed 1.
+    fn default() -> Self {
+        PrunedConfig::new(64, Traffic::RandomPermutation, 1)
+    }
 }
 
 impl PrunedConfig {

@@ -1,5 +1,5 @@
-//! What a pruned-butterfly run reports (seed 001 §3.3; notes-001 §3.6–3.7): per stage and in
-//! total, with the lemma bounds and how often they were exceeded.
+//! What a pruned-butterfly run reports ([BB] §3.3): per stage and in total, with the lemma
+//! bounds and how often they were exceeded.
 
 use super::switch::RuleCounts;
 use serde::Serialize;
@@ -34,7 +34,7 @@ pub struct RouteReport {
     pub network_cycles: u64,
     pub load_factor_cut: f64,
     pub load_factor_dir: f64,
-    /// Degree `d`.
+    /// Degree `d` (interpretation: 'Degree', docs/interpretations.md).
     pub degree: u32,
     /// `max_i max_T λ_T`.
     pub max_lambda_t: u32,
@@ -49,7 +49,8 @@ pub struct RouteReport {
     /// Compression conflicts and unresolved comparisons (both must be 0).
     pub compression_conflicts: usize,
     pub unresolved_ties: usize,
-    /// Records sitting at the peak node at once, most over all nodes (A-11: `2·W_p` buffers).
+    /// Records sitting at the peak node at once, most over all nodes (`2·W_p` buffers:
+    /// interpretation 'Root buffers', docs/interpretations.md).
     pub max_sorter_occupancy: usize,
     /// Decisions of the expansion switches by case of the §3.3 table.
     pub rules: RuleCounts,

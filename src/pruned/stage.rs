@@ -1,15 +1,15 @@
-//! The stage algorithm of seed 001 §3.2–3.3 (notes-001 §3): `L` stages, root level first; in
-//! stage `i` every record whose peak is `i` moves to a leaf of the other child of its peak
-//! node, in `λ_T` batches per sibling subtree `T` (Lemma 4), each batch compressed to the peak
-//! node (Option II, A-08), sorted there by destination (Lemma 3, modelled at the message level)
-//! and expanded into the sibling with sidetracking. Sidetracked records are queued at the leaf
-//! they land on with their new, deeper peak.
+//! The stage algorithm of [BB] §3.2–3.3: `L` stages, root level first; in stage `i` every
+//! record whose peak is `i` moves to a leaf of the other child of its peak node, in `λ_T`
+//! batches per sibling subtree `T` (Lemma 4), each batch compressed to the peak node
+//! (interpretation: 'Compression target', docs/interpretations.md), sorted there by destination
+//! (Lemma 3, modelled at the message level) and expanded into the sibling with sidetracking.
+//! Sidetracked records are queued at the leaf they land on with their new, deeper peak.
 //!
 //! Two engines move the batches: [`Engine::Cycle`] runs the register-level network of
 //! [`super::switch`] bit by bit; [`Engine::Golden`] uses the abstract model B of
 //! [`super::golden`] with the same cycle counts. Tests hold them equal.
 //!
-//! Cycle accounting (notes §3.6): compression and expansion take the cycles the network takes;
+//! Cycle accounting: compression and expansion take the cycles the network takes;
 //! the transaction-level units cost `Q = c_Q·L` per queue operation, `c_pre·(⌈lg N⌉ + depth T)`
 //! per Lemma 2 pass (four per stage: sum, max, broadcast, prefix) and `c_rs·⌈lg N⌉` per sort.
 //! The network is clocked through those phases with idle wires, so a waveform's time axis is
@@ -34,7 +34,7 @@ pub enum Engine {
     Golden,
 }
 
-/// Latency constants of the transaction-level units (notes §9.2).
+/// Latency constants of the transaction-level units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Costs {
@@ -286,7 +286,8 @@ impl Router {
         let mut prefix = vec![0u32; g.leaves() as usize];
         for t in 0..subtrees {
             let base = t * span;
-            // ℓ_u for every node u of T, level by level, and λ_T = max ⌈ℓ_u / cap⌉.
+            // ℓ_u for every node u of T, level by level, and λ_T = max ⌈ℓ_u / cap⌉
+            // (interpretation: 'Batch count', docs/interpretations.md).
             for m in stage + 1..=l {
                 let width = 1u32 << (l - m);
                 for u in 0..span / width {
@@ -343,10 +344,11 @@ impl Router {
         Ok(())
     }
 
-    /// Dequeues batch `q` of every `T` (notes §3.4 steps 5–7): record number `x` of leaf `l`
-    /// has global index `g = x_l + x`, goes to batch `g mod λ_T`, and its compression rank is
-    /// `⌊g / λ_T⌋`. P3.3: that rank must equal the per-batch prefix count the paper computes,
-    /// `Σ_{l' < l in T} c_l'(q)` plus the record's position among leaf `l`'s `c_l(q)`.
+    /// Dequeues batch `q` of every `T` ([BB] §3.3, Lemma 4): record number `x` of leaf `l` has
+    /// global index `g = x_l + x`, goes to batch `g mod λ_T`, and its compression rank is
+    /// `⌊g / λ_T⌋`. That rank must equal the per-batch prefix count the paper computes ([BB]
+    /// §3.3, "Routing of the batches"), `Σ_{l' < l in T} c_l'(q)` plus the record's position
+    /// among leaf `l`'s `c_l(q)`.
     fn dequeue_batch(
         &mut self,
         stage: u32,
@@ -387,7 +389,7 @@ impl Router {
                     return Err(invariant(
                         self.cycle,
                         format!(
-                            "P3.3: record {gi} of batch {q} has rank {} but {rank} precede it",
+                            "record {gi} of batch {q} has rank {} but {rank} precede it",
                             gi / lt
                         ),
                     ));
@@ -406,7 +408,7 @@ impl Router {
         Ok(batch)
     }
 
-    /// Lemma 4 (P3.1): batch `q` of every `T` with `q < λ_T` is non-empty, loads every channel
+    /// Lemma 4: batch `q` of every `T` with `q < λ_T` is non-empty, loads every channel
     /// of `T` (and `T`'s top channel) to at most its capacity, and puts `⌊ℓ_u/λ_T⌋` or
     /// `⌈ℓ_u/λ_T⌉` records on the channel above each node `u` (batch sizes differ by ≤ 1).
     fn check_lemma4(
@@ -785,7 +787,7 @@ impl Router {
             return Err(invariant(
                 self.cycle,
                 format!(
-                    "{} records landed on leaf {leaf} in one batch (at most 2, A-13)",
+                    "{} records landed on leaf {leaf} in one batch (at most 2, one per in-edge)",
                     per_leaf[leaf]
                 ),
             ));

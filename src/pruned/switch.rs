@@ -1,5 +1,5 @@
-//! The bit-serial vertex switch of the pruned butterfly as a clocked state machine (seed 001
-//! §3.3; notes-001 §2.5–2.6), and the whole network of them under a two-phase clock.
+//! The bit-serial vertex switch of the pruned butterfly as a clocked state machine ([BB]
+//! §3.3), and the whole network of them under a two-phase clock.
 //!
 //! Every vertex above the leaves has two halves that never run in the same phase:
 //!
@@ -34,7 +34,8 @@ const COMPARE: u8 = 3;
 /// Registers of one vertex. Unused fields of a kind stay 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VertexRegs {
-    /// Direction bit (`true` = right); reset left, never reset again.
+    /// Direction bit (`true` = right); reset left, never reset again (interpretation:
+    /// 'Direction bits', docs/interpretations.md).
     pub dir: bool,
     /// Expansion frame position of the current input bit.
     pub epos: u16,
@@ -173,7 +174,7 @@ impl VertexKind {
         }
     }
 
-    /// Up-ports of the kind (notes §1.2): none at the roots, one at odd levels, two at even
+    /// Up-ports of the kind ([BB] §3.1): none at the roots, one at odd levels, two at even
     /// levels and the leaves.
     pub fn up_ports(self) -> u32 {
         match self {
@@ -436,7 +437,7 @@ impl PrunedNet {
     }
 }
 
-/// Next state of the expansion half (notes §2.5). `len` = input frame length at this level.
+/// Next state of the expansion half. `len` = input frame length at this level.
 fn expansion_next(r: &mut VertexRegs, inp: [bool; 2], len: u32) {
     let pos = u32::from(r.epos);
     match r.estate {
@@ -494,7 +495,8 @@ fn expansion_next(r: &mut VertexRegs, inp: [bool; 2], len: u32) {
     }
 }
 
-/// Rules (a)–(d) of §3.3 at the first header bit `g` (notes §2.3 table, A-06).
+/// Rules (a)–(d) of [BB] §3.3 at the first header bit `g` (interpretation: 'Rules (c) and (d)',
+/// docs/interpretations.md).
 fn decide(r: &mut VertexRegs, g: [bool; 2]) {
     let mut route = |input: usize, port: bool, active: bool| {
         let o = usize::from(port);
@@ -539,7 +541,7 @@ fn decide(r: &mut VertexRegs, g: [bool; 2]) {
     }
 }
 
-/// Next state of the compression half (notes §2.6). `len` = input frame length at this level;
+/// Next state of the compression half. `len` = input frame length at this level;
 /// `strip` for even levels, which consume one `Hc` bit to choose the up-port.
 fn compression_next(r: &mut VertexRegs, inp: [bool; 2], len: u32, strip: bool) {
     let pos = u32::from(r.cpos);

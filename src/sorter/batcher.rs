@@ -1,6 +1,6 @@
 //! Batcher's odd–even merge sort network, a reference column sorter for `s = 2^k` lines
-//! (notes-001 §4.4 item 4 leaves the [BP85] sorter's internals out of scope, [A-39]; this is a
-//! structural stand-in for the functional one).
+//! (flitforge does not model the internals of the [BP85] sorter that [BB] Lemma 9 uses; this is
+//! a structural stand-in for it: docs/interpretations.md, 'Column sorter').
 
 /// The comparator layers of Batcher's odd–even merge sort on `s = 2^k` lines. A comparator
 /// `(i, j)` has `i < j` and puts the minimum on `i`, the maximum on `j`; the comparators of one

@@ -1,17 +1,19 @@
-//! The flexible sorter of Theorem 2 (seed 001 §4.1; notes-001 §4.4–4.6) as a clocked state
-//! machine: `s` rings of `l/s` cells (each cell two `(b+1)`-bit shift registers `D` and `X`,
-//! the extra bit a dummy flag that sorts last), loop switches closing every ring at a
-//! power-of-two length `w`, a bit-serial column sorter, an Omega network between the rings,
-//! and control stores holding the precomputed Beneš control bits for every valid `w`.
+//! The flexible sorter of Theorem 2 ([BB] §4.1) as a clocked state machine: `s` rings of `l/s`
+//! cells (each cell two `(b+1)`-bit shift registers `D` and `X`, the extra bit a dummy flag that
+//! sorts last), loop switches closing every ring at a power-of-two length `w`, a bit-serial
+//! column sorter, an Omega network between the rings, and control stores holding the
+//! precomputed Beneš control bits for every valid `w`.
 //!
 //! * **Column sorter.** Batcher's odd–even merge sort on `s` lines, bit-serial and MSB first:
 //!   every comparator latches, at the first differing bit of a word, whether to exchange, and
 //!   each layer is one register stage, so a column takes `depth = k(k+1)/2` cycles (`s = 2^k`)
-//!   and columns stream back to back. It stands in for the [BP85] sorter of Lemma 9:
-//!   same interface, `O(log² s)` instead of `O(log s)` latency.
+//!   and columns stream back to back. It stands in for the [BP85] sorter of Lemma 9
+//!   (interpretation: 'Column sorter', docs/interpretations.md): same interface, `O(log² s)`
+//!   instead of `O(log s)` latency.
 //! * **Sorting step.** Every ring streams its `w` words, cell 0 first, through the sorter and
 //!   back into its top cell: `w·(b+1) + depth` cycles rotate each loop exactly once.
-//! * **Permuting step** (§4.5, A-21/A-22). The Beneš network on the `s·w` lines
+//! * **Permuting step** (interpretations 'In-ring exchanges' and 'Beneš traversal',
+//!   docs/interpretations.md). The Beneš network on the `s·w` lines
 //!   `ℓ = ρ·w + c` is simulated as: an Omega forward pass (ring dimensions, most significant
 //!   first; `w·(b+1) + lg s` cycles), in-ring stages through the `X` registers (per cell
 //!   dimension `j`: copy, rotate `X` down `2^j` cells, owners exchange, rotate back, non-owners
@@ -22,8 +24,9 @@
 //!   layout). A store is modelled as its constant contents and a position register (`optr`
 //!   per Omega stage, `cptr` per cell position, shared by the stores that advance together);
 //!   advancing the position is shifting the register. Before the first permuting step the
-//!   positions seek past the smaller fields; afterwards they shift back to 0, so a sort
-//!   of width `w` never pays for larger fields.
+//!   positions seek past the smaller fields; afterwards they shift back to 0 (interpretation:
+//!   'Control-store rewind', docs/interpretations.md), so a sort of width `w` never pays for
+//!   larger fields.
 //!
 //! Input enters bit-serially, `s` words (one column) per `b+1` cycles, with a dummy flag per
 //! word, so any `r ≤ l` is sorted by padding the last column with dummies; output leaves
@@ -300,7 +303,7 @@ impl FlexibleSorter {
             .collect()
     }
 
-    /// P4.3, checked as the controller leaves a step: after a sorting step every column is
+    /// Checked as the controller leaves a step: after a sorting step every column is
     /// sorted; after a permuting step the array is the phase's permutation of the array before
     /// it.
     fn check_step(&self, was: u8, phase: u32, before_perm: &mut Vec<u64>) -> Result<()> {

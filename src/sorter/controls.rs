@@ -1,7 +1,7 @@
-//! The flexible sorter's build-time side (seed 001 §4.1; notes-001 §4.2–4.6): its
-//! parameters, the control stores precomputed from the Columnsort schedules by the looping
-//! algorithm and scattered to the Omega switches and cells, and the exact cycle count of a
-//! sort without simulating ([`sort_cycles`]).
+//! The flexible sorter's build-time side ([BB] §4.1): its parameters, the control stores
+//! precomputed from the Columnsort schedules by the looping algorithm and scattered to the
+//! Omega switches and cells, and the exact cycle count of a sort without simulating
+//! ([`sort_cycles`]).
 
 use super::batcher::odd_even_merge_sort;
 use super::looping;
@@ -112,7 +112,7 @@ pub fn inring_dims(w: u32) -> Vec<u32> {
 impl Controls {
     /// Computes every control bit: for each `w = 2 … l/s`, the Columnsort schedule, each phase's
     /// permutation as a Beneš line permutation, its looping-algorithm controls, scattered to
-    /// the Omega switches and cells (notes §4.5).
+    /// the Omega switches and cells ([BB] §4.1).
     pub fn new(params: SorterParams) -> Result<Self> {
         params.validate()?;
         let (s, c_max, lg_s) = (params.s, params.cells(), params.lg_s());
@@ -243,7 +243,7 @@ impl Controls {
 }
 
 /// Cycles a sort of `r` words takes, from the `start` cycle to the return to IDLE, without
-/// simulating (notes §4.6; equal to the circuit's count, which depends only on `⌈r/s⌉`):
+/// simulating (equal to the circuit's count, which depends only on `⌈r/s⌉`):
 /// `2 + ⌈r/s⌉·(b+1) + seek + β·(w(b+1) + depth) + [w ≥ 2]·β·(2(w(b+1) + lg s) +
 /// Σ_j (2·2^j·(b+1) + 3)) + max(⌈r/s⌉·(b+1), rewind)`. Needs only the phase counts, so it
 /// also serves sorters too large to build (the sorting fat-tree's upper nodes).

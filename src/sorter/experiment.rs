@@ -1,5 +1,5 @@
-//! Experiments of seed 001 §4: the flexible sorter's time against `r` (Theorem 2, notes P4.5–
-//! P4.6) and the sorting fat-tree's routing time against `λ` and `N` (Theorem 3, P5.7).
+//! Experiments of [BB] §4: the flexible sorter's time against `r` (Theorem 2) and the sorting
+//! fat-tree's routing time against `λ` and `N` (Theorem 3).
 //!
 //! Theorem 2: `T(r) = O((b + lg s)·r/s)` for `s ≤ r ≤ l`, the constant including the largest
 //! phase count `max_w β(w)`. The experiment sorts random inputs on the cycle-level circuit for
@@ -185,19 +185,22 @@ pub struct TreePoint {
     pub ratio: f64,
 }
 
+/// The message sets the sorting fat-tree experiment routes.
+pub const TREE_WORKLOADS: [(&str, Traffic); 5] = [
+    ("random-permutation", Traffic::RandomPermutation),
+    ("transpose", Traffic::Transpose),
+    ("bit-reversal", Traffic::BitReversal),
+    ("degree-2", Traffic::QRelation { q: 2 }),
+    ("uniform-q1", Traffic::Uniform { q: 1 }),
+];
+
 /// Routes every workload on every size with `seeds` seeds.
 pub fn tree_sweep(
     sizes: &[u32],
     seeds: u64,
     mut progress: impl FnMut(&TreePoint),
 ) -> Result<Vec<TreePoint>> {
-    let workloads = [
-        ("random-permutation", Traffic::RandomPermutation),
-        ("transpose", Traffic::Transpose),
-        ("bit-reversal", Traffic::BitReversal),
-        ("degree-2", Traffic::QRelation { q: 2 }),
-        ("uniform-q1", Traffic::Uniform { q: 1 }),
-    ];
+    let workloads = TREE_WORKLOADS;
     let mut out = Vec::new();
     for &n in sizes {
         let tree = FatTree::new(n, 2 * n.trailing_zeros())?;

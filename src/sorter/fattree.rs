@@ -1,27 +1,30 @@
-//! The sorting fat-tree of seed 001 §4.2–4.3 (notes-001 §5) at the message level, with the
-//! cycle cost of every sort taken from the flexible-sorter model ([`sort_cycles`], equal to
-//! the circuit's count).
+//! The sorting fat-tree of [BB] §4.2–4.3 at the message level, with the cycle cost of every
+//! sort taken from the flexible-sorter model ([`sort_cycles`], equal to the circuit's count).
 //!
-//! Structure (§5.1): `m × m` meshes of terminals (`m` the largest power of two `≤ lg N`, A-26)
-//! at the leaves of a complete binary fat-tree; the node at depth `δ` has `n = N/2^δ`
-//! terminals below it and a `(b, s, n)`-flexible sorter with `s = 2^(⌊lg n / 2⌋ + 1)`
-//! (`√(2n)` for odd `lg n`, `2√n` for even); the channel to its parent has
-//! `2^⌈lg n / 2⌉` wires (even `lg n`: the sorter's `s` outputs are multiplexed 2:1).
+//! Structure (§4.2): `m × m` meshes of terminals (`m` the largest power of two `≤ lg N`:
+//! interpretation 'Fat-tree sizes', docs/interpretations.md) at the leaves of a complete binary
+//! fat-tree; the node at depth `δ` has `n = N/2^δ` terminals below it and a `(b, s, n)`-flexible
+//! sorter with `s = 2^(⌊lg n / 2⌋ + 1)` (`√(2n)` for odd `lg n`, `2√n` for even); the channel
+//! to its parent has `2^⌈lg n / 2⌉` wires (even `lg n`: the sorter's `s` outputs are
+//! multiplexed 2:1).
 //!
-//! Routing (§5.3, the eight steps), per colour class of a `d`-colouring of the message set into
-//! partial permutations: intra-mesh messages are routed in their mesh; the others get
-//! ascent batches `rank mod L` per peak; in pipelined ascent stages the node at depth `δ`
-//! handles batch `j` in stage `2j + D − 1 − δ` (meshes emit in `2j − 1`), sorting the batch
-//! and draining the records bound further up onto its parent channel and parking the rest;
-//! every node sorts its parked set twice (by destination, then by descent batch); in descent
-//! stages the node at depth `δ` handles descent batch `j` in stage `2j + δ`; the meshes route
-//! to the terminals. A stage lasts as long as its busiest node plus an `O(log N)` barrier.
+//! Routing (§4.3, the eight steps), per colour class of a `d`-colouring of the message set into
+//! partial permutations (interpretation: 'Fat-tree degree', docs/interpretations.md):
+//! intra-mesh messages are routed in their mesh; the others get ascent batches `rank mod L` per
+//! peak; in pipelined ascent stages the node at depth `δ` handles batch `j` in stage
+//! `2j + D − 1 − δ` (meshes emit in `2j − 1`), sorting the batch and draining the records bound
+//! further up onto its parent channel and parking the rest; every node sorts its parked set
+//! twice (by destination, then by descent batch); in descent stages the node at depth `δ`
+//! handles descent batch `j` in stage `2j + δ`; the meshes route to the terminals. A stage
+//! lasts as long as its busiest node plus an `O(log N)` barrier.
 
 use super::circuit::{SorterParams, sort_cycles};
 use crate::error::{Error, Result};
-use serde::Serialize;
+use crate::traffic::Traffic;
+use serde::{Deserialize, Serialize};
 
-/// Mesh-step latency constant: a mesh sort or route costs `c_mesh·L` cycles.
+/// Mesh-step latency constant: a mesh sort or route costs `c_mesh·L` cycles (interpretation:
+/// 'Mesh steps', docs/interpretations.md).
 pub const C_MESH: u64 = 4;
 
 /// The structure of an `N`-terminal sorting fat-tree.
@@ -58,14 +61,72 @@ pub struct FatTreeReport {
     pub peak_sort_cycles: u64,
     pub descent_cycles: u64,
     pub routing_cycles: u64,
-    /// Sorts asked to hold more words than their sorter's `l` (part of P5.4: the batch being
-    /// sorted; parked words beside it are not counted). Such a sort is charged as several.
+    /// Sorts asked to hold more words than their sorter's `l` (only the batch being sorted is
+    /// counted, not the parked words beside it). Such a sort is charged as several.
     pub capacity_violations: usize,
-    /// Batches that loaded a channel above `⌈ℓ(M_i, c)/L⌉` for their peak class (the first
-    /// inequality of P5.1; the second, and P5.2/P5.3, are not checked).
+    /// Batches that loaded a channel above `⌈ℓ(M_i, c)/L⌉` for their peak class (eq. (5) of
+    /// [BB] §4.3 read as "≤"; its combination with eq. (4), and Lemma 10 itself, are not
+    /// checked).
     pub lemma10_violations: usize,
     /// `T / (λ·L + L²)` (Theorem 3).
     pub theorem3_ratio: f64,
+}
+
+/// A sorting fat-tree run: the tree, the message set and the word width.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FatTreeConfig {
+    /// Terminals `N`: a power of two from 16 to 2^20.
+    pub inputs: u32,
+    /// Batch traffic (continuous patterns are refused).
+    pub traffic: Traffic,
+    pub seed: u64,
+    /// Word bits `b` (default `2·lg N`).
+    pub body_bits: Option<u32>,
+}
+
+impl Default for FatTreeConfig {
+    /// 64 terminals, a random permutation, seed 1.
+    fn default() -> Self {
+        FatTreeConfig {
+            inputs: 64,
+            traffic: Traffic::RandomPermutation,
+            seed: 1,
+            body_bits: None,
+        }
+    }
+}
+
+impl FatTreeConfig {
+    /// The tree this run routes on.
+    pub fn tree(&self) -> Result<FatTree> {
+        FatTree::new(
+            self.inputs,
+            self.body_bits
+                .unwrap_or(2 * self.inputs.max(2).trailing_zeros()),
+        )
+    }
+
+    /// Builds the tree and the message set and routes it.
+    pub fn run(&self) -> Result<(FatTree, FatTreeReport)> {
+        if self.traffic.is_continuous() {
+            return Err(Error::invalid(
+                "traffic",
+                self.traffic.name(),
+                "a batch pattern for the sorting fat-tree",
+            ));
+        }
+        self.traffic.validate()?;
+        let tree = self.tree()?;
+        let messages: Vec<(u32, u32)> = self
+            .traffic
+            .messages(self.inputs, 0, self.seed)?
+            .iter()
+            .map(|m| (m.source, m.destination))
+            .collect();
+        let report = tree.route(&messages)?;
+        Ok((tree, report))
+    }
 }
 
 impl FatTree {
@@ -136,7 +197,8 @@ impl FatTree {
         shared.min(self.depth)
     }
 
-    /// Load factors over the channel cuts (notes §3.8) with this tree's capacities.
+    /// Load factors over the channel cuts ([BB] §2; interpretation: 'Load factor',
+    /// docs/interpretations.md) with this tree's capacities.
     pub fn load_factors(&self, messages: &[(u32, u32)]) -> (f64, f64) {
         let mut dir = 0.0f64;
         let mut cut = 0.0f64;
@@ -388,8 +450,9 @@ impl FatTree {
                     if depth == dd {
                         continue;
                     }
-                    // Both child channels drain at once; the notes' column-by-column drain
-                    // can take up to twice this.
+                    // Both child channels drain at once, every wave full (interpretation:
+                    // 'Sorted output', docs/interpretations.md); a column-by-column drain
+                    // could take up to twice this.
                     let drain = self
                         .channel_cycles(depth + 1, down[v][0])
                         .max(self.channel_cycles(depth + 1, down[v][1]));
@@ -402,7 +465,8 @@ impl FatTree {
         Ok(())
     }
 
-    /// P5.1 (Lemma 10, "≤" ): batch `j` of peak class `i` puts at most
+    /// Eq. (5) in the proof of [BB] Lemma 10, with "≤" for the printed "=" (interpretation:
+    /// 'Lemma 10', docs/interpretations.md): batch `j` of peak class `i` puts at most
     /// `⌈ℓ_a(M_i, c)/L⌉` records on every channel `c`.
     fn check_lemma10(
         &self,
@@ -499,7 +563,7 @@ mod tests {
     use crate::traffic::Traffic;
 
     #[test]
-    fn structure_of_the_notes_examples() {
+    fn structure_for_256_and_65536_terminals() {
         let t = FatTree::new(256, 16).unwrap();
         assert_eq!((t.mesh, t.depth), (8, 2));
         assert_eq!((t.sorter(0).s, t.sorter(0).l), (32, 256));

@@ -1,10 +1,11 @@
-//! Beneš-network control bits by the looping algorithm (notes-001 §4.5, seed 001 §4.1).
+//! Beneš-network control bits by the looping algorithm ([BB] §4.1).
 //!
 //! The network on `n = 2^D` lines (`D ≥ 1`) has `2D−1` stages on the dimensions
 //! `D−1, D−2, …, 1, 0, 1, …, D−1` ([`stage_dims`]). A stage on dimension `e` has `n/2`
 //! switches; switch `m` pairs the lines `x` and `x | 2^e`, where `x` has bit `e` clear and `m` is
 //! `x` with bit `e` removed. Control `true` = cross (the two words swap lines). That makes
-//! `n·lg n − n/2` switches, not the paper's loose `2n lg n` ([A-20]).
+//! `n·lg n − n/2` switches, not the paper's loose `2n lg n` (docs/interpretations.md, 'Beneš
+//! size').
 //!
 //! [`route`] 2-colours the outermost dimension (each input pair and each output pair splits
 //! between the two half-size sub-networks), sets the first and last stage, and recurses into
@@ -239,7 +240,7 @@ mod tests {
 
     #[test]
     fn columnsort_phases_on_the_benes_lines() {
-        // notes §4.5: index p = c·s + ρ ↔ line ℓ = ρ·w + c; σ(ℓ) = line(π(index(ℓ))).
+        // Column-major index p = c·s + ρ ↔ line ℓ = ρ·w + c; σ(ℓ) = line(π(index(ℓ))).
         use crate::sorter::schedule::{Condition, schedule};
         for (s, w) in [(8u32, 2u32), (8, 4), (16, 8), (32, 32)] {
             let sched = schedule(s, w, Condition::Paper).unwrap();

@@ -1,8 +1,8 @@
-//! The flexible sorter of seed 001 §4.1 (notes-001 §4.1–4.8): the recursive Columnsort
-//! schedule with the fold shift ([`schedule`]), Beneš control bits by the looping algorithm
-//! ([`looping`]), Batcher's odd–even merge sort as the column sorter ([`batcher`]), and the
-//! circuit of Theorem 2 as a clocked state machine ([`circuit`]) with its register layout
-//! ([`layout`]), waveform and Verilog ([`rtl`]).
+//! The flexible sorter of [BB] §4.1: the recursive Columnsort schedule with the fold shift
+//! ([`schedule`]), Beneš control bits by the looping algorithm ([`looping`]), Batcher's
+//! odd–even merge sort as the column sorter ([`batcher`]), and the circuit of Theorem 2 as a
+//! clocked state machine ([`circuit`]) with its register layout ([`layout`]), waveform and
+//! Verilog ([`rtl`]).
 
 pub mod batcher;
 pub mod circuit;
@@ -28,12 +28,27 @@ pub const COSIM_BUDGET: u64 = 200_000_000;
 
 /// One sort: the circuit, how many words and the seed of their values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SortConfig {
     pub params: SorterParams,
     /// Words to sort, `1 ≤ r ≤ l`.
     pub r: u32,
     pub seed: u64,
+}
+
+impl Default for SortConfig {
+    /// s = 8 rings, l = 64 words of 8 bits, all 64 sorted, seed 1.
+    fn default() -> Self {
+        SortConfig {
+            params: SorterParams {
+                s: 8,
+                l: 64,
+                bits: 8,
+            },
+            r: 64,
+            seed: 1,
+        }
+    }
 }
 
 /// A waveform writer for the sorter: every element of [`layout`] under `tb.net`, and the

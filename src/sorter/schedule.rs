@@ -1,6 +1,6 @@
 //! Columnsort with the fold shift and its power-of-two recursive extension, flattened into a
-//! schedule of "sort every physical column, then permute" phases (notes-001 §4.1–4.2, seed 001
-//! §4.1 Lemma 8).
+//! schedule of "sort every physical column, then permute" phases ([BB] §4.1, Lemma 8;
+//! Columnsort is [Lei85a]).
 //!
 //! Array convention: an `R × C` array is stored column-major, element `(row ρ, column c)` at
 //! index `p = c·R + ρ`. The physical array of the sorter has `s` rows (rings) and `w` columns.
@@ -9,8 +9,8 @@
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// Which Columnsort height restriction a level of the recursion must satisfy (notes §4.1,
-///
+/// Which Columnsort height restriction a level of the recursion must satisfy (interpretation:
+/// 'Columnsort condition', docs/interpretations.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
@@ -42,7 +42,7 @@ pub fn identity(n: u32) -> Vec<u32> {
     (0..n).collect()
 }
 
-/// Columnsort step 2, "transpose" `T` on an `r × c` array (notes §4.1): the element at
+/// Columnsort step 2, "transpose" `T` on an `r × c` array ([Lei85a]): the element at
 /// column-major index `p` moves to `(p mod c)·r + ⌊p/c⌋` (read column-major, write row-major).
 ///
 /// # Panics
@@ -55,7 +55,7 @@ pub fn transpose(r: u32, c: u32) -> Vec<u32> {
     (0..r * c).map(|p| (p % c) * r + p / c).collect()
 }
 
-/// Columnsort step 4, "untranspose" `T⁻¹` on an `r × c` array (notes §4.1).
+/// Columnsort step 4, "untranspose" `T⁻¹` on an `r × c` array ([Lei85a]).
 ///
 /// # Panics
 /// As [`transpose`].
@@ -63,10 +63,11 @@ pub fn untranspose(r: u32, c: u32) -> Vec<u32> {
     invert(&transpose(r, c))
 }
 
-/// Columnsort step 6, the fold variant of the shift `Sh` on an `r × c` array (notes §4.1,
-/// ). With `H = r/2`: old `(ρ ≥ H, c' < C−1)` → `(ρ−H, c'+1)`; old `(ρ < H, c' ≥ 1)` →
-/// `(ρ+H, c')`; old `(ρ < H, 0)` stays; old `(ρ ≥ H, C−1)` → `(ρ, 0)`. New column 0 is the top
-/// half of old column 0 over the bottom half of old column `C−1`; no spare column is needed.
+/// Columnsort step 6, the fold variant of the shift `Sh` on an `r × c` array (interpretation:
+/// 'Columnsort's shift', docs/interpretations.md). With `H = r/2`: old `(ρ ≥ H, c' < C−1)` →
+/// `(ρ−H, c'+1)`; old `(ρ < H, c' ≥ 1)` → `(ρ+H, c')`; old `(ρ < H, 0)` stays; old
+/// `(ρ ≥ H, C−1)` → `(ρ, 0)`. New column 0 is the top half of old column 0 over the bottom half
+/// of old column `C−1`; no spare column is needed.
 ///
 /// # Panics
 /// If `r` is odd or `c` is zero.
@@ -92,7 +93,7 @@ pub fn fold_shift(r: u32, c: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Columnsort step 8, the inverse `Sh⁻¹` of [`fold_shift`] (notes §4.1).
+/// Columnsort step 8, the inverse `Sh⁻¹` of [`fold_shift`].
 ///
 /// # Panics
 /// As [`fold_shift`].
@@ -115,9 +116,9 @@ pub fn compose(first: &[u32], then: &[u32]) -> Vec<u32> {
 }
 
 /// The virtual column height for a problem of `n` words on a sorter of column height `s`
-/// (notes §4.2, [A-19]): the smallest power of two `t` with `s ≤ t < n`, `(n/t) | t` and the
-/// condition holding for the `t × (n/t)` virtual array. `None` when there is none (always when
-/// `n ≤ s`).
+/// (interpretation: 'Recursion', docs/interpretations.md): the smallest power of two `t` with
+/// `s ≤ t < n`, `(n/t) | t` and the condition holding for the `t × (n/t)` virtual array. `None`
+/// when there is none (always when `n ≤ s`).
 pub fn choose_t(n: u32, s: u32, cond: Condition) -> Option<u32> {
     if s == 0 || !s.is_power_of_two() {
         return None;
@@ -133,7 +134,7 @@ pub fn choose_t(n: u32, s: u32, cond: Condition) -> Option<u32> {
 }
 
 /// The number of column-sorting phases (= permutations) the recursion uses for `n` words
-/// (notes §4.2): 1 if `n ≤ s`, else `4·phases(choose_t(n))`; `None` if some level finds no `t`.
+/// ([BB] Lemma 8): 1 if `n ≤ s`, else `4·phases(choose_t(n))`; `None` if some level finds no `t`.
 pub fn phases(n: u32, s: u32, cond: Condition) -> Option<u32> {
     if n <= s {
         return Some(1);
@@ -141,15 +142,16 @@ pub fn phases(n: u32, s: u32, cond: Condition) -> Option<u32> {
     phases(choose_t(n, s, cond)?, s, cond)?.checked_mul(4)
 }
 
-/// The paper's phase count `(lg r / lg(s/2))^(2/lg(3/2))` (seed 001 Lemma 8; notes §4.2).
+/// The paper's phase count `(lg r / lg(s/2))^(2/lg(3/2))` ([BB] Lemma 8).
 /// It ignores integrality, so the true count [`phases`] may exceed it.
 pub fn paper_bound(r: u32, s: u32) -> f64 {
     let exponent = 2.0 / 1.5f64.log2();
     (f64::from(r).log2() / (f64::from(s) / 2.0).log2()).powf(exponent)
 }
 
-/// The flattened schedule `seq(s·w)` of notes §4.2: executing it means, for each `k`, sorting
-/// every physical column of `s` words and then applying `perms[k]`. The output is sorted in
+/// The flattened schedule `seq(s·w)` (the recursion of [BB] Lemma 8, the permutations between
+/// consecutive column sorts merged into one): executing it means, for each `k`, sorting every
+/// physical column of `s` words and then applying `perms[k]`. The output is sorted in
 /// column-major order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
@@ -173,9 +175,10 @@ impl Schedule {
     }
 }
 
-/// Build the flattened schedule for an `s × w` physical array (notes §4.2). `s ≥ 2` and `w ≥ 1`
-/// must be powers of two with `s·w ≤ 2^20` (the schedule holds `β·s·w` indices), and every recursion level must find a virtual
-/// column height ([`choose_t`]); `s = 4, w = 2` is rejected under [`Condition::Paper`].
+/// Build the flattened schedule for an `s × w` physical array. `s ≥ 2` and `w ≥ 1` must be
+/// powers of two with `s·w ≤ 2^20` (the schedule holds `β·s·w` indices), and every recursion
+/// level must find a virtual column height ([`choose_t`]); `s = 4, w = 2` is rejected under
+/// [`Condition::Paper`].
 pub fn schedule(s: u32, w: u32, cond: Condition) -> Result<Schedule> {
     if s < 2 || !s.is_power_of_two() {
         return Err(Error::invalid("s", s, "a power of two >= 2"));
@@ -213,7 +216,7 @@ pub fn schedule(s: u32, w: u32, cond: Condition) -> Result<Schedule> {
     })
 }
 
-/// `seq(n)` of notes §4.2 (the caller has checked that [`phases`] succeeds).
+/// `seq(n)`, the schedule for `n` words (the caller has checked that [`phases`] succeeds).
 fn seq(n: u32, s: u32, cond: Condition) -> Vec<Vec<u32>> {
     if n <= s {
         return vec![identity(n)];
@@ -345,7 +348,7 @@ mod tests {
 
     #[test]
     fn worked_example_inner_permutations() {
-        // notes §4.3, 8×2 inner array.
+        // The 8×2 inner array of the s = 8, w = 4 example below.
         let t_in = [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15];
         let u_in = [0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15];
         let sh_in = [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 4, 5, 6, 7];
@@ -358,7 +361,7 @@ mod tests {
 
     #[test]
     fn worked_example_schedule() {
-        // notes §4.3: s = 8, w = 4, virtual array 16 × 2 over inner 8 × 2.
+        // s = 8, w = 4: virtual array 16 × 2 over inner 8 × 2.
         let sched = schedule(8, 4, Condition::Paper).unwrap();
         assert_eq!(choose_t(32, 8, Condition::Paper), Some(16));
         assert_eq!(choose_t(16, 8, Condition::Paper), Some(8));
@@ -492,7 +495,7 @@ mod tests {
 
     #[test]
     fn paper_bound_values() {
-        // notes §4.2, rounded to one decimal.
+        // [BB] Lemma 8's count, rounded to one decimal.
         let want = [
             (8, &[4.0, 10.7, 22.9, 42.8][..]),
             (16, &[2.7, 5.7, 10.7, 18.1, 28.6]),

@@ -1,10 +1,10 @@
 //! Next-state logic of the greedy store-and-forward mode ([`FlowControl::Greedy`]), the routing
-//! of seed 002's experiments (§IV) as the notes reconstruct it (§3.4.2).
+//! of [LM]'s experiments (§IV) as flitforge reads it (docs/interpretations.md, 'Greedy step').
 //!
 //! Registers per switch: a FIFO queue of up to `depth` one-flit packets (message ids) and its
 //! length ([`Fabric::occupancy`]). Per cycle, a switch below the last level:
 //! 1. marks an out link *open* when its head switch is healthy and is an output or held fewer
-//!    than `switch_queue` packets at the end of the previous cycle (002: "at most 4");
+//!    than `switch_queue` packets at the end of the previous cycle ([LM]: "at most 4");
 //! 2. walks its queue oldest first, without head-of-line blocking: each packet takes one open,
 //!    still unused link of its class ([`LinkClass`]: the `d` links of the direction its
 //!    destination bit names, any link, or the one link to its output), chosen by the lane

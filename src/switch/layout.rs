@@ -275,7 +275,7 @@ impl Fabric {
         bits
     }
 
-    /// The registers of a greedy-mode switch ([`crate::config::FlowControl::Greedy`], seed 002
+    /// The registers of a greedy-mode switch ([`crate::config::FlowControl::Greedy`], [LM]
     /// §IV): the queue length the admission rule reads, the queued packets (slot 0 = oldest)
     /// and, with random lane choice, the LFSR. `id_bits` is the width of a packet id.
     pub fn greedy_layout(&self, id_bits: u32) -> Vec<Register> {

@@ -1,4 +1,4 @@
-//! Next-state logic of the butterfly-family switch (seed 000 §1.1, notes §1.2–1.3).
+//! Next-state logic of the butterfly-family switch ([CMS] §1.1).
 //!
 //! Per cycle, a switch at level `l` below the last:
 //! 1. An `ACTIVE` VC passes its front flit to the output VC its worm holds if that register is

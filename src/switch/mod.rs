@@ -1,7 +1,7 @@
-//! Switches of the butterfly family as registers plus next-state logic (seed 000 §1.1, notes
-//! §1.1–1.3). All registers of all switches live here as flat arrays (one entry per input
-//! virtual channel, per output VC, per switch), which keeps a cycle cache-friendly; the
-//! per-switch view that waveforms and Verilog need is [`layout`].
+//! Switches of the butterfly family as registers plus next-state logic ([CMS] §1.1). All
+//! registers of all switches live here as flat arrays (one entry per input virtual channel, per
+//! output VC, per switch), which keeps a cycle cache-friendly; the per-switch view that
+//! waveforms and Verilog need is [`layout`].
 //!
 //! Per input port of a switch: B VC registers, each a FIFO of `depth` flits of one message,
 //! with its state ([`VcState`]), owner and, once allocated, the output VC its worm holds. Per
@@ -359,7 +359,7 @@ impl Fabric {
     }
 
     /// Marks switch `s` faulty (or repaired): a faulty switch forwards nothing, and no output
-    /// VC into it is ever free (seed 002 §III).
+    /// VC into it is ever free ([LM] §III).
     pub fn set_faulty(&mut self, s: NodeId, faulty: bool) {
         let base = self.vc_base(s) as usize;
         let count = self.vc_count(s) as usize;

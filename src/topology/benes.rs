@@ -1,4 +1,4 @@
-//! Beneš network: two butterflies back to back (seed 000 §1.3.3; notes §2.2).
+//! Beneš network: two butterflies back to back ([CMS] §1.3.3).
 
 use super::butterfly::bit_flip_links;
 use super::{Topology, TopologyKind, assemble, check_inputs};

@@ -1,8 +1,8 @@
-//! Radix-2 butterflies (seed 000 §1.2, seed 002 §I and §I-A; notes §2.2, §3.2.1–3.2.2).
+//! Radix-2 butterflies ([CMS] §1.2, [LM] §I and §I-A).
 //!
-//! Column (= 002's row) `w` is a `log n`-bit number, bit position `p` (0-based, MSB first) is
+//! Column (= [LM]'s row) `w` is a `log n`-bit number, bit position `p` (0-based, MSB first) is
 //! `(w >> (log_n - 1 - p)) & 1`. Between levels `i` and `i + 1` the cross link flips 0-based
-//! position `i`, which is 000's 1-based position `i + 1`; the link's direction is the head
+//! position `i`, which is [CMS]'s 1-based position `i + 1`; the link's direction is the head
 //! column's bit at that position, as [`Topology::route_bit`] requires.
 
 use super::{Link, NodeId, Topology, TopologyKind, assemble, check_inputs};
@@ -56,7 +56,7 @@ pub(super) fn bit_flip_links(
     links
 }
 
-/// The `n`-input butterfly of seed 000 §1.2: nodes ⟨w, i⟩ on levels `0..=log n`, ⟨w, i⟩ linked
+/// The `n`-input butterfly of [CMS] §1.2: nodes ⟨w, i⟩ on levels `0..=log n`, ⟨w, i⟩ linked
 /// to ⟨w', i + 1⟩ iff `w' = w` or `w'` differs from `w` exactly in bit position `i + 1` (1-based,
 /// position 1 = MSB). Multiplicity 1.
 pub fn butterfly(n: u32) -> Result<Topology> {
@@ -65,7 +65,7 @@ pub fn butterfly(n: u32) -> Result<Topology> {
     Ok(assemble(TopologyKind::Butterfly, n, log_n + 1, 1, links))
 }
 
-/// The `d`-dilated butterfly (seed 002 §I-A): every butterfly edge is a channel of `d` parallel
+/// The `d`-dilated butterfly ([LM] §I-A): every butterfly edge is a channel of `d` parallel
 /// links (lanes `0..d`). `d` must be in `1..=8`.
 pub fn dilated_butterfly(n: u32, d: u32) -> Result<Topology> {
     let log_n = check_inputs(n)?;
@@ -74,25 +74,26 @@ pub fn dilated_butterfly(n: u32, d: u32) -> Result<Topology> {
     Ok(assemble(TopologyKind::Dilated, n, log_n + 1, d, links))
 }
 
-/// Seed 002's label `(row, level)` of `node`.
+/// [LM]'s label `(row, level)` of `node`.
 ///
-/// The mapping from 000's ⟨w, i⟩ (our `column`, `level`) to 002's `(r, l)` is the identity
-/// `r = w`, `l = i`: 000 links ⟨w, i⟩ to the column differing in 1-based position `i + 1`, 002
-/// links `(r, l)` to `r^l`, `r` with 0-based bit `l` complemented. Both number bits from the most
-/// significant end, so 000's position `i + 1` *is* 002's bit `i`, and the two edge sets coincide
-/// (test `row_level_mapping_matches_seed_002`).
+/// The mapping from [CMS]'s ⟨w, i⟩ (our `column`, `level`) to [LM]'s `(r, l)` is the identity
+/// `r = w`, `l = i`: [CMS] links ⟨w, i⟩ to the column differing in 1-based position `i + 1`,
+/// [LM] links `(r, l)` to `r^l`, `r` with 0-based bit `l` complemented. Both number bits from the
+/// most significant end (docs/interpretations.md, 'Butterfly labels'), so [CMS]'s position
+/// `i + 1` *is* [LM]'s bit `i`, and the two edge sets coincide (test
+/// `row_level_mapping_matches_lm_labels`).
 pub fn row_level_of(topo: &Topology, node: NodeId) -> (u32, u32) {
     let node = topo.node(node);
     (node.column, node.level)
 }
 
-/// Node id of seed 002's switch `(row, level)`; inverse of [`row_level_of`] (identity mapping,
+/// Node id of [LM]'s switch `(row, level)`; inverse of [`row_level_of`] (identity mapping,
 /// see there).
 pub fn node_of_row_level(topo: &Topology, row: u32, level: u32) -> NodeId {
     topo.node_id(level, row)
 }
 
-/// The wrap-around butterfly of seed 000 §1.2 as a pure graph: ⟨w, 0⟩ is identified with
+/// The wrap-around butterfly of [CMS] §1.2 as a pure graph: ⟨w, 0⟩ is identified with
 /// ⟨w, log n⟩, so there are `n log n` nodes, id `level * n + column` with levels
 /// `0..log_n`, and the edges leaving level `log_n - 1` enter level 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,10 +188,10 @@ mod tests {
     }
 
     #[test]
-    fn row_level_mapping_matches_seed_002() {
+    fn row_level_mapping_matches_lm_labels() {
         let t = butterfly(32).unwrap();
         let log_n = t.log_n;
-        let mut seed_002 = BTreeSet::new();
+        let mut lm_edges = BTreeSet::new();
         for l in 0..log_n {
             for r in 0..t.n {
                 let r_l = r ^ (1 << (log_n - 1 - l)); // bit l (0 = MSB) complemented
@@ -199,13 +200,13 @@ mod tests {
                         node_of_row_level(&t, r, l),
                         node_of_row_level(&t, r2, l + 1),
                     );
-                    seed_002.insert(edge);
+                    lm_edges.insert(edge);
                 }
             }
         }
         let ours: BTreeSet<_> = t.links.iter().map(|l| (l.tail, l.head)).collect();
         assert_eq!(ours.len(), t.links.len());
-        assert_eq!(seed_002, ours);
+        assert_eq!(lm_edges, ours);
         for node in 0..t.node_count() as u32 {
             let (r, l) = row_level_of(&t, node);
             assert_eq!(node_of_row_level(&t, r, l), node);

@@ -4,7 +4,7 @@
 //! Every network in this module has `n` switches per level, node id `level * n + column`, and
 //! every switch below the last level has two *directions* (output groups) of `d` links each:
 //! direction `b` leads to the child whose routed address bit equals `b` ("up" = 0, "down" = 1 in
-//! seed 002's splitter terms). A header is routed at level `l` by reading one bit of its
+//! [LM]'s splitter terms). A header is routed at level `l` by reading one bit of its
 //! destination (or, in the first half of a Beneš network, of its middle column): see
 //! [`Topology::route_bit`]. That makes the routing rule a constant bit-select per level, which is
 //! exactly what the generated Verilog does.
@@ -40,15 +40,15 @@ pub const MAX_INPUTS: u32 = 1 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
-    /// Radix-2 butterfly (seed 000 §1.2).
+    /// Radix-2 butterfly ([CMS] §1.2).
     Butterfly,
-    /// d-dilated butterfly: every butterfly edge is a channel of d wires (seed 002 §I-B).
+    /// d-dilated butterfly: every butterfly edge is a channel of d wires ([LM] §I-B).
     Dilated,
-    /// Randomly-wired splitter network of multiplicity d (seed 002 §I-B/C).
+    /// Randomly-wired splitter network of multiplicity d ([LM] §I-B/C).
     Splitter,
-    /// Beneš network: two butterflies back to back (seed 000 §1.4).
+    /// Beneš network: two butterflies back to back ([CMS] §1.3.3).
     Benes,
-    /// Seed 002 §IV's modified splitter network (multiplicity 2): an extra input level of four
+    /// [LM] §IV's modified splitter network (multiplicity 2): an extra input level of four
     /// random matchings and 4×4 complete bipartite graphs in place of the last two splitter
     /// levels ([`modified_splitter`]).
     ModifiedSplitter,
@@ -74,7 +74,7 @@ impl TopologyKind {
     }
 }
 
-/// A switch position: level (0 = inputs) and column (row, in seed 002's words).
+/// A switch position: level (0 = inputs) and column (row, in [LM]'s words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Node {
     pub level: u32,
@@ -94,7 +94,7 @@ pub struct Link {
     pub head_port: u16,
 }
 
-/// Which out links of a switch may carry a packet on (seed 002 §I-B and §IV, notes §3.2.9).
+/// Which out links of a switch may carry a packet on ([LM] §I-B and §IV).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum LinkClass {
     /// Any of the `d` links of the direction one address bit names (a splitter level).
@@ -165,7 +165,7 @@ impl Topology {
         debug_assert!(level < self.last_level());
         match self.kind {
             TopologyKind::Benes if level < self.log_n => (RouteField::Middle, level),
-            // Level 0 is 002's level −1 (any link: the bit only orders the matchings); the
+            // Level 0 is [LM]'s level −1 (any link: the bit only orders the matchings); the
             // Exact stage's direction is the destination's second-lowest bit.
             TopologyKind::ModifiedSplitter => (RouteField::Destination, level.saturating_sub(1)),
             // Second butterfly mirrored: between levels log n + j and log n + j + 1 the cross

@@ -1,4 +1,4 @@
-//! The modified randomly-wired splitter network of seed 002's experiments (§IV, notes §3.2.9).
+//! The modified randomly-wired splitter network of [LM]'s experiments (§IV).
 
 #[cfg(doc)]
 use super::LinkClass;
@@ -9,15 +9,16 @@ use crate::rng::{Rng, Stream, stream};
 use rand::RngExt;
 use rand::seq::SliceRandom;
 
-/// The modified randomly-wired splitter network of seed 002 §IV (notes §3.2.9), multiplicity 2:
-/// switch level 0 is seed 002's level −1, whose out links are 4 random perfect matchings into
-/// level 1 (= 002's level 0; link class [`LinkClass::Any`], matching `k` is direction `k / 2`,
-/// lane `k % 2`, cleaned of parallel links like the splitters); levels 1 to `log n − 2` are the
-/// splitters of 002's levels 0 to `log n − 3`; the last two splitter levels are replaced by
-/// 4×4 complete bipartite graphs from every 4-row block of level `log n − 1` (002's level
-/// `log n − 2`) to the 4 outputs of that block (class [`LinkClass::Exact`]: the link to output
-/// `4b + k` is direction `k / 2`, lane `k % 2`). Same depth and switch count as the unmodified
-/// network, out-degree 4 everywhere. `n` from 4 to 2^20.
+/// The modified randomly-wired splitter network of [LM] §IV (docs/interpretations.md, 'Modified
+/// network'), multiplicity 2: switch level 0 is [LM]'s level −1, whose out links are 4 random
+/// perfect matchings into level 1 (= [LM]'s level 0; link class [`LinkClass::Any`], matching `k`
+/// is direction `k / 2`, lane `k % 2`, cleaned of parallel links like the splitters); levels 1
+/// to `log n − 2` are the splitters of [LM]'s levels 0 to `log n − 3`; the last two splitter
+/// levels are replaced by 4×4 complete bipartite graphs from every 4-row block of level
+/// `log n − 1` ([LM]'s level `log n − 2`) to the 4 outputs of that block (class
+/// [`LinkClass::Exact`]: the link to output `4b + k` is direction `k / 2`, lane `k % 2`). Same
+/// depth and switch count as the unmodified network, out-degree 4 everywhere. `n` from 4 to
+/// 2^20.
 pub fn modified_splitter(n: u32, wiring: SplitterWiring, seed: u64) -> Result<Topology> {
     let log_n = check_inputs(n)?;
     if n < 4 {
@@ -112,7 +113,7 @@ mod tests {
     use crate::topology::{LinkClass, parallel_links};
 
     #[test]
-    fn modified_network_has_the_shape_of_seed_002_section_iv() {
+    fn modified_network_has_the_shape_of_lm_section_iv() {
         for seed in 0..5 {
             let t = modified_splitter(1024, SplitterWiring::default(), seed).unwrap();
             assert_eq!(

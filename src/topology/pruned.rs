@@ -1,7 +1,8 @@
-//! The pruned butterfly of seed 001 §3.1 (reading notes notes-001 §1, with errata ):
-//! a complete binary tree of `L + 1` levels whose node `(i, j)` holds `W_i = √N·2^(−⌊i/2⌋)`
-//! vertices `⟨i, j, k⟩`. Channels at odd levels are straight matchings, channels at even levels
-//! are butterfly crosses, so the channel above a level-`i` node has `cap_i = W_{i−1}` edges.
+//! The pruned butterfly of [BB] §3.1 (with the edge set and channel capacity of
+//! docs/interpretations.md, 'Edge set' and 'Channel capacity'): a complete binary tree of
+//! `L + 1` levels whose node `(i, j)` holds `W_i = √N·2^(−⌊i/2⌋)` vertices `⟨i, j, k⟩`.
+//! Channels at odd levels are straight matchings, channels at even levels are butterfly
+//! crosses, so the channel above a level-`i` node has `cap_i = W_{i−1}` edges.
 //!
 //! Vertices are numbered densely, level by level: `id = offset(i) + j·W_i + k`.
 
@@ -83,7 +84,8 @@ impl PrunedButterfly {
     }
 
     /// Capacity of the channel between a level-`i` node and its parent (`i ≥ 1`):
-    /// `√N·2^(−⌊(i−1)/2⌋) = W_{i−1}` (erratum A-02).
+    /// `√N·2^(−⌊(i−1)/2⌋) = W_{i−1}` (interpretation: 'Channel capacity',
+    /// docs/interpretations.md).
     pub fn capacity(&self, level: u32) -> u32 {
         debug_assert!((1..=self.log_n).contains(&level));
         self.width(level - 1)
@@ -159,7 +161,7 @@ impl PrunedButterfly {
         }
     }
 
-    /// The parent vertex on up-port `x` of `v` (notes §1.2): `x = 0` ↔ parent vertex `k`,
+    /// The parent vertex on up-port `x` of `v`: `x = 0` ↔ parent vertex `k`,
     /// `x = 1` ↔ `k + W_i` (even levels only).
     pub fn up(&self, v: Vertex, x: u32) -> Option<Vertex> {
         (x < self.up_degree(v.level)).then(|| Vertex {
@@ -199,7 +201,7 @@ impl PrunedButterfly {
         out
     }
 
-    /// Level-`i` vertex of the unique path from leaf `l` to root `r` (notes §1.4):
+    /// Level-`i` vertex of the unique path from leaf `l` to root `r` ([BB] §3.1):
     /// `⟨i, ⌊l / 2^(L−i)⌋, r mod W_i⟩`.
     pub fn path_vertex(&self, leaf: u32, root: u32, level: u32) -> Vertex {
         Vertex {
@@ -218,12 +220,13 @@ impl PrunedButterfly {
     }
 
     /// Level of the lowest common ancestor of leaves `x` and `y` (`L` when equal): the number
-    /// of leading address bits they share ("peak", notes §3.1).
+    /// of leading address bits they share ("peak", [BB] §3.2).
     pub fn peak(&self, x: u32, y: u32) -> u32 {
         self.log_n - (32 - (x ^ y).leading_zeros())
     }
 
-    /// Load factors of a message set over the channel cuts (notes §3.8, A-15).
+    /// Load factors of a message set over the channel cuts ([BB] §2; interpretation: 'Load
+    /// factor', docs/interpretations.md).
     pub fn load_factors(&self, messages: impl IntoIterator<Item = (u32, u32)>) -> LoadFactors {
         // up[i][j], down[i][j]: crossings of the channel above node (i, j).
         let l = self.log_n as usize;
@@ -248,16 +251,17 @@ impl PrunedButterfly {
         LoadFactors { cut, dir }
     }
 
-    /// Butterfly row of `v` under the embedding of notes §1.5: `j·2^(L−i) + spread(k)`, where
-    /// `spread` moves bit `t` of `k` to bit `2t`.
+    /// Butterfly row of `v` when the pruned butterfly is embedded in the butterfly ([BB] §3.1,
+    /// Figure 2; [LM]'s row labels): `j·2^(L−i) + spread(k)`, where `spread` moves bit `t` of
+    /// `k` to bit `2t`.
     pub fn butterfly_row(&self, v: Vertex) -> u32 {
         let spread = (0..16).fold(0u32, |a, t| a | ((v.index >> t) & 1) << (2 * t));
         (v.node << (self.log_n - v.level)) + spread
     }
 }
 
-/// Load factors of a message set (notes §3.8): `cut` counts both directions of a channel
-/// together, `dir` the larger direction. `dir ≤ cut ≤ 2·dir`.
+/// Load factors of a message set over the channel cuts ([BB] §2): `cut` counts both directions
+/// of a channel together, `dir` the larger direction. `dir ≤ cut ≤ 2·dir`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct LoadFactors {
     pub cut: f64,

@@ -1,5 +1,4 @@
-//! Randomly-wired splitter networks and splitter expansion (seed 002 §I-B/C, §IV; notes
-//! §3.2.3–3.2.5).
+//! Randomly-wired splitter networks and splitter expansion ([LM] §I-B/C, §IV).
 //!
 //! Level `l` is split into `2^l` blocks of `M = n / 2^l` consecutive rows; block `b` with its
 //! upper child (rows `[bM, bM + M/2)` of level `l + 1`, direction 0) and lower child (the other
@@ -13,9 +12,10 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// How a random splitter network is wired (seed 002 §IV: the networks were "cleaned up" to
-/// remove parallel edges "where possible"; notes §3.2.4 and §3.4.4: both the generator and the
-/// clean-up are open choices that move the results, so both are parameters).
+/// How a random splitter network is wired ([LM] §IV: the networks were "cleaned up" to remove
+/// parallel edges "where possible"; both the generator and the clean-up are open choices that
+/// move the results, so both are parameters: docs/interpretations.md, 'Wiring of random
+/// splitters').
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SplitterWiring {
@@ -50,8 +50,8 @@ impl Default for SplitterWiring {
     }
 }
 
-/// A randomly-wired splitter network of multiplicity `d` (`1..=8`) with `n` inputs (seed 002
-/// §I-C, notes §3.2.4). For every splitter and direction (in the order level, block, direction,
+/// A randomly-wired splitter network of multiplicity `d` (`1..=8`) with `n` inputs ([LM]
+/// §I-C). For every splitter and direction (in the order level, block, direction,
 /// all from the one `Wiring` stream of `seed`) the `dM` input stubs are matched at random to the
 /// `dM` output stubs as [`SplitterWiring::generator`] says, then parallel links are cleaned up
 /// (see [`SplitterWiring`]) unless they are unavoidable (`M/2 < d`). Lanes of a (node,
@@ -67,7 +67,7 @@ pub fn random_splitter(n: u32, d: u32, wiring: SplitterWiring, seed: u64) -> Res
     Ok(assemble(TopologyKind::Splitter, n, log_n + 1, d, links))
 }
 
-/// Appends the links of the splitters of seed-002 level `level` (blocks of `n >> level` rows),
+/// Appends the links of the splitters of [LM]'s level `level` (blocks of `n >> level` rows),
 /// whose tails are switch level `at` of the network being built.
 pub(super) fn splitter_level(
     n: u32,
@@ -126,7 +126,7 @@ pub(super) fn splitter_level(
     }
 }
 
-/// Seed 002's clean-up: while stub `k` duplicates an earlier link of its input, swap its output
+/// [LM]'s clean-up: while stub `k` duplicates an earlier link of its input, swap its output
 /// end with that of a random stub `j` of another input, provided neither input then has a
 /// parallel link; at most `budget` attempts.
 fn clean_up(outs: &mut [u32], d: usize, budget: u32, rng: &mut Rng) {
@@ -166,7 +166,7 @@ pub fn parallel_links(topo: &Topology) -> usize {
         .sum()
 }
 
-/// Measured expansion of one splitter (seed 002 §I-C, notes §3.2.5).
+/// Measured expansion of one splitter ([LM] §I-C).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Expansion {
     /// The α asked for.
@@ -189,7 +189,7 @@ const MAX_GROWTH: usize = 256;
 const PROBES: usize = 2;
 
 /// Expansion of the splitter of block `block` at `level`: the minimum over nonempty input sets
-/// S with |S| ≤ max(1, ⌊α M⌋) of |N_up(S)| / |S| and of |N_down(S)| / |S| (seed 002 §I-C: the
+/// S with |S| ≤ max(1, ⌊α M⌋) of |N_up(S)| / |S| and of |N_down(S)| / |S| ([LM] §I-C: the
 /// splitter has (α, β)-expansion iff both are ≥ β). Exact by enumeration when `M ≤ 20`;
 /// otherwise an upper bound from 2000 sets per direction, each grown greedily (up to 256
 /// inputs) from a random input by adding a neighbour-sharing input that adds the fewest new
@@ -368,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn splitter_degrees_match_seed_002() {
+    fn splitter_degrees_match_lm_section_i_b() {
         for d in 1..=4 {
             let t = splitter(64, d, 7);
             assert_eq!(

@@ -1,5 +1,5 @@
-//! Traffic patterns: the list of messages a run injects (notes §1.1 `Message`, §2.3.3 q-relations and
-//! the random problem of paper 000, §4.1 continuous Bernoulli generators of paper 003).
+//! Traffic patterns: the list of messages a run injects (q-relations and the random problem of
+//! [CMS] §1.2, continuous Bernoulli generators of [SV] §1.2).
 //!
 //! Every pattern is a pure function of `(pattern, n, cycles, seed)`: all randomness comes from the
 //! single stream `stream(seed, Stream::Traffic)`, so a run's traffic can be regenerated from its
@@ -41,12 +41,13 @@ pub enum Traffic {
     BitReversal,
     /// Destination = source.
     Identity,
-    /// The random problem of notes §2.3.3: `q` messages per input, destinations independent and uniform.
+    /// The random problem of [CMS] §1.2: `q` messages per input, destinations independent and
+    /// uniform.
     Uniform { q: u32 },
-    /// A q-relation (notes §2.3.3): `q` messages per input and `q` per output, the union of `q`
+    /// A q-relation ([CMS] §1.2): `q` messages per input and `q` per output, the union of `q`
     /// independent uniformly random permutations.
     QRelation { q: u32 },
-    /// Continuous traffic (notes §4.1): every cycle each input independently creates a message with
+    /// Continuous traffic ([SV] §1.2): every cycle each input independently creates a message with
     /// probability `rate`, with a uniform destination.
     Bernoulli { rate: f64 },
     /// An explicit message list read with [`load_messages`].
@@ -63,9 +64,8 @@ pub enum Traffic {
         destinations: Destinations,
     },
     /// One message per input to a destination drawn uniformly from the hot region of leaves
-    /// `0..region` (a variant of notes-001 §9.4's hot region, which fixes the degree instead):
-    /// it overloads the channels into the region and, on the pruned butterfly, forces
-    /// conflicts and sidetracking.
+    /// `0..region`: it overloads the channels into the region and, on the pruned butterfly,
+    /// forces conflicts and sidetracking.
     HotRegion { region: u32 },
 }
 
@@ -243,7 +243,7 @@ impl Traffic {
 }
 
 /// Degree `d(M)` of a message set on `n` terminals: the most messages any terminal sends or
-/// receives (notes-001 A-14: the larger of the two, not their sum).
+/// receives: the larger of the two, not their sum (docs/interpretations.md, 'Degree').
 pub fn degree(n: u32, messages: impl IntoIterator<Item = (u32, u32)>) -> u32 {
     let mut out = vec![0u32; n as usize];
     let mut inn = vec![0u32; n as usize];
@@ -321,7 +321,7 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
     out
 }
 
-/// Continuous Bernoulli generators (notes §4.1), drawn cycle-major then source, so the list is
+/// Continuous Bernoulli generators ([SV] §1.2), drawn cycle-major then source, so the list is
 /// already sorted by `(release, source)`.
 fn bernoulli(n: u32, rate: f64, cycles: u64, rng: &mut Rng) -> Result<Vec<MessageSpec>> {
     let draws = u64::from(n)

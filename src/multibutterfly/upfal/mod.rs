@@ -1,10 +1,10 @@
-//! Upfal's greedy wave algorithm on a multibutterfly (seed 002 §II-A; notes §3.3.1).
+//! Upfal's greedy wave algorithm on a multibutterfly ([LM] §II-A).
 //!
 //! The network is a randomly-wired splitter network of multiplicity `d` (levels `0..=lg N`,
 //! [`crate::topology::random_splitter`]) with, for `P > 1` permutations, front levels
-//! `−1 … −(P−1)` (§II-A, notes §3.2.7): each front level is a copy of the first splitter level
-//! as a graph (or, [`FrontLevels::Matchings`], `2d` random perfect matchings), the whole row one
-//! block, so a packet may take any out link. Every splitter is a `2d`-regular bipartite
+//! `−1 … −(P−1)` (§II-A): each front level is a copy of the first splitter level as a graph
+//! (or, [`FrontLevels::Matchings`], `2d` random perfect matchings), the whole row one block, so
+//! a packet may take any out link. Every splitter is a `2d`-regular bipartite
 //! multigraph and gets a proper `2d`-edge-colouring (König, [`crate::sorter::fattree::colour`]);
 //! a copied front level keeps level 0's colours, a matching's index is its colour.
 //!
@@ -40,9 +40,9 @@ const ANY: u8 = 2;
 /// Stuck packets named in a deadlock message.
 const NAMED_STUCK: usize = 5;
 
-/// Parameters of a run. The theory defaults of the notes (§3.6) are `d = 11`, `Lw = 16`,
-/// `ν = 1/2`, `w = 1/√2`, `β = 4`; the topology builder stops at `d = 8`, so the default here is
-/// `d = 4` and `N = 256`. `β` is not measured: it only enters `σ` and `ρ` (Claim 2.4) and the
+/// Parameters of a run. The example of [LM] §II-B has `d = 11`, `Lw = 16`, `ν = 1/2`,
+/// `w = 1/√2`, `β = 4`; the topology builder stops at `d = 8`, so the default here is `d = 4`
+/// and `N = 256`. `β` is not measured: it only enters `σ` and `ρ` (Claim 2.4) and the
 /// Theorem 2.1 bound, and is *assumed* (a random splitter of multiplicity `d` expands by about
 /// `d − 1` for small `α`, so `β = 4` with `d = 4` is optimistic).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -166,12 +166,13 @@ impl UpfalConfig {
     }
 }
 
-/// The front levels −1 … −(P − 1) that hold the extra permutations (§II-A, notes §3.2.7).
+/// The front levels −1 … −(P − 1) that hold the extra permutations (§II-A).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FrontLevels {
     /// Copies of the first splitter level as a graph, the whole row one block (the paper's
-    /// "copies of the first level", notes §3.7-8); colours as level 0.
+    /// "copies of the first level": docs/interpretations.md, 'Upfal's algorithm'); colours as
+    /// level 0.
     #[default]
     Copies,
     /// `2d` independent uniformly random perfect matchings per level (matching `c` = colour
@@ -555,11 +556,11 @@ mod tests {
         assert!(matches!(route(&cfg, &perms), Err(Error::Invalid { .. })));
     }
 
-    /// Notes §3.3.1: d = 11, β = 4, Lw = 16, ν = 1/2, w = 1/√2 give σ = 2/3, ρ = 8/9, and for
-    /// P = lg N the formula gives 4531.41·lg N − 1035.74 steps (44278.37 at N = 1024), not the
-    /// paper's printed 4273·lg N.
+    /// The example of [LM] §II-B: d = 11, β = 4, Lw = 16, ν = 1/2, w = 1/√2 give σ = 2/3,
+    /// ρ = 8/9, and for P = lg N Theorem 2.1's formula gives 4531.41·lg N − 1035.74 steps
+    /// (44278.37 at N = 1024), not the paper's printed 4273·lg N.
     #[test]
-    fn theorem_2_1_bound_matches_the_notes_check() {
+    fn theorem_2_1_bound_for_the_example_of_section_ii_b() {
         let w = std::f64::consts::FRAC_1_SQRT_2;
         let (rho, sigma) = claim_2_4_rho(4.0, 0.5, w);
         assert!((sigma - 2.0 / 3.0).abs() < 1e-12 && (rho - 8.0 / 9.0).abs() < 1e-12);

@@ -1,4 +1,4 @@
-//! Upfal's network as step classes (seed 002 §II-A): the splitter levels with their proper
+//! Upfal's network as step classes ([LM] §II-A): the splitter levels with their proper
 //! 2d-edge-colourings and the front levels, grouped by (level parity, colour).
 
 use super::{ANY, FrontLevels, UpfalConfig};

@@ -1,4 +1,4 @@
-//! Upfal's algorithm stepping on a built network (seed 002 §II-A): moves and swaps, deliveries,
+//! Upfal's algorithm stepping on a built network ([LM] §II-A): moves and swaps, deliveries,
 //! the Lemma 2.5 check and the potential of §II-B.
 
 use super::network::Network;

@@ -1,10 +1,14 @@
 //! `flitforge fpga`: the board top, from options to bitstream.
 
-use crate::{SimArgs, command_line};
+use super::args::{NetworkArgs, RunFlags, SwitchArgs, TrafficArgs};
+use super::command_line;
+use super::files::{write, written};
+use super::progress::Step;
 use clap::Args;
 use flitforge::config::{Backpressure, SimConfig};
 use flitforge::cosim::Simulator;
 use flitforge::fpga::{self, Device, StatusPort};
+use flitforge::run::RunConfig;
 use flitforge::traffic::{Destinations, Traffic};
 use flitforge::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -12,7 +16,11 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Clone)]
 pub struct FpgaArgs {
     #[command(flatten)]
-    net: SimArgs,
+    net: NetworkArgs,
+    #[command(flatten)]
+    switch: SwitchArgs,
+    #[command(flatten)]
+    traffic: TrafficArgs,
     /// iCE40 device and board: hx1k (iCEstick), hx8k (iCE40-HX8K breakout), up5k
     /// (iCEBreaker); with --largest also "all".
     #[arg(long, default_value = "hx8k", value_parser = ["hx1k", "hx8k", "up5k", "all"])]
@@ -31,7 +39,7 @@ pub struct FpgaArgs {
     #[arg(long, default_value = "leds", value_parser = ["leds", "uart"])]
     status: String,
     /// Co-simulate the whole top (generators, network, checkers, status line) against the
-    /// model under this simulator before building.
+    /// model under this simulator before building. [default: none, build only]
     #[arg(long, value_parser = ["iverilog", "verilator"])]
     simulate: Option<String>,
     /// Find the largest butterfly (2, 4, 8, ... inputs, the other options as given) that
@@ -60,34 +68,23 @@ pub fn defaults() -> SimConfig {
 
 impl FpgaArgs {
     fn config(&self) -> Result<SimConfig> {
-        let a = &self.net;
-        for (flag, given) in [
-            ("circuit", a.circuit.is_some()),
-            ("engine", a.engine.is_some()),
-            ("body-bits", a.body_bits.is_some()),
-            ("json", a.json.is_some()),
-            ("vcd", a.vcd.is_some()),
-            ("per-message", a.per_message),
-            ("check", a.check),
-        ] {
-            if given {
-                return Err(Error::invalid(
-                    flag,
-                    "given",
-                    "not with fpga (the report is DIR/fpga.json; --simulate writes waveforms)",
-                ));
+        let flags = RunFlags {
+            net: &self.net,
+            switch: Some(&self.switch),
+            serial: None,
+            traffic: &self.traffic,
+        };
+        match flags.resolve(defaults())? {
+            RunConfig::Network(config) => {
+                fpga::check(&config)?;
+                Ok(config)
             }
-        }
-        if a.sorter.given() || a.is_pruned() || a.is_fat_tree() {
-            return Err(Error::invalid(
+            other => Err(Error::invalid(
                 "topology",
-                a.topology.as_deref().unwrap_or("circuit"),
+                other.topology(),
                 "butterfly, dilated or splitter with fpga",
-            ));
+            )),
         }
-        let config = a.resolve(defaults())?;
-        fpga::check(&config)?;
-        Ok(config)
     }
 }
 
@@ -118,7 +115,7 @@ fn progress(line: &str) {
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| Error::parse("report", e))? + "\n";
-    std::fs::write(path, text).map_err(|e| Error::io(path.display(), e))
+    write(path, &text)
 }
 
 fn summary(report: &fpga::FpgaReport) -> String {
@@ -145,6 +142,13 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
         return Err(Error::invalid("target-mhz", args.target_mhz, "1 to 1000"));
     }
     if args.largest {
+        super::args::refuse(
+            &[
+                ("inputs", args.net.inputs.is_some()),
+                ("simulate", args.simulate.is_some()),
+            ],
+            "without --largest (it tries 2, 4, 8, ... inputs and builds only)",
+        )?;
         return largest(args, &config, &out, &command);
     }
     let device = devices(&args.device, false)?[0];
@@ -154,12 +158,14 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
             "verilator" => Simulator::Verilator,
             _ => Simulator::Icarus,
         };
-        progress(&format!(
-            "co-simulating the whole top under {}",
-            simulator.name()
-        ));
         let dir = out.join(format!("cosim-{}", simulator.name()));
-        let verdict = fpga::cosim(&config, device, status, simulator, &dir, &command)?;
+        let verdict = {
+            let _step = Step::start(&format!(
+                "fpga: co-simulating the whole top under {}",
+                simulator.name()
+            ));
+            fpga::cosim(&config, device, status, simulator, &dir, &command)?
+        };
         say!("{verdict}");
         if !verdict.identical() {
             return Err(Error::Diverged);
@@ -185,7 +191,7 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
         p.last
     );
     match &report.bitstream {
-        Some(bin) => say!("bitstream {}", out.join(bin).display()),
+        Some(bin) => written(&out.join(bin)),
         None => say!(
             "no bitstream: {}",
             report
@@ -194,7 +200,6 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
                 .unwrap_or("place and route failed")
         ),
     }
-    say!("report {}", json.display());
     Ok(())
 }
 
@@ -254,14 +259,6 @@ fn largest(args: &FpgaArgs, config: &SimConfig, out: &Path, command: &str) -> Re
             best.map_or("none".to_string(), |n| format!("{n} inputs"))
         );
     }
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out.display(), e))?;
     write_json(&out.join("largest.json"), &rows)?;
-    let md = out.join("largest.md");
-    std::fs::write(&md, table).map_err(|e| Error::io(md.display(), e))?;
-    say!(
-        "written {} and {}",
-        out.join("largest.json").display(),
-        md.display()
-    );
-    Ok(())
+    write(out.join("largest.md"), &table)
 }

@@ -1,8 +1,10 @@
-//! The commands for seed 002's networks: fault placement (`faults`) and one routing
-//! (`multibutterfly`); the experiments are in [`crate::experiments`]. Thin: flags become
+//! `faults` and `multibutterfly`: fault placement and one routing on [LM]'s networks; the
+//! experiments are in [`super::experiment`]. Thin: flags become
 //! library configurations, results are printed or written as the library formats them.
 
-use crate::{command_line, parse_name, write};
+use super::args::parse_name;
+use super::command_line;
+use super::files::{AtomicFile, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
 use flitforge::multibutterfly::faults::{self, InputRule, Interior};
@@ -21,29 +23,31 @@ use flitforge::{Error, Result};
 /// Network, wiring and fault-rule options shared by `faults` and `multibutterfly`.
 #[derive(Args, Clone)]
 pub struct NetworkArgs {
-    /// modified (seed 002 §IV: matchings level, splitters, 4x4 stage; d = 2), splitter
-    /// (randomly wired, multiplicity --d), butterfly, or dilated (--d lanes per edge).
-    /// Default: modified (Upfal's algorithm: splitter, the only one it takes).
-    #[arg(long, value_parser = ["modified", "splitter", "butterfly", "dilated"])]
-    network: Option<String>,
+    /// modified-splitter ([LM] §IV: a level of matchings, splitters, a 4x4 stage; d = 2),
+    /// splitter (randomly wired, multiplicity --dilation), butterfly, or dilated (--dilation
+    /// lanes per edge). [default: modified-splitter; with --algorithm upfal: splitter, the only
+    /// one it takes]
+    #[arg(long, value_parser = ["modified-splitter", "splitter", "butterfly", "dilated"])]
+    topology: Option<String>,
     /// Inputs N, a power of two (modified: from 4).
     #[arg(long, default_value_t = 1024)]
     inputs: u32,
-    /// Multiplicity d of splitter and dilated networks (1..=8; the modified network has 2).
-    #[arg(long)]
-    d: Option<u32>,
+    /// Multiplicity d of splitter and dilated networks, 1..=8 (the modified splitter network
+    /// has 2). [default: 2; with --algorithm upfal: 4]
+    #[arg(long, value_name = "D")]
+    dilation: Option<u32>,
     #[command(flatten)]
     wiring: WiringArgs,
     /// Random faults placed on the interior levels (--interior; never on the outputs).
     /// `multibutterfly` routes around faults on the modified and splitter networks only.
     #[arg(long, default_value_t = 0)]
     faults: u32,
-    /// Interior levels as FIRST..LAST in seed 002's numbering (modified network: level −1 is
-    /// the matching level); default all levels between the inputs and the outputs.
+    /// Interior levels as FIRST..LAST in [LM]'s numbering (modified splitter network: level
+    /// −1 is the matching level). [default: every level between the inputs and the outputs]
     #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
     interior: Option<String>,
-    /// Modified network, level −1: faulty when all four neighbours are (all, the default), or
-    /// when both links of matchings 0-1 or of 2-3 lead to faulty switches (pairs).
+    /// Modified splitter network, level −1: faulty when all four neighbours are (all), or when
+    /// both links of matchings 0-1 or of 2-3 lead to faulty switches (pairs). [default: all]
     #[arg(long, value_parser = ["all", "pairs"])]
     input_rule: Option<String>,
     /// Seed of the wiring, the faults and the destinations.
@@ -51,13 +55,14 @@ pub struct NetworkArgs {
     seed: u64,
 }
 
-/// How random splitters are wired (notes §3.2.4, §3.4.4).
+/// How random splitters are wired (docs/interpretations.md, 'Wiring of random splitters').
 #[derive(Args, Clone, Default)]
 pub struct WiringArgs {
     /// configuration (a random matching of link stubs) or rounds (d balanced random rounds).
+    /// [default: configuration]
     #[arg(long, value_parser = ["configuration", "rounds"])]
     wiring: Option<String>,
-    /// Keep parallel links (default: clean them up where possible, as seed 002 did).
+    /// Keep parallel links (without it they are swapped away where possible, as [LM] did).
     #[arg(long)]
     no_cleanup: bool,
 }
@@ -89,20 +94,20 @@ pub fn interior(spec: Option<&str>) -> Result<Interior> {
 
 impl NetworkArgs {
     fn network(&self) -> &str {
-        self.network.as_deref().unwrap_or("modified")
+        self.topology.as_deref().unwrap_or("modified-splitter")
     }
 
     fn topology(&self) -> Result<Topology> {
         let wiring = self.wiring.wiring()?;
-        let d = self.d.unwrap_or(2);
+        let d = self.dilation.unwrap_or(2);
         if !(1..=8).contains(&d) {
-            return Err(Error::invalid("d", d, "1..=8"));
+            return Err(Error::invalid("dilation", d, "1..=8"));
         }
         match self.network() {
-            "modified" => {
-                if let Some(d) = self.d.filter(|&d| d != 2) {
+            "modified-splitter" => {
+                if let Some(d) = self.dilation.filter(|&d| d != 2) {
                     return Err(Error::invalid(
-                        "d",
+                        "dilation",
                         d,
                         "2 (the modified network has multiplicity 2)",
                     ));
@@ -112,8 +117,8 @@ impl NetworkArgs {
             "splitter" => random_splitter(self.inputs, d, wiring, self.seed),
             "dilated" => dilated_butterfly(self.inputs, d),
             _ => {
-                if let Some(d) = self.d.filter(|&d| d != 1) {
-                    return Err(Error::invalid("d", d, "1 (the butterfly)"));
+                if let Some(d) = self.dilation.filter(|&d| d != 1) {
+                    return Err(Error::invalid("dilation", d, "1 (the butterfly)"));
                 }
                 butterfly(self.inputs)
             }
@@ -134,17 +139,18 @@ impl NetworkArgs {
 pub struct FaultArgs {
     #[command(flatten)]
     net: NetworkArgs,
-    /// experiment (seed 002 §IV: all d links of a direction) or theory (§III-A: erase
+    /// experiment ([LM] §IV: all d links of a direction) or theory (§III-A: erase
     /// splitters with more than an ε fraction of faulty inputs, then at least half the links).
     #[arg(long, default_value = "experiment", value_parser = ["experiment", "theory"])]
     rules: String,
-    /// Theory rules: the splitters' expansion α (0 < α <= 1/2; default 1/8).
+    /// Theory rules: the splitters' expansion α, 0 < α <= 1/2. [default: 0.125]
     #[arg(long)]
     alpha: Option<f64>,
     /// Theory rules: the splitters' expansion β, floor(d/2) + 1 < β <= d (so d >= 3).
+    /// [default: none, required with --rules theory]
     #[arg(long)]
     beta: Option<f64>,
-    /// Write the counts as JSON.
+    /// Write the counts as JSON ("-": standard output). [default: not written]
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
 }
@@ -171,9 +177,9 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
         let d = topo.multiplicity;
         if !matches!(net.network(), "splitter" | "dilated") || d < 3 {
             return Err(Error::invalid(
-                "network",
+                "topology",
                 format!("{} with d = {d}", net.network()),
-                "splitter or dilated with --d 3 or more for --rules theory (beta must exceed floor(d/2) + 1 and be at most d)",
+                "splitter or dilated with --dilation 3 or more for --rules theory (beta must exceed floor(d/2) + 1 and be at most d)",
             ));
         }
         let beta = args.beta.ok_or_else(|| {
@@ -244,44 +250,45 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
 pub struct RouteArgs {
     #[command(flatten)]
     net: NetworkArgs,
-    /// greedy (seed 002 §IV store-and-forward) or upfal (§II-A wave algorithm on a random
-    /// splitter network of multiplicity --d, default 4, with --permutations front levels).
+    /// greedy ([LM] §IV store-and-forward) or upfal (§II-A wave algorithm on a random
+    /// splitter network of multiplicity --dilation, with --permutations front levels).
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
     algorithm: String,
-    /// Greedy: the problem (default 1), C or CT (C packets per input, random destinations or
-    /// transpose): 1, 10, 1T, 10T.
+    /// Greedy: the problem, C or CT (C packets per input, random destinations or transpose):
+    /// 1, 10, 1T, 10T. [default: 1]
     #[arg(long)]
     problem: Option<String>,
     /// Greedy: a link is used only if its head held at most this many packets at the end of
-    /// the previous step (default 4).
+    /// the previous step. [default: 4]
     #[arg(long)]
     max_held: Option<u32>,
-    /// Greedy: which eligible link a packet takes: lowest (default), random (uniform, by a
-    /// per-switch LFSR) or least-loaded (fewest packets at the head).
+    /// Greedy: which eligible link a packet takes: lowest, random (uniform, by a per-switch
+    /// LFSR) or least-loaded (fewest packets at the head). [default: lowest]
     #[arg(long, value_parser = ["lowest", "random", "least-loaded"])]
     lane_choice: Option<String>,
-    /// Upfal: permutations routed at once (P; default 1).
+    /// Upfal: permutations routed at once, P. [default: 1]
     #[arg(long)]
     permutations: Option<u32>,
-    /// Upfal: the wave modulus L, a power of two (default 16).
+    /// Upfal: the wave modulus L, a power of two. [default: 16]
     #[arg(long)]
     wave_modulus: Option<u32>,
     /// Upfal: the splitters' assumed expansion β for σ, ρ and the Theorem 2.1 bound
-    /// (0 < β <= d; default min(4, d)). It is not measured.
+    /// (0 < β <= d). It is not measured. [default: min(4, d)]
     #[arg(long)]
     beta: Option<f64>,
     /// Upfal: the front levels (with --permutations 2 or more): copies of the first splitter
-    /// level (default) or random matchings.
+    /// level or random matchings. [default: copies]
     #[arg(long, value_parser = ["copies", "matchings"])]
     front: Option<String>,
-    /// Write the result as JSON.
+    /// Write the result as JSON ("-": standard output). [default: not written]
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
     /// Greedy: write every switch's queue registers (q_count, q_packet_s*) as VCD, under
-    /// tb.net.l{level}_c{column} (level 0 = the input level).
+    /// tb.net.l{level}_c{column} (level 0 = the input level). [default: not written]
     #[arg(long, value_name = "FILE.vcd")]
     vcd: Option<String>,
     /// Only the switches whose scope matches one of these comma-separated globs.
+    /// [default: every switch]
     #[arg(long, value_name = "GLOBS", requires = "vcd")]
     vcd_scope: Option<String>,
 }
@@ -343,9 +350,9 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
     let out = match &args.vcd {
         Some(path) => {
             let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
-            let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+            let mut file = AtomicFile::create(path)?;
             let mut vcd = GreedyVcd::new(
-                std::io::BufWriter::new(file),
+                file.writer(),
                 router.fabric(),
                 destinations.len() as u32,
                 &filter,
@@ -353,6 +360,7 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
             )?;
             let out = router.run(|fabric, cycle| vcd.sample(fabric, cycle))?;
             vcd.finish()?;
+            file.commit()?;
             out
         }
         None => router.run(|_, _| Ok(()))?,
@@ -387,9 +395,9 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
 
 fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
     let net = &args.net;
-    if let Some(network) = net.network.as_deref().filter(|&n| n != "splitter") {
+    if let Some(network) = net.topology.as_deref().filter(|&n| n != "splitter") {
         return Err(Error::invalid(
-            "network",
+            "topology",
             network,
             "splitter with --algorithm upfal (a multibutterfly; the default)",
         ));
@@ -408,7 +416,7 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         "no value with --algorithm upfal (it routes --permutations random permutations on a fault-free multibutterfly)",
     )?;
     let defaults = UpfalConfig::default();
-    let d = net.d.unwrap_or(defaults.multiplicity);
+    let d = net.dilation.unwrap_or(defaults.multiplicity);
     let config = UpfalConfig {
         inputs: net.inputs,
         multiplicity: d,

@@ -1,0 +1,437 @@
+//! `flitforge experiment`: every paper's experiment behind one subcommand, each writing into
+//! its own directory (results/<experiment>/ unless --out), with progress on standard error.
+
+use super::args::{SorterArgs, engine, parse_name};
+use super::files::{experiment_dir, write};
+use super::multibutterfly::{WiringArgs, interior};
+use super::progress::Progress;
+use clap::{Args, Subcommand};
+use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
+use flitforge::multibutterfly::greedy::GreedyConfig;
+use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
+use flitforge::sorter::{SortConfig, SorterParams};
+use flitforge::{Error, Result};
+use std::path::Path;
+
+/// The experiments of `flitforge experiment`.
+#[derive(Subcommand)]
+pub enum ExperimentKind {
+    /// [BB] §3: pruned-butterfly routing time against λ and N (Theorem 1).
+    ///
+    /// Random sets, permutations, degree-d sets and a hot region, fitted to Theorem 1's
+    /// O(λ log² N). Writes runs.csv, summary.json and charts.
+    PrunedButterfly(PrunedButterflyArgs),
+    /// [BB] §4.1: flexible-sorter cycles against Theorem 2.
+    ///
+    /// Cycles of the circuit for r = s, 2s, ..., l, against Theorem 2's O((b + log s) r/s);
+    /// default circuits (b, s, l) = (8, 8, 64), (8, 16, 256), or one given with --s, --l,
+    /// --bits. Writes runs.csv and charts.
+    FlexibleSorter(FlexibleSorterArgs),
+    /// [BB] §4.3: sorting fat-tree routing time against Theorem 3.
+    ///
+    /// Routing time against λ and N, against Theorem 3's O(λ log N + log² N). Writes runs.csv
+    /// and charts.
+    SortingFatTree(SortingFatTreeArgs),
+    /// [LM] §IV: Tables I-III (fault failure rate, greedy completion time, never delayed).
+    ///
+    /// N = 1024, d = 2: how often random faults reach an input (2000 trials per row), greedy
+    /// completion time (mean and σ over 500 trials for each network and the problems 1, 10,
+    /// 1T, 10T) and the percentage of packets never delayed. Writes tables.md (laid out like
+    /// the paper), table1.csv, table2.csv, table3.csv, trials.csv (every trial), summary.json
+    /// and completion-vs-faults.svg. Trials run on all cores; the result does not depend on the
+    /// number of threads.
+    LeightonMaggs(LeightonMaggsArgs),
+    /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
+    ///
+    /// Fresh modified splitter networks and random fault orders per size; writes
+    /// fault-tolerance.md, .csv and .svg.
+    FaultTolerance(FaultToleranceArgs),
+    /// The emitted hardware on iCE40 devices: LUT4, flip-flops and Fmax of one switch per
+    /// back-pressure mode (inside a harness that registers every port), the board tops of 4-
+    /// and 8-input butterflies with on-chip generators and checkers, the largest butterfly top
+    /// each device holds, the pruned-butterfly vertices and the flexible sorter. Writes
+    /// fpga.md, fpga.csv and fpga.json; takes about 15 minutes.
+    Fpga(FpgaExperimentArgs),
+}
+
+/// Where an experiment writes.
+#[derive(Args, Clone)]
+#[command(next_help_heading = "Output")]
+pub struct OutDir {
+    /// Output directory. [default: results/<experiment>]
+    #[arg(long, value_name = "DIR")]
+    out: Option<String>,
+    /// Write into a non-empty directory another command wrote.
+    #[arg(long)]
+    force: bool,
+}
+
+impl OutDir {
+    fn dir(&self, experiment: &str) -> Result<std::path::PathBuf> {
+        experiment_dir(experiment, self.out.as_deref(), self.force)
+    }
+}
+
+/// `experiment pruned-butterfly` options.
+#[derive(Args)]
+pub struct PrunedButterflyArgs {
+    /// Leaves N, comma-separated powers of 4 from 16 to 65536.
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024,4096")]
+    sizes: Vec<u32>,
+    /// Trials (seeds) per workload and size.
+    #[arg(long, default_value_t = 3)]
+    trials: u64,
+    /// golden (the abstract model, same cycle counts, fast) or cycle (bit by bit).
+    #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
+    engine: String,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// `experiment flexible-sorter` options.
+#[derive(Args)]
+pub struct FlexibleSorterArgs {
+    /// Rings (words per column) s of the one circuit to measure, a power of two from 2 to 64.
+    /// [default: two circuits, (b, s, l) = (8, 8, 64) and (8, 16, 256)]
+    #[arg(long = "s", value_name = "S")]
+    s: Option<u32>,
+    /// Its capacity l in words: s times a power of two up to 64. [default: 8 s]
+    #[arg(long = "l", value_name = "L")]
+    l: Option<u32>,
+    /// Its key bits per word b, 1..=32. [default: 8]
+    #[arg(long, value_name = "B")]
+    bits: Option<u32>,
+    /// Seed of the words (the cycle counts do not depend on them).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// `experiment sorting-fat-tree` options.
+#[derive(Args)]
+pub struct SortingFatTreeArgs {
+    /// Terminals N, comma-separated powers of two from 16.
+    #[arg(long, value_delimiter = ',', default_value = "256,1024,4096,16384")]
+    sizes: Vec<u32>,
+    /// Trials (seeds) per workload and size.
+    #[arg(long, default_value_t = 3)]
+    trials: u64,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// `experiment fpga` options.
+#[derive(Args)]
+pub struct FpgaExperimentArgs {
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// Runs the experiment `which` names.
+pub fn run(which: ExperimentKind) -> Result<()> {
+    match which {
+        ExperimentKind::Fpga(a) => fpga(&a.out.dir("fpga")?),
+        ExperimentKind::PrunedButterfly(a) => pruned_butterfly(&a),
+        ExperimentKind::FlexibleSorter(a) => flexible_sorter(&a),
+        ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a),
+        ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a),
+        ExperimentKind::FaultTolerance(a) => fault_tolerance(&a),
+    }
+}
+
+/// `experiment fpga`.
+fn fpga(dir: &Path) -> Result<()> {
+    use flitforge::fpga::experiment;
+    let started = std::time::Instant::now();
+    let rows = experiment::run(dir, &mut |step| eprintln!("experiment fpga: {step}"))?;
+    let table = experiment::markdown(&rows);
+    let mut csv = String::from("design,device,luts,dffs,logic_cells,fits,fmax_mhz\n");
+    for r in &rows {
+        csv.push_str(&format!(
+            "\"{}\",{},{},{},{},{},{}\n",
+            r.design,
+            r.device.name(),
+            r.luts,
+            r.dffs,
+            r.logic_cells.map_or(String::new(), |c| c.to_string()),
+            r.fits,
+            r.fmax_mhz.map_or(String::new(), |f| f.to_string())
+        ));
+    }
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| Error::parse("rows", e))?;
+    write(dir.join("fpga.md"), &table)?;
+    write(dir.join("fpga.csv"), &csv)?;
+    write(dir.join("fpga.json"), &(json + "\n"))?;
+    say!("{table}");
+    eprintln!(
+        "experiment fpga: {} designs in {:.0} s",
+        rows.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `experiment pruned-butterfly`.
+fn pruned_butterfly(args: &PrunedButterflyArgs) -> Result<()> {
+    use flitforge::pruned::experiment;
+    let engine = engine(&args.engine)?;
+    let sizes = experiment::checked_sizes(&args.sizes)?;
+    let dir = args.out.dir("pruned-butterfly")?;
+    let total = (sizes.len() * experiment::workloads().len()) as u64 * args.trials;
+    let progress = Progress::new("experiment pruned-butterfly", "runs");
+    let mut done = 0;
+    let runs = experiment::run(&sizes, args.trials, engine, |_| {
+        done += 1;
+        progress.update(done, total);
+    })?;
+    progress.finish();
+    let fit = experiment::fit(&runs);
+    write(dir.join("runs.csv"), &experiment::to_csv(&runs))?;
+    for (name, svg) in experiment::charts(&runs, &fit) {
+        write(dir.join(name), &svg)?;
+    }
+    let json = serde_json::json!({
+        "fit": fit, "runs": runs.len(), "sizes": sizes, "trials": args.trials, "engine": engine
+    });
+    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
+    say!("{}", experiment::summary(&runs, &fit));
+    Ok(())
+}
+
+/// `experiment flexible-sorter`.
+fn flexible_sorter(args: &FlexibleSorterArgs) -> Result<()> {
+    use flitforge::sorter::experiment;
+    let one = SorterArgs {
+        s: args.s,
+        l: args.l,
+        r: None,
+        bits: args.bits,
+    };
+    let params = if one.given() {
+        vec![one.config(SortConfig::default(), None, false)?.params]
+    } else {
+        vec![
+            SorterParams {
+                s: 8,
+                l: 64,
+                bits: 8,
+            },
+            SorterParams {
+                s: 16,
+                l: 256,
+                bits: 8,
+            },
+        ]
+    };
+    let dir = args.out.dir("flexible-sorter")?;
+    let progress = Progress::new("experiment flexible-sorter", "sorts");
+    let total: u64 = params.iter().map(|p| u64::from(p.l / p.s)).sum();
+    let mut done = 0;
+    let points = experiment::sorter_sweep(&params, args.seed, |_| {
+        done += 1;
+        progress.update(done, total);
+    })?;
+    progress.finish();
+    let (text, charts) = experiment::sorter_report(&points);
+    write(dir.join("runs.csv"), &experiment::sorter_csv(&points))?;
+    for (name, svg) in charts {
+        write(dir.join(name), &svg)?;
+    }
+    say!("{text}");
+    Ok(())
+}
+
+/// `experiment sorting-fat-tree`.
+fn sorting_fat_tree(args: &SortingFatTreeArgs) -> Result<()> {
+    use flitforge::sorter::experiment;
+    let dir = args.out.dir("sorting-fat-tree")?;
+    let progress = Progress::new("experiment sorting-fat-tree", "runs");
+    let total = (args.sizes.len() * experiment::TREE_WORKLOADS.len()) as u64 * args.trials;
+    let mut done = 0;
+    let points = experiment::tree_sweep(&args.sizes, args.trials, |_| {
+        done += 1;
+        progress.update(done, total);
+    })?;
+    progress.finish();
+    let (csv, text, charts) = experiment::tree_report(&points);
+    write(dir.join("runs.csv"), &csv)?;
+    for (name, svg) in charts {
+        write(dir.join(name), &svg)?;
+    }
+    say!("{text}");
+    Ok(())
+}
+
+/// `experiment leighton-maggs` options.
+#[derive(Args)]
+pub struct LeightonMaggsArgs {
+    /// Trials per cell of Tables II and III ([LM]: 500).
+    #[arg(long, default_value_t = 500)]
+    trials: u32,
+    /// Trials per row of Table I ([LM]: 2000; 0 skips Table I).
+    #[arg(long, default_value_t = 2000)]
+    table1_trials: u32,
+    /// Run seed; every trial's seed derives from it.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Inputs N ([LM]: 1024).
+    #[arg(long, default_value_t = 1024)]
+    inputs: u32,
+    /// Fault counts of the modified rows of Tables II and III.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0,1,10,100,250,500,750,1000"
+    )]
+    faults: Vec<u32>,
+    /// Fault counts of Table I.
+    #[arg(long, value_delimiter = ',', default_value = "10,100,250,500,750,1000")]
+    table1_faults: Vec<u32>,
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Interior levels FIRST..LAST in [LM]'s numbering. [default: 0..lg N - 2]
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Level −1 rule: all or pairs.
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+    /// Admission: a head may have held at most this many packets ([LM]: 4).
+    #[arg(long, default_value_t = 4)]
+    max_held: u32,
+    /// lowest, random or least-loaded.
+    #[arg(long, default_value = "lowest", value_parser = ["lowest", "random", "least-loaded"])]
+    lane_choice: String,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// `experiment leighton-maggs`.
+pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
+    let config = LeightonMaggsConfig {
+        inputs: args.inputs,
+        trials: args.trials,
+        table1_trials: args.table1_trials,
+        faults: args.faults.clone(),
+        table1_faults: args.table1_faults.clone(),
+        seed: args.seed,
+        wiring: args.wiring.wiring()?,
+        greedy: GreedyConfig {
+            max_held: args.max_held,
+            lane_choice: parse_name(
+                "lane-choice",
+                &args.lane_choice,
+                "lowest|random|least-loaded",
+            )?,
+            ..GreedyConfig::default()
+        },
+        interior: interior(args.interior.as_deref())?,
+        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        threads: args.threads,
+        ..LeightonMaggsConfig::default()
+    };
+    config.validate()?;
+    let dir = args.out.dir("leighton-maggs")?;
+    let progress = Progress::new("experiment leighton-maggs, Tables I-III", "trials");
+    let tables = experiment::leighton_maggs(&config, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    write_tables(&dir, &tables)?;
+    say!("{}", tables.markdown());
+    if !tables.deterministic_cells_equal {
+        return Err(Error::Invariant {
+            cycle: 0,
+            message:
+                "a deterministic cell (butterfly or dilated, transpose) differed between trials"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
+fn write_tables(dir: &Path, tables: &Tables) -> Result<()> {
+    let files = [
+        ("tables.md", tables.markdown()),
+        ("table1.csv", tables.table1_csv()),
+        ("table2.csv", tables.table2_csv()),
+        ("table3.csv", tables.table3_csv()),
+        ("trials.csv", tables.trials_csv()),
+        ("completion-vs-faults.svg", tables.chart()),
+    ];
+    for (name, text) in files {
+        if name == "table1.csv" && tables.table1.is_empty() {
+            continue;
+        }
+        write(dir.join(name), &text)?;
+    }
+    let json = serde_json::json!({
+        "config": tables.config, "table1": tables.table1,
+        "deterministic_cells_equal": tables.deterministic_cells_equal,
+    });
+    write(dir.join("summary.json"), &format!("{json:#}\n"))
+}
+
+/// `experiment fault-tolerance` options.
+#[derive(Args)]
+pub struct FaultToleranceArgs {
+    /// Network sizes N, comma-separated powers of two (8..=65536).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,128,256,512,1024,2048,4096"
+    )]
+    sizes: Vec<u32>,
+    /// Random fault orders (and networks) per size.
+    #[arg(long, default_value_t = 100)]
+    trials: u32,
+    /// Run seed; every trial's seed derives from it and N.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Interior levels FIRST..LAST in [LM]'s numbering. [default: 0..lg N - 2]
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Level −1 rule: all or pairs.
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+    /// Worker threads, 0 for all cores (the result does not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+/// `experiment fault-tolerance`.
+pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
+    let config = FaultToleranceConfig {
+        sizes: args.sizes.clone(),
+        trials: args.trials,
+        seed: args.seed,
+        wiring: args.wiring.wiring()?,
+        interior: interior(args.interior.as_deref())?,
+        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        threads: args.threads,
+    };
+    let dir = args.out.dir("fault-tolerance")?;
+    let progress = Progress::new("experiment fault-tolerance", "trials");
+    let rows = tolerance::fault_tolerance(&config, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    let md = tolerance::tolerance_markdown(&rows, &config);
+    let files = [
+        ("fault-tolerance.md", md.clone()),
+        ("fault-tolerance.csv", tolerance::tolerance_csv(&rows)),
+        ("fault-tolerance.svg", tolerance::tolerance_chart(&rows)),
+    ];
+    for (name, text) in files {
+        write(dir.join(name), &text)?;
+    }
+    say!("{md}");
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! The command-line layer: one module per command family, each a thin layer over the library.
+//! Every command takes only its own flags (shared groups are flattened where they apply), every
+//! flag's help shows its default, and flags with no effect on the chosen run are refused.
+
+/// Whether a command's report goes to standard output (`--json -`): its summary lines then go
+/// to standard error, so the output stays one JSON document.
+static REPORT_ON_STDOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `println!` that ignores a closed pipe (`flitforge ... | head`) instead of panicking, and
+/// writes to standard error while the report goes to standard output.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if crate::cli::REPORT_ON_STDOUT.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        } else {
+            let _ = writeln!(std::io::stdout(), $($arg)*);
+        }
+    }};
+}
+
+mod args;
+mod experiment;
+mod files;
+mod fpga;
+mod hdl;
+mod multibutterfly;
+mod network;
+mod progress;
+mod sorter;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use flitforge::Result;
+use std::process::ExitCode;
+
+/// Routing-network switches modelled cycle by cycle, the way hardware builds them.
+///
+/// Every switch is a clocked state machine (per-virtual-channel flit registers, valid bits,
+/// allocation state) advanced by a two-phase clock. Runs are reproducible from their seed.
+/// Papers are cited by key ([CMS], [BB], [LM], [SV], [CMSV]: docs/references.md).
+#[derive(Parser)]
+#[command(name = "flitforge", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a network and report latency, throughput and drops (one JSON schema for every
+    /// topology: docs/report-schema.md).
+    ///
+    /// Flags override a --config file (TOML, or a report's "config" as JSON), which overrides
+    /// the defaults. Examples:
+    ///   flitforge sim --inputs 1024 --traffic random-permutation --seed 1 --json out.json
+    ///   flitforge sim --mode drop --vcs 1 --traffic uniform --q 4 --retry-backoff 8
+    ///   flitforge sim --traffic bernoulli --rate 0.3 --cycles 10000
+    ///   flitforge sim --topology benes --middle 5 --traffic transpose
+    ///   flitforge sim --topology pruned-butterfly --inputs 256 --json - | jq .makespan_cycles
+    #[command(verbatim_doc_comment)]
+    Sim(network::SimArgs),
+    /// Run the built-in default (64-input butterfly, B = 2, L = 4, W = 32, random permutation,
+    /// wormhole) and print a readable summary.
+    Demo {
+        /// Also write the report as JSON ("-": standard output). [default: not written]
+        #[arg(long, value_name = "FILE|-")]
+        json: Option<String>,
+        /// Also write the waveform of every switch as VCD. [default: not written]
+        #[arg(long, value_name = "FILE.vcd")]
+        vcd: Option<String>,
+    },
+    /// Print a topology's switch and link counts, and per level what it has: for splitter
+    /// networks the measured (α, β) expansion of each level's splitters ([LM] §I-C), for the
+    /// pruned butterfly widths and capacities ([BB] §3.1), for the sorting fat-tree its
+    /// sorters and channels ([BB] §4.2).
+    ///
+    /// Expansion is exact by enumeration for splitters of at most 20 inputs, an upper bound
+    /// from sampled and greedily grown sets above that.
+    Topology(network::TopologyArgs),
+    /// Generate the Verilog of a network or circuit (one module per switch kind, the top, a
+    /// testbench replaying the model's injections, a FuseSoC core) and list the files.
+    Rtl(hdl::RtlArgs),
+    /// Run the model and the generated Verilog under a simulator and compare their waveforms
+    /// signal by signal and cycle by cycle. Exit 0 when identical, 1 at the first divergence.
+    Cosim(hdl::CosimArgs),
+    /// Regenerate the reference Verilog in rtl/ and the reference model waveforms in waves/
+    /// (a test fails on any byte difference until they are regenerated and committed).
+    Reference {
+        /// Repository root to write under.
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        root: String,
+    },
+    /// Run a paper's experiment; each writes CSV, Markdown and SVG charts into
+    /// results/<experiment>/ (or --out).
+    ///
+    /// Examples:
+    ///   flitforge experiment leighton-maggs --trials 500 --seed 1
+    ///   flitforge experiment fault-tolerance --sizes 64,256,1024,4096
+    ///   flitforge experiment pruned-butterfly --sizes 16,64,256,1024 --trials 3
+    ///   flitforge experiment flexible-sorter
+    #[command(verbatim_doc_comment)]
+    Experiment {
+        #[command(subcommand)]
+        which: experiment::ExperimentKind,
+    },
+    /// Place random faults on a multibutterfly-family network and propagate them ([LM] §III-A
+    /// and §IV): the experiments' "both links" rule, or the theory's erasure and "half the
+    /// links" rules with the inputs and outputs that survive against Theorem 3.4.
+    ///
+    /// Examples:
+    ///   flitforge faults --faults 1000 --seed 3
+    ///   flitforge faults --topology splitter --dilation 5 --inputs 1024 --faults 40 --rules theory --alpha 0.125 --beta 4
+    #[command(verbatim_doc_comment)]
+    Faults(multibutterfly::FaultArgs),
+    /// Route one problem on a multibutterfly-family network: [LM] §IV's greedy
+    /// store-and-forward (default) or Upfal's wave algorithm ([LM] §II-A, --algorithm upfal).
+    ///
+    /// Examples:
+    ///   flitforge multibutterfly --problem 10T --faults 100 --seed 2
+    ///   flitforge multibutterfly --topology butterfly --problem 1T
+    ///   flitforge multibutterfly --algorithm upfal --inputs 256 --dilation 4 --permutations 2
+    #[command(verbatim_doc_comment)]
+    Multibutterfly(multibutterfly::RouteArgs),
+    /// Sort r random words on the cycle-level flexible sorter of [BB] §4.1 (Theorem 2) and
+    /// report the cycles; the output is checked against a software sort.
+    ///
+    /// Example (s = 8 rings of l/s = 8 cells, 32 words of 8 bits, waveform):
+    ///   flitforge sort --s 8 --l 64 --r 32 --bits 8 --seed 1 --vcd sort.vcd
+    #[command(verbatim_doc_comment)]
+    Sort(sorter::SortArgs),
+    /// Build the network for an iCE40 board: a traffic generator at every input and a checker
+    /// at every output on chip, PASS/FAIL LEDs against the model's prediction (or the counters
+    /// over the UART), through yosys, nextpnr-ice40 and icepack to a bitstream; fpga.json has
+    /// LUTs, flip-flops, logic cells, Fmax and whether it fits.
+    ///
+    /// Examples:
+    ///   flitforge fpga --inputs 8 --vcs 2 --flits 4 --flit-bits 8 --device hx8k --out build/fpga
+    ///   flitforge fpga --inputs 4 --cycles 2000 --simulate iverilog --out build/fpga4
+    ///   flitforge fpga --largest --device all --out build/largest
+    #[command(verbatim_doc_comment)]
+    Fpga(fpga::FpgaArgs),
+    /// Measure simulation speed: switch-cycles per second of a VC network (invariant checks
+    /// off), or with --topology pruned-butterfly vertex-cycles per second of the bit-serial
+    /// network routing a random permutation.
+    Bench(network::BenchArgs),
+}
+
+/// The command line as typed, with the program named `flitforge` (for file headers).
+pub fn command_line() -> String {
+    std::iter::once("flitforge".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Sim(args) => network::sim(&args),
+        Command::Demo { json, vcd } => network::demo(json, vcd),
+        Command::Topology(args) => network::topology(&args),
+        Command::Rtl(args) => hdl::rtl(&args),
+        Command::Cosim(args) => hdl::cosim(&args),
+        Command::Reference { root } => hdl::reference(&root),
+        Command::Experiment { which } => experiment::run(which),
+        Command::Faults(a) => multibutterfly::faults(&a),
+        Command::Multibutterfly(a) => multibutterfly::route(&a),
+        Command::Sort(a) => sorter::sort(&a),
+        Command::Fpga(a) => fpga::run(&a),
+        Command::Bench(a) => network::bench(&a),
+    }
+}
+
+/// The defaults a command's flags start from, as config keys and values.
+fn base_defaults(command: &str) -> serde_json::Value {
+    let network = match command {
+        "bench" => flitforge::bench::default_config(),
+        "fpga" => fpga::defaults(),
+        "sim" | "topology" | "rtl" | "cosim" => flitforge::config::SimConfig::default(),
+        _ => return serde_json::Value::Null,
+    };
+    let mut v = serde_json::to_value(network).unwrap_or_default();
+    let traffic = v["traffic"].clone();
+    v["traffic"] = traffic["pattern"].clone();
+    for key in ["rate", "destinations", "q", "region"] {
+        if !traffic[key].is_null() {
+            v[key] = traffic[key].clone();
+        }
+    }
+    v
+}
+
+/// Appends `[default: …]` to every flag whose help does not show one: taken from the
+/// command's base configuration, or `off` for a switch. Clap shows the defaults it knows.
+fn show_defaults(mut cmd: clap::Command, base: &serde_json::Value) -> clap::Command {
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_positional() && a.get_default_values().is_empty())
+        .map(|a| a.get_id().to_string())
+        .collect();
+    for id in ids {
+        cmd = cmd.mut_arg(&id, |a| {
+            let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+            if help.contains("[default:") || id == "help" || id == "version" {
+                return a;
+            }
+            let shown = match base.get(&id) {
+                _ if matches!(a.get_action(), clap::ArgAction::SetTrue) => "off".to_string(),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Null) | None => match id.as_str() {
+                    "rate" => "none, required with --traffic bernoulli or lfsr".to_string(),
+                    "cycles" => "none, batch traffic runs to completion".to_string(),
+                    _ => return a,
+                },
+                Some(v) => v.to_string(),
+            };
+            a.help(format!("{help} [default: {shown}]"))
+        });
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let base = base_defaults(&name);
+        cmd = cmd.mut_subcommand(&name, |s| show_defaults(s, &base));
+    }
+    cmd
+}
+
+/// Parses the command line, runs the command, maps errors to exit codes (2: bad input).
+pub fn main() -> ExitCode {
+    let to_stdout = std::env::args()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w[0] == "--json" && w[1] == "-")
+        || std::env::args().any(|a| a == "--json=-");
+    REPORT_ON_STDOUT.store(to_stdout, std::sync::atomic::Ordering::Relaxed);
+    let cmd = show_defaults(Cli::command(), &serde_json::Value::Null);
+    let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! `sim`, `demo`, `topology` and `bench`: a network run, its structure, its speed.
+
+use super::args::{NetworkArgs, RunFlags, SerialArgs, SwitchArgs, TrafficArgs, engine};
+use super::command_line;
+use super::files::{AtomicFile, not_over_input, write};
+use super::progress::Ticker;
+use clap::Args;
+use flitforge::config::SimConfig;
+use flitforge::pruned::PrunedConfig;
+use flitforge::run::{RunConfig, RunReport};
+use flitforge::sorter::fattree::FatTreeConfig;
+use flitforge::wave::{ScopeFilter, VcdWriter};
+use flitforge::{Error, Result, Simulation};
+
+/// Where a run's report and waveform go.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Write the report (docs/report-schema.md) as JSON; "-" writes it to standard output
+    /// instead of the summary. [default: not written]
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// Write every register of every switch as a VCD waveform (GTKWave, Surfer; not the
+    /// sorting fat-tree). [default: not written]
+    #[arg(long, value_name = "FILE.vcd")]
+    pub vcd: Option<String>,
+    /// Only the switches whose scope (l{level}_c{column}) matches one of these
+    /// comma-separated globs, e.g. "l0_*,l2_c1?". [default: every switch]
+    #[arg(long, value_name = "GLOBS", requires = "vcd")]
+    pub vcd_scope: Option<String>,
+    /// VC networks: every message's record in the report (details.per_message).
+    #[arg(long)]
+    pub per_message: bool,
+    /// VC networks: check every invariant after every cycle (always on in debug builds).
+    #[arg(long)]
+    pub check: bool,
+    /// pruned-butterfly: move batches bit by bit through the register-level switches (cycle)
+    /// or as whole messages through the abstract model with the same cycle counts (golden).
+    /// [default: cycle]
+    #[arg(long, value_parser = ["cycle", "golden"])]
+    pub engine: Option<String>,
+}
+
+/// `flitforge sim`.
+#[derive(Args, Clone, Default)]
+pub struct SimArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
+    #[command(flatten)]
+    pub serial: SerialArgs,
+    #[command(flatten)]
+    pub traffic: TrafficArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+impl SimArgs {
+    fn flags(&self) -> RunFlags<'_> {
+        RunFlags {
+            net: &self.net,
+            switch: Some(&self.switch),
+            serial: Some(&self.serial),
+            traffic: &self.traffic,
+        }
+    }
+}
+
+/// `flitforge sim`: run, print the summary, write the report and the waveform.
+pub fn sim(args: &SimArgs) -> Result<()> {
+    let run = args.flags().resolve(SimConfig::default())?;
+    let o = &args.out;
+    let inputs: Vec<&str> = args
+        .net
+        .config
+        .iter()
+        .chain(args.traffic.messages.iter())
+        .map(String::as_str)
+        .collect();
+    for out in o.json.iter().chain(o.vcd.iter()) {
+        not_over_input(out, &inputs)?;
+    }
+    if o.json.is_some() && o.json == o.vcd {
+        return Err(Error::invalid(
+            "vcd",
+            o.vcd.as_deref().unwrap_or_default(),
+            "a different file from --json",
+        ));
+    }
+    if !matches!(run, RunConfig::Network(_)) {
+        super::args::refuse(
+            &[("per-message", o.per_message), ("check", o.check)],
+            "with --topology butterfly, dilated, splitter or benes",
+        )?;
+    }
+    if !matches!(run, RunConfig::PrunedButterfly(_)) && o.engine.is_some() {
+        return Err(Error::invalid(
+            "engine",
+            "given",
+            "no value: --engine applies only with --topology pruned-butterfly",
+        ));
+    }
+    let report = match run {
+        RunConfig::Network(c) => simulate(c, o)?,
+        RunConfig::PrunedButterfly(mut c) => {
+            if let Some(e) = &o.engine {
+                c.engine = engine(e)?;
+            }
+            simulate_pruned(&c, o)?
+        }
+        RunConfig::SortingFatTree(c) => {
+            if o.vcd.is_some() {
+                return Err(Error::invalid(
+                    "vcd",
+                    "given with --topology sorting-fat-tree",
+                    "no value: the sorting fat-tree is modelled at the message level",
+                ));
+            }
+            simulate_fat_tree(&c, o.json.as_deref() == Some("-"))?
+        }
+        RunConfig::FlexibleSorter(_) => unreachable!("resolve refuses circuits"),
+    };
+    if let Some(path) = &o.json {
+        write(path, &report.to_json())?;
+    }
+    Ok(())
+}
+
+/// A VC network run: the library's summary on standard output (unless the report goes there).
+fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
+    let mut sim = Simulation::new(config)?;
+    if o.check {
+        sim.set_check_invariants(true);
+    }
+    let limit = sim.config.cycles.unwrap_or(0);
+    let mut ticker = Ticker::new("sim", "cycles");
+    let mut tick = |s: &Simulation| {
+        if s.cycle().is_multiple_of(1024) {
+            ticker.tick(s.cycle(), limit);
+        }
+    };
+    let stats = match &o.vcd {
+        None => sim.run_observed(|s| {
+            tick(s);
+            Ok(())
+        })?,
+        Some(path) => {
+            let filter = ScopeFilter::new(o.vcd_scope.as_deref().unwrap_or(""))?;
+            let mut file = AtomicFile::create(path)?;
+            let command = command_line();
+            let mut vcd = VcdWriter::new(file.writer(), &sim, &filter, &command)?;
+            let report = sim.run_observed(|s| {
+                tick(s);
+                vcd.sample(s)
+            })?;
+            vcd.finish()?;
+            file.commit()?;
+            report
+        }
+    };
+    ticker.finish();
+    if o.json.as_deref() != Some("-") {
+        say!("{}", stats.summary());
+    }
+    let stats = if o.per_message {
+        sim.report(true)
+    } else {
+        stats
+    };
+    Ok(RunReport::network(&stats))
+}
+
+/// `sim --topology pruned-butterfly`: the stage algorithm.
+fn simulate_pruned(config: &PrunedConfig, o: &OutputArgs) -> Result<RunReport> {
+    let command = command_line();
+    let report = match &o.vcd {
+        None => config.run(None, &command)?,
+        Some(path) => {
+            config.check_waveform()?;
+            let filter = ScopeFilter::new(o.vcd_scope.as_deref().unwrap_or(""))?;
+            let mut file = AtomicFile::create(path)?;
+            let report = config.run(Some((file.writer(), &filter)), &command)?;
+            file.commit()?;
+            report
+        }
+    };
+    if o.json.as_deref() != Some("-") {
+        say!("{}", report.summary());
+    }
+    Ok(RunReport::pruned(config, &report))
+}
+
+/// `sim --topology sorting-fat-tree`: the eight-step algorithm at the message level.
+fn simulate_fat_tree(config: &FatTreeConfig, quiet: bool) -> Result<RunReport> {
+    let (tree, r) = config.run()?;
+    let n = config.inputs;
+    if !quiet {
+        say!(
+            "sorting fat-tree, N = {n} ({} x {} meshes at depth {}): {} messages, {} delivered, {} colour class(es) of degree {}",
+            tree.mesh,
+            tree.mesh,
+            tree.depth,
+            r.messages,
+            r.delivered,
+            r.colours,
+            r.degree
+        );
+        say!(
+            "load factor {:.3} (per direction; {:.3} both ways); {} ascent and {} descent stages",
+            r.load_factor_dir,
+            r.load_factor_cut,
+            r.ascent_stages,
+            r.descent_stages
+        );
+        say!(
+            "cycles: mesh {} + batching {} + ascent {} + peak sorts {} + descent {} = {}",
+            r.mesh_cycles,
+            r.batching_cycles,
+            r.ascent_cycles,
+            r.peak_sort_cycles,
+            r.descent_cycles,
+            r.routing_cycles
+        );
+        say!(
+            "[BB] Theorem 3: T / (lambda lg N + lg^2 N) = {:.2}; sorter capacity exceeded {} times, Lemma 10 exceeded {} times",
+            r.theorem3_ratio,
+            r.capacity_violations,
+            r.lemma10_violations
+        );
+    }
+    Ok(RunReport::fat_tree(config, &r, tree.bits))
+}
+
+/// `flitforge demo`: the built-in default run.
+pub fn demo(json: Option<String>, vcd: Option<String>) -> Result<()> {
+    let out = OutputArgs {
+        json,
+        vcd,
+        ..OutputArgs::default()
+    };
+    let report = simulate(SimConfig::default(), &out)?;
+    if let Some(path) = &out.json {
+        write(path, &report.to_json())?;
+    }
+    Ok(())
+}
+
+/// `flitforge topology`.
+#[derive(Args, Clone, Default)]
+pub struct TopologyArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    #[command(flatten)]
+    pub serial: SerialArgs,
+    /// Seed of the splitters' random wiring.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Splitter networks: the largest input set whose expansion is measured, as a fraction α
+    /// of a splitter's inputs, in (0, 1] (as faults --rules theory). [default: 0.125]
+    #[arg(long, value_name = "ALPHA")]
+    pub alpha: Option<f64>,
+}
+
+/// `flitforge topology`: counts, and per level what the topology has.
+pub fn topology(args: &TopologyArgs) -> Result<()> {
+    let traffic = TrafficArgs {
+        seed: args.seed,
+        ..TrafficArgs::default()
+    };
+    let flags = RunFlags {
+        net: &args.net,
+        switch: None,
+        serial: Some(&args.serial),
+        traffic: &traffic,
+    };
+    let run = flags.resolve(SimConfig::default())?;
+    let splitter = matches!(&run, RunConfig::Network(c) if c.topology.name() == "splitter");
+    if args.seed.is_some() && !splitter {
+        return Err(Error::invalid(
+            "seed",
+            "given",
+            "no value: --seed applies only with --topology splitter (its random wiring)",
+        ));
+    }
+    if matches!(run, RunConfig::PrunedButterfly(_)) && args.serial.body_bits.is_some() {
+        return Err(Error::invalid(
+            "body-bits",
+            "given",
+            "no value: --body-bits applies only with --topology sorting-fat-tree here",
+        ));
+    }
+    if args.alpha.is_some()
+        && !matches!(&run, RunConfig::Network(c) if c.topology.name() == "splitter")
+    {
+        return Err(Error::invalid(
+            "alpha",
+            "given",
+            "no value: --alpha applies only with --topology splitter",
+        ));
+    }
+    match run {
+        RunConfig::Network(c) => describe_network(&c, args.alpha.unwrap_or(0.125)),
+        RunConfig::PrunedButterfly(c) => describe_pruned(c.inputs),
+        RunConfig::SortingFatTree(c) => describe_fat_tree(&c),
+        RunConfig::FlexibleSorter(_) => unreachable!("resolve refuses circuits"),
+    }
+}
+
+fn describe_network(config: &SimConfig, alpha: f64) -> Result<()> {
+    use flitforge::topology::{expansion, parallel_links};
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        return Err(Error::invalid("alpha", alpha, "(0, 1]"));
+    }
+    config.validate()?;
+    let topo = flitforge::sim::build_topology(config)?;
+    say!(
+        "{}: n = {}, {} levels, {} switches, {} links ({} per level, multiplicity {}), {} parallel links",
+        topo.kind.name(),
+        topo.n,
+        topo.levels,
+        topo.node_count(),
+        topo.links.len(),
+        topo.links.len() as u32 / (topo.levels - 1),
+        topo.multiplicity,
+        parallel_links(&topo)
+    );
+    if topo.kind.name() != "splitter" {
+        return Ok(());
+    }
+    say!(
+        "level  inputs/splitter  min up  min down  (expansion at alpha = {alpha}, over all splitters, [LM] §I-C)"
+    );
+    for level in 0..topo.log_n.min(topo.levels - 1) {
+        let (mut up, mut down, mut exact) = (f64::INFINITY, f64::INFINITY, true);
+        for block in 0..1u32 << level {
+            let e = expansion(&topo, level, block, alpha);
+            up = up.min(e.up);
+            down = down.min(e.down);
+            exact &= e.exact;
+        }
+        let how = if exact { "exact" } else { "upper bound" };
+        say!(
+            "{level:>5}  {:>15}  {up:>6.3}  {down:>8.3}  {how}",
+            topo.n >> level
+        );
+    }
+    Ok(())
+}
+
+/// The pruned butterfly's counts, widths and capacities per level ([BB] §3.1).
+fn describe_pruned(n: u32) -> Result<()> {
+    let g = flitforge::topology::pruned::PrunedButterfly::new(n)?;
+    say!(
+        "pruned-butterfly: N = {n}, {} levels, {} vertices (4N - 3 sqrt N), {} edges (6N - 6 sqrt N)",
+        g.levels() + 1,
+        g.vertex_count(),
+        g.edge_count()
+    );
+    say!("level  nodes  vertices/node W  capacity above  up-ports");
+    for i in 0..=g.levels() {
+        let cap = if i == 0 {
+            "-".to_string()
+        } else {
+            g.capacity(i).to_string()
+        };
+        say!(
+            "{i:>5}  {:>5}  {:>15}  {cap:>14}  {:>8}",
+            1u32 << i,
+            g.width(i),
+            g.up_degree(i)
+        );
+    }
+    Ok(())
+}
+
+/// The sorting fat-tree's meshes, and per depth its flexible sorters and channel capacities
+/// ([BB] §4.2).
+fn describe_fat_tree(config: &FatTreeConfig) -> Result<()> {
+    let t = config.tree()?;
+    let n = config.inputs;
+    say!(
+        "sorting-fat-tree: N = {n}, {} meshes of {} x {} terminals at depth {}, words of b = {} bits",
+        n / (t.mesh * t.mesh),
+        t.mesh,
+        t.mesh,
+        t.depth,
+        t.bits
+    );
+    say!("depth  nodes  terminals  sorter (b, s, l)  cells/ring  channel above");
+    for d in 0..t.depth {
+        let p = t.sorter(d);
+        let cap = if d == 0 {
+            "-".to_string()
+        } else {
+            t.capacity(d).to_string()
+        };
+        let sorter = format!("({}, {}, {})", p.bits, p.s, p.l);
+        say!(
+            "{d:>5}  {:>5}  {:>9}  {sorter:<16}  {:>10}  {cap:>13}",
+            1u32 << d,
+            t.terminals(d),
+            p.cells(),
+        );
+    }
+    say!(
+        "{:>5}  {:>5}  {:>9}  {:<16}  {:>10}  {:>13}",
+        t.depth,
+        1u32 << t.depth,
+        t.terminals(t.depth),
+        format!("mesh {} x {}", t.mesh, t.mesh),
+        "-",
+        t.capacity(t.depth)
+    );
+    Ok(())
+}
+
+/// `flitforge bench`.
+#[derive(Args, Clone, Default)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
+    #[command(flatten)]
+    pub traffic: TrafficArgs,
+}
+
+/// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    let flags = RunFlags {
+        net: &args.net,
+        switch: Some(&args.switch),
+        serial: None,
+        traffic: &args.traffic,
+    };
+    match flags.resolve(flitforge::bench::default_config())? {
+        RunConfig::Network(config) => {
+            let r = flitforge::bench::run(config)?;
+            say!(
+                "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6,
+                r.flits_delivered_per_cycle
+            );
+        }
+        RunConfig::PrunedButterfly(mut config) => {
+            if args.net.inputs.is_none() && args.net.config.is_none() {
+                config.inputs = flitforge::bench::default_pruned_config().inputs;
+            }
+            let r = flitforge::bench::run_pruned(config)?;
+            say!(
+                "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6
+            );
+        }
+        _ => {
+            return Err(Error::invalid(
+                "topology",
+                "sorting-fat-tree",
+                "a network with a register-level model (the sorting fat-tree is modelled at the message level)",
+            ));
+        }
+    }
+    Ok(())
+}
