@@ -37,15 +37,7 @@ module ff_check #(
     reg [EJ*SW-1:0] seq_q;            // index of the flit expected next
     reg [EJ*IW-1:0] id_q;             // the worm's header id
 
-    function [W-1:0] body(input [IW-1:0] id, input [SW-1:0] j);
-        integer b;
-        reg [15:0] j16;
-        begin
-            j16 = { {(16-SW){1'b0}}, j };
-            for (b = 0; b < W; b = b + 1)
-                body[b] = {% if idw > 0 %}id[b % {{ idw }}] ^ {% endif %}j16[b % 16] ^ PATTERN[b % 16];
-        end
-    endfunction
+{% include "fpga_body.v" %}
 
     reg [EJ-1:0] in_worm_d;
     reg [EJ*SW-1:0] seq_d;

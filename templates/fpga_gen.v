@@ -82,16 +82,7 @@ module ff_gen #(
         end
     endfunction
 {%- endif %}
-    // Body flit j of the worm with id `id`.
-    function [W-1:0] body(input [{{ idw_eff }}-1:0] id, input [SW-1:0] j);
-        integer b;
-        reg [15:0] j16;
-        begin
-            j16 = { {(16-SW){1'b0}}, j };
-            for (b = 0; b < W; b = b + 1)
-                body[b] = {% if idw > 0 %}id[b % {{ idw }}] ^ {% endif %}j16[b % 16] ^ PATTERN[b % 16];
-        end
-    endfunction
+{% include "fpga_body.v" %}
 {%- if idw == 0 %}
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused_id = 1'b0;

@@ -356,8 +356,12 @@ impl RunFlags<'_> {
     /// The run these flags describe: the config file (or `base` for VC networks, the
     /// defaults for the others), overridden by the flags. Flags with no effect are refused.
     pub fn resolve(&self, base: SimConfig) -> Result<RunConfig> {
-        let from_file = match &self.net.config {
-            Some(path) => Some(RunConfig::from_file(path)?),
+        let raw = match &self.net.config {
+            Some(path) => Some((path, flitforge::run::read_config_file(path)?)),
+            None => None,
+        };
+        let from_file = match &raw {
+            Some((path, value)) => Some(RunConfig::from_value(value.clone(), path)?),
             None => None,
         };
         let topology = match (&self.net.topology, &from_file) {
@@ -401,8 +405,7 @@ impl RunFlags<'_> {
                     "with --topology pruned-butterfly or sorting-fat-tree",
                 )?;
                 self.apply_network(c)?;
-                if let Some(path) = &self.net.config {
-                    let raw = flitforge::run::read_config_file(path)?;
+                if let Some((path, raw)) = &raw {
                     for (key, needs) in c.inapplicable() {
                         if raw.get(key).is_some() {
                             return Err(Error::invalid(

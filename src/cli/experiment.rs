@@ -146,22 +146,9 @@ fn fpga(dir: &Path) -> Result<()> {
     let started = std::time::Instant::now();
     let rows = experiment::run(dir, &mut |step| eprintln!("experiment fpga: {step}"))?;
     let table = experiment::markdown(&rows);
-    let mut csv = String::from("design,device,luts,dffs,logic_cells,fits,fmax_mhz\n");
-    for r in &rows {
-        csv.push_str(&format!(
-            "\"{}\",{},{},{},{},{},{}\n",
-            r.design,
-            r.device.name(),
-            r.luts,
-            r.dffs,
-            r.logic_cells.map_or(String::new(), |c| c.to_string()),
-            r.fits,
-            r.fmax_mhz.map_or(String::new(), |f| f.to_string())
-        ));
-    }
     let json = serde_json::to_string_pretty(&rows).map_err(|e| Error::parse("rows", e))?;
     write(dir.join("fpga.md"), &table)?;
-    write(dir.join("fpga.csv"), &csv)?;
+    write(dir.join("fpga.csv"), &experiment::csv(&rows))?;
     write(dir.join("fpga.json"), &(json + "\n"))?;
     say!("{table}");
     eprintln!(
@@ -263,6 +250,33 @@ fn sorting_fat_tree(args: &SortingFatTreeArgs) -> Result<()> {
     Ok(())
 }
 
+/// How the [LM] experiments wire their networks and place and propagate faults.
+#[derive(Args)]
+pub struct FaultNetworkArgs {
+    #[command(flatten)]
+    wiring: WiringArgs,
+    /// Interior levels FIRST..LAST in [LM]'s numbering. [default: 0..lg N - 2]
+    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
+    interior: Option<String>,
+    /// Level −1 rule: all or pairs.
+    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
+    input_rule: String,
+}
+
+impl FaultNetworkArgs {
+    fn wiring(&self) -> Result<flitforge::topology::SplitterWiring> {
+        self.wiring.wiring()
+    }
+
+    fn interior(&self) -> Result<flitforge::multibutterfly::faults::Interior> {
+        interior(self.interior.as_deref())
+    }
+
+    fn input_rule(&self) -> Result<flitforge::multibutterfly::faults::InputRule> {
+        parse_name("input-rule", &self.input_rule, "all|pairs")
+    }
+}
+
 /// `experiment leighton-maggs` options.
 #[derive(Args)]
 pub struct LeightonMaggsArgs {
@@ -289,13 +303,7 @@ pub struct LeightonMaggsArgs {
     #[arg(long, value_delimiter = ',', default_value = "10,100,250,500,750,1000")]
     table1_faults: Vec<u32>,
     #[command(flatten)]
-    wiring: WiringArgs,
-    /// Interior levels FIRST..LAST in [LM]'s numbering. [default: 0..lg N - 2]
-    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
-    interior: Option<String>,
-    /// Level −1 rule: all or pairs.
-    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
-    input_rule: String,
+    network: FaultNetworkArgs,
     /// Admission: a head may have held at most this many packets ([LM]: 4).
     #[arg(long, default_value_t = 4)]
     max_held: u32,
@@ -318,7 +326,7 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
         faults: args.faults.clone(),
         table1_faults: args.table1_faults.clone(),
         seed: args.seed,
-        wiring: args.wiring.wiring()?,
+        wiring: args.network.wiring()?,
         greedy: GreedyConfig {
             max_held: args.max_held,
             lane_choice: parse_name(
@@ -328,8 +336,8 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
             )?,
             ..GreedyConfig::default()
         },
-        interior: interior(args.interior.as_deref())?,
-        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        interior: args.network.interior()?,
+        input_rule: args.network.input_rule()?,
         threads: args.threads,
         ..LeightonMaggsConfig::default()
     };
@@ -392,13 +400,7 @@ pub struct FaultToleranceArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
-    wiring: WiringArgs,
-    /// Interior levels FIRST..LAST in [LM]'s numbering. [default: 0..lg N - 2]
-    #[arg(long, value_name = "FIRST..LAST", allow_hyphen_values = true)]
-    interior: Option<String>,
-    /// Level −1 rule: all or pairs.
-    #[arg(long, default_value = "all", value_parser = ["all", "pairs"])]
-    input_rule: String,
+    network: FaultNetworkArgs,
     /// Worker threads, 0 for all cores (the result does not depend on it).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -412,9 +414,9 @@ pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
         sizes: args.sizes.clone(),
         trials: args.trials,
         seed: args.seed,
-        wiring: args.wiring.wiring()?,
-        interior: interior(args.interior.as_deref())?,
-        input_rule: parse_name("input-rule", &args.input_rule, "all|pairs")?,
+        wiring: args.network.wiring()?,
+        interior: args.network.interior()?,
+        input_rule: args.network.input_rule()?,
         threads: args.threads,
     };
     let dir = args.out.dir("fault-tolerance")?;

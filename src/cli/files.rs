@@ -25,19 +25,11 @@ pub fn write(path: impl AsRef<Path>, text: &str) -> Result<()> {
 
 /// Writes `text` to `path` atomically without listing it.
 pub fn write_quietly(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    }
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io(path.display(), e)
-        })
+    let mut file = AtomicFile::create(&path.to_string_lossy())?;
+    file.writer()
+        .write_all(text.as_bytes())
+        .map_err(|e| Error::io(path.display(), e))?;
+    file.finish()
 }
 
 /// Lists a file a command wrote (the same line everywhere, on standard error).
@@ -121,7 +113,15 @@ impl AtomicFile {
     }
 
     /// Flushes, renames into place and lists the file.
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Result<()> {
+        let path = self.path.clone();
+        self.finish()?;
+        written(&path);
+        Ok(())
+    }
+
+    /// Flushes and renames into place.
+    fn finish(mut self) -> Result<()> {
         let flushed = match self.out.take() {
             Some(out) => out.into_inner().map(drop).map_err(|e| e.into_error()),
             None => Ok(()),
@@ -131,7 +131,6 @@ impl AtomicFile {
             let _ = std::fs::remove_file(&self.tmp);
             return Err(Error::io(self.path.display(), e));
         }
-        written(&self.path);
         Ok(())
     }
 }

@@ -5,11 +5,11 @@ use super::command_line;
 use super::files::{write, written};
 use super::progress::Step;
 use clap::Args;
-use flitforge::config::{Backpressure, SimConfig};
+use flitforge::config::SimConfig;
 use flitforge::cosim::Simulator;
 use flitforge::fpga::{self, Device, StatusPort};
 use flitforge::run::RunConfig;
-use flitforge::traffic::{Destinations, Traffic};
+use flitforge::traffic::Destinations;
 use flitforge::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -51,19 +51,7 @@ pub struct FpgaArgs {
 /// The board top's defaults: an 8-input butterfly, B = 2, L = 4, W = 8, registered
 /// back-pressure, on-chip traffic at rate 0.25 with uniform destinations for 100 000 cycles.
 pub fn defaults() -> SimConfig {
-    SimConfig {
-        inputs: 8,
-        vcs: 2,
-        flits: 4,
-        flit_bits: 8,
-        backpressure: Backpressure::Registered,
-        traffic: Traffic::Lfsr {
-            rate: 0.25,
-            destinations: Destinations::Uniform,
-        },
-        cycles: Some(100_000),
-        ..SimConfig::default()
-    }
+    fpga::experiment::top_config(8, Destinations::Uniform, 100_000)
 }
 
 impl FpgaArgs {

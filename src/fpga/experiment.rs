@@ -229,6 +229,24 @@ pub fn run(out: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The rows as CSV (one header line).
+pub fn csv(rows: &[Row]) -> String {
+    let mut csv = String::from("design,device,luts,dffs,logic_cells,fits,fmax_mhz\n");
+    for r in rows {
+        csv.push_str(&format!(
+            "\"{}\",{},{},{},{},{},{}\n",
+            r.design,
+            r.device.name(),
+            r.luts,
+            r.dffs,
+            r.logic_cells.map_or(String::new(), |c| c.to_string()),
+            r.fits,
+            r.fmax_mhz.map_or(String::new(), |f| f.to_string())
+        ));
+    }
+    csv
+}
+
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[Row]) -> String {
     let mut t = String::from(
