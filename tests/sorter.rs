@@ -2,8 +2,9 @@
 //! §4.2–4.3.
 
 use flitforge::sorter::circuit::{FlexibleSorter, SorterParams, inring_dims, sort_cycles};
-use flitforge::sorter::fattree::{FatTree, colour};
+use flitforge::sorter::fattree::FatTree;
 use flitforge::sorter::schedule::{Condition, phases};
+use flitforge::topology::colouring::colour;
 use flitforge::traffic::Traffic;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -11,6 +11,7 @@
 
 mod benes;
 mod butterfly;
+pub mod colouring;
 mod modified;
 pub mod pruned;
 mod splitter;

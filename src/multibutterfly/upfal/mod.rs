@@ -5,7 +5,7 @@
 //! `−1 … −(P−1)` (§II-A): each front level is a copy of the first splitter level as a graph
 //! (or, [`FrontLevels::Matchings`], `2d` random perfect matchings), the whole row one block, so
 //! a packet may take any out link. Every splitter is a `2d`-regular bipartite
-//! multigraph and gets a proper `2d`-edge-colouring (König, [`crate::sorter::fattree::colour`]);
+//! multigraph and gets a proper `2d`-edge-colouring (König, [`crate::topology::colouring::colour`]);
 //! a copied front level keeps level 0's colours, a matching's index is its colour.
 //!
 //! The packet of permutation `k` from input `i` starts in row `i` of level `−k`, in wave

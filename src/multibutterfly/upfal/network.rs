@@ -4,7 +4,7 @@
 use super::{ANY, FrontLevels, UpfalConfig};
 use crate::error::{Error, Result};
 use crate::rng::{Stream, stream};
-use crate::sorter::fattree::colour;
+use crate::topology::colouring::colour;
 use crate::topology::random_splitter;
 use rand::seq::SliceRandom;
 
