@@ -70,6 +70,16 @@ pub enum Backpressure {
     Registered,
 }
 
+impl Backpressure {
+    /// The name the CLI and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backpressure::Combinational => "combinational",
+            Backpressure::Registered => "registered",
+        }
+    }
+}
+
 /// Which free edge of the logical direction a header takes on dilated and splitter networks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

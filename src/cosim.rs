@@ -161,7 +161,7 @@ pub fn run_files(
 ) -> Result<Verdict> {
     design.write(dir)?;
     let path = dir.join(STIMULUS_FILE);
-    std::fs::write(&path, stimulus_hex).map_err(|e| Error::io(path.display(), e))?;
+    crate::files::write_atomic(&path, stimulus_hex)?;
     simulate_and_compare(model_vcd, design, cycles, simulator, dir, "tb.")
 }
 
@@ -178,7 +178,7 @@ pub fn simulate_and_compare(
 ) -> Result<Verdict> {
     design.write(dir)?;
     let path = dir.join("model.vcd");
-    std::fs::write(&path, model_vcd).map_err(|e| Error::io(path.display(), e))?;
+    crate::files::write_atomic(&path, model_vcd)?;
     let sources = design.verilog_files();
     match simulator {
         Simulator::Icarus => {

@@ -9,6 +9,9 @@
 
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
+use crate::multibutterfly::greedy::GreedyOutcome;
+use crate::multibutterfly::run::GreedyRunConfig;
+use crate::multibutterfly::upfal::{UpfalConfig, UpfalReport};
 use crate::pruned::{PrunedConfig, RouteReport};
 use crate::sorter::SortConfig;
 use crate::sorter::circuit::SortRun;
@@ -26,6 +29,7 @@ pub const TOPOLOGIES: &[&str] = &[
     "dilated",
     "splitter",
     "benes",
+    "modified-splitter",
     "pruned-butterfly",
     "sorting-fat-tree",
     "flexible-sorter",
@@ -43,6 +47,10 @@ pub enum RunConfig {
     SortingFatTree(FatTreeConfig),
     /// One sort on the flexible sorter ([BB] §4.1).
     FlexibleSorter(SortConfig),
+    /// Greedy store-and-forward routing of [LM] §IV around faults (`algorithm = "greedy"`).
+    Greedy(GreedyRunConfig),
+    /// Upfal's wave algorithm on a random multibutterfly, [LM] §II-A (`algorithm = "upfal"`).
+    Upfal(UpfalConfig),
 }
 
 impl RunConfig {
@@ -52,9 +60,10 @@ impl RunConfig {
         Self::from_value(read_config_file(path)?, path)
     }
 
-    /// Reads a configuration from its JSON form; `topology` selects the run (default
-    /// `butterfly`), missing keys take their defaults, unknown keys and keys that have no
-    /// effect on the run are refused, naming `source`.
+    /// Reads a configuration from its JSON form; `algorithm` (`greedy` or `upfal`) selects one
+    /// of [LM]'s packet routings, otherwise `topology` selects the run (default `butterfly`);
+    /// missing keys take their defaults, unknown keys and keys that have no effect on the run
+    /// are refused, naming `source`.
     pub fn from_value(mut value: Value, source: &str) -> Result<Self> {
         let Some(map) = value.as_object_mut() else {
             return Err(Error::parse(
@@ -62,6 +71,27 @@ impl RunConfig {
                 "expected a table of configuration keys",
             ));
         };
+        match map.remove("algorithm") {
+            None => {}
+            Some(Value::String(a)) if a == "greedy" => {
+                return Ok(RunConfig::Greedy(GreedyRunConfig::from_value(
+                    value, source,
+                )?));
+            }
+            Some(Value::String(a)) if a == "upfal" => {
+                if let Some(t) = map.remove("topology").filter(|t| t != "splitter") {
+                    return Err(Error::invalid(
+                        "topology",
+                        t,
+                        "splitter with algorithm upfal",
+                    ));
+                }
+                return Ok(RunConfig::Upfal(
+                    serde_json::from_value(value).map_err(|e| Error::parse(source, e))?,
+                ));
+            }
+            Some(other) => return Err(Error::invalid("algorithm", other, "greedy|upfal")),
+        }
         let topology = match map.get("topology") {
             None => "butterfly".to_string(),
             Some(Value::String(t)) => t.clone(),
@@ -95,6 +125,13 @@ impl RunConfig {
     pub fn to_value(&self) -> Value {
         let (topology, rest) = match self {
             RunConfig::Network(c) => return c.to_value(),
+            RunConfig::Greedy(c) => return c.to_value(),
+            RunConfig::Upfal(c) => {
+                let mut v = serde_json::to_value(c).unwrap_or_default();
+                v["algorithm"] = Value::from("upfal");
+                v["topology"] = Value::from("splitter");
+                return v;
+            }
             RunConfig::PrunedButterfly(c) => ("pruned-butterfly", serde_json::to_value(c)),
             RunConfig::SortingFatTree(c) => ("sorting-fat-tree", serde_json::to_value(c)),
             RunConfig::FlexibleSorter(c) => ("flexible-sorter", serde_json::to_value(c)),
@@ -114,6 +151,8 @@ impl RunConfig {
             RunConfig::PrunedButterfly(_) => "pruned-butterfly",
             RunConfig::SortingFatTree(_) => "sorting-fat-tree",
             RunConfig::FlexibleSorter(_) => "flexible-sorter",
+            RunConfig::Greedy(c) => c.topology.name(),
+            RunConfig::Upfal(_) => "splitter",
         }
     }
 
@@ -249,6 +288,49 @@ impl RunReport {
             makespan_cycles: run.cycles,
             details: json!({ "w": run.w, "phases": run.phases, "output": run.output }),
             ..Self::new(&RunConfig::FlexibleSorter(*config), config.seed)
+        }
+    }
+
+    /// A greedy routing of [LM] §IV: every packet delivered (a stall is a deadlock error).
+    pub fn greedy(
+        config: &GreedyRunConfig,
+        outcome: &GreedyOutcome,
+        faults: (usize, usize),
+        placements: u32,
+    ) -> Self {
+        let packets = u64::from(outcome.packets);
+        RunReport {
+            messages: Messages {
+                offered: packets,
+                delivered: packets,
+                ..Messages::default()
+            },
+            makespan_cycles: outcome.completion,
+            details: json!({
+                "faults_placed": faults.0,
+                "faults_propagated": faults.1,
+                "placements": placements,
+                "never_delayed": outcome.never_delayed,
+                "never_delayed_percent": stats::round6(outcome.never_delayed_percent()),
+                "max_queue": outcome.max_queue,
+            }),
+            ..Self::new(&RunConfig::Greedy(config.clone()), config.seed)
+        }
+    }
+
+    /// Upfal's wave algorithm, [LM] §II-A: the makespan is the step of the last delivery.
+    pub fn upfal(config: &UpfalConfig, report: &UpfalReport) -> Self {
+        let packets = u64::from(config.inputs) * u64::from(config.permutations);
+        RunReport {
+            messages: Messages {
+                offered: packets,
+                delivered: u64::from(report.delivered),
+                dropped: 0,
+                in_flight: packets.saturating_sub(u64::from(report.delivered)),
+            },
+            makespan_cycles: report.steps,
+            details: without(report, &["steps", "delivered"]),
+            ..Self::new(&RunConfig::Upfal(*config), config.seed)
         }
     }
 

@@ -10,9 +10,7 @@ use crate::rng::{Stream, stream};
 use crate::source::Sources;
 use crate::stats::{MessageRecord, Report, Status, Summary, Throughput, Utilisation, round6};
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind};
-use crate::topology::{
-    Topology, TopologyKind, benes, butterfly, dilated_butterfly, modified_splitter, random_splitter,
-};
+use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{MessageSpec, Traffic};
 use rand::RngExt;
 
@@ -28,17 +26,13 @@ pub struct Message {
 
 /// Builds the topology a configuration names.
 pub fn build_topology(config: &SimConfig) -> Result<Topology> {
-    match config.topology {
-        TopologyKind::Butterfly => butterfly(config.inputs),
-        TopologyKind::Dilated => dilated_butterfly(config.inputs, config.dilation),
-        TopologyKind::Splitter => {
-            random_splitter(config.inputs, config.dilation, config.wiring, config.seed)
-        }
-        TopologyKind::Benes => benes(config.inputs),
-        TopologyKind::ModifiedSplitter => {
-            modified_splitter(config.inputs, config.wiring, config.seed)
-        }
-    }
+    crate::topology::build(
+        config.topology,
+        config.inputs,
+        config.dilation,
+        config.wiring,
+        config.seed,
+    )
 }
 
 /// A network under simulation.

@@ -178,6 +178,30 @@ impl Report {
     }
 }
 
+/// Mean and (sample) standard deviation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Stat {
+    pub mean: f64,
+    pub sigma: f64,
+}
+
+impl Stat {
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Stat {
+        let v: Vec<f64> = values.into_iter().collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n.max(1.0);
+        let var = if v.len() > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Stat {
+            mean,
+            sigma: var.sqrt(),
+        }
+    }
+}
+
 /// Rounds to 6 decimals so JSON output does not depend on summation noise.
 pub fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6

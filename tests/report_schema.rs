@@ -106,6 +106,23 @@ fn every_topology_reports_the_documented_common_keys_and_details() {
     assert_eq!(r["topology"], "flexible-sorter");
     let r = report(&["sim", "--inputs", "8", "--per-message", "--json", "-"]);
     check(&r, "### butterfly, dilated", &[]);
+    let r = report(&["multibutterfly", "--inputs", "16", "--json", "-"]);
+    check(&r, "## Common keys", &[]);
+    check(&r, "### greedy routing", &[]);
+    assert_eq!(r["topology"], "modified-splitter");
+    assert_eq!(r["messages"]["delivered"], 16);
+    let r = report(&[
+        "multibutterfly",
+        "--algorithm",
+        "upfal",
+        "--inputs",
+        "16",
+        "--json",
+        "-",
+    ]);
+    check(&r, "## Common keys", &[]);
+    check(&r, "### upfal routing", &[]);
+    assert_eq!(r["config"]["algorithm"], "upfal");
 }
 
 #[test]
@@ -168,6 +185,28 @@ fn a_reports_config_reruns_to_the_same_report() {
             "12",
         ],
         vec!["sort", "--s", "8", "--l", "32", "--r", "20", "--seed", "3"],
+        vec![
+            "multibutterfly",
+            "--topology",
+            "splitter",
+            "--dilation",
+            "3",
+            "--inputs",
+            "32",
+            "--faults",
+            "2",
+            "--problem",
+            "2T",
+        ],
+        vec![
+            "multibutterfly",
+            "--algorithm",
+            "upfal",
+            "--inputs",
+            "16",
+            "--permutations",
+            "2",
+        ],
     ];
     for (i, args) in runs.iter().enumerate() {
         let first = flitforge(&[args.as_slice(), &["--json", "-"]].concat());

@@ -437,6 +437,13 @@ impl RunFlags<'_> {
                     "a network's configuration (a flexible-sorter config runs with `flitforge sort --config`, `rtl --circuit flexible-sorter` and `cosim --circuit flexible-sorter`)",
                 ));
             }
+            RunConfig::Greedy(_) | RunConfig::Upfal(_) => {
+                return Err(Error::invalid(
+                    "config",
+                    self.net.config.as_deref().unwrap_or("-"),
+                    "a network's configuration (a config with an `algorithm` key runs with `flitforge multibutterfly --config`)",
+                ));
+            }
         }
         match &mut run {
             RunConfig::PrunedButterfly(c) => {

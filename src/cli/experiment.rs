@@ -52,6 +52,12 @@ pub enum ExperimentKind {
     /// each device holds, the pruned-butterfly vertices and the flexible sorter. Writes
     /// fpga.md, fpga.csv and fpga.json; takes about 15 minutes.
     Fpga(FpgaExperimentArgs),
+    /// The papers' VLSI claims ([BB] §3.2, §4.1-4.2, Theorems 1-3, Corollary 2; [LM] §I's
+    /// Θ(N²) butterfly) on OSU standard cells: synthesises butterflies, pruned butterflies
+    /// and Corollary 2's sorters (yosys, OpenSTA), extends them with the layout model to
+    /// N = 2^20, and writes claims.md (one row per claim: ratios and a verdict), model.csv,
+    /// silicon.csv, silicon.md and charts. About 5 minutes; --place-route adds qflow runs.
+    Vlsi(super::silicon::VlsiArgs),
 }
 
 /// Where an experiment writes.
@@ -132,6 +138,7 @@ pub struct FpgaExperimentArgs {
 pub fn run(which: ExperimentKind) -> Result<()> {
     match which {
         ExperimentKind::Fpga(a) => fpga(&a.out.dir("fpga")?),
+        ExperimentKind::Vlsi(a) => super::silicon::vlsi(&a),
         ExperimentKind::PrunedButterfly(a) => pruned_butterfly(&a),
         ExperimentKind::FlexibleSorter(a) => flexible_sorter(&a),
         ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a),

@@ -25,11 +25,7 @@ pub fn write(path: impl AsRef<Path>, text: &str) -> Result<()> {
 
 /// Writes `text` to `path` atomically without listing it.
 pub fn write_quietly(path: &Path, text: &str) -> Result<()> {
-    let mut file = AtomicFile::create(&path.to_string_lossy())?;
-    file.writer()
-        .write_all(text.as_bytes())
-        .map_err(|e| Error::io(path.display(), e))?;
-    file.finish()
+    flitforge::files::write_atomic(path, text)
 }
 
 /// Lists a file a command wrote (the same line everywhere, on standard error).
@@ -80,65 +76,25 @@ pub fn experiment_dir(experiment: &str, out: Option<&str>, force: bool) -> Resul
     Ok(dir)
 }
 
-/// A file written through a temporary beside it and renamed into place by
-/// [`AtomicFile::commit`] (dropped uncommitted, the temporary is removed).
-pub struct AtomicFile {
-    path: PathBuf,
-    tmp: PathBuf,
-    out: Option<std::io::BufWriter<std::fs::File>>,
-}
+/// A file written atomically ([`flitforge::files::AtomicFile`]) and listed when committed.
+pub struct AtomicFile(flitforge::files::AtomicFile);
 
 impl AtomicFile {
     /// Opens the temporary for `path`.
     pub fn create(path: &str) -> Result<Self> {
-        let path = PathBuf::from(path);
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-        }
-        let name = path
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let file = std::fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), e))?;
-        Ok(AtomicFile {
-            path,
-            tmp,
-            out: Some(std::io::BufWriter::new(file)),
-        })
+        flitforge::files::AtomicFile::create(path).map(AtomicFile)
     }
 
     /// The writer.
     pub fn writer(&mut self) -> &mut dyn std::io::Write {
-        self.out.as_mut().expect("open until committed")
+        self.0.writer()
     }
 
     /// Flushes, renames into place and lists the file.
     pub fn commit(self) -> Result<()> {
-        let path = self.path.clone();
-        self.finish()?;
+        let path = self.0.path().to_path_buf();
+        self.0.commit()?;
         written(&path);
         Ok(())
-    }
-
-    /// Flushes and renames into place.
-    fn finish(mut self) -> Result<()> {
-        let flushed = match self.out.take() {
-            Some(out) => out.into_inner().map(drop).map_err(|e| e.into_error()),
-            None => Ok(()),
-        };
-        let result = flushed.and_then(|()| std::fs::rename(&self.tmp, &self.path));
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&self.tmp);
-            return Err(Error::io(self.path.display(), e));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }

@@ -178,8 +178,11 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
         p.delivered,
         p.last
     );
+    for f in &report.files {
+        written(&out.join(f));
+    }
     match &report.bitstream {
-        Some(bin) => written(&out.join(bin)),
+        Some(_) => {}
         None => say!(
             "no bitstream: {}",
             report

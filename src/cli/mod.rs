@@ -27,6 +27,7 @@ mod hdl;
 mod multibutterfly;
 mod network;
 mod progress;
+mod silicon;
 mod sorter;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -139,6 +140,18 @@ enum Command {
     ///   flitforge fpga --largest --device all --out build/largest
     #[command(verbatim_doc_comment)]
     Fpga(fpga::FpgaArgs),
+    /// Measure emitted circuits on OSU standard cells: yosys maps each size onto the Liberty
+    /// library (cells, flip-flops, cell area), OpenSTA times it (register-to-register and
+    /// through-port critical paths), qflow places and routes it with --place-route (die
+    /// area, routed wire length). Writes silicon.csv, silicon.md and log-log charts with the
+    /// fitted exponent; results are cached by configuration hash, so a sweep resumes.
+    ///
+    /// Examples:
+    ///   flitforge silicon --circuit butterfly --sizes 4,8 --out build/si-bfly
+    ///   flitforge silicon --circuit pruned-butterfly --sizes 16 --place-route --out build/si-pb
+    ///   flitforge silicon --circuit flexible-sorter --sizes 8 --columns 2 --out build/si-fsort
+    #[command(verbatim_doc_comment)]
+    Silicon(silicon::SiliconArgs),
     /// Measure simulation speed: switch-cycles per second of a VC network (invariant checks
     /// off), or with --topology pruned-butterfly vertex-cycles per second of the bit-serial
     /// network routing a random permutation.
@@ -166,6 +179,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Multibutterfly(a) => multibutterfly::route(&a),
         Command::Sort(a) => sorter::sort(&a),
         Command::Fpga(a) => fpga::run(&a),
+        Command::Silicon(a) => silicon::silicon(&a),
         Command::Bench(a) => network::bench(&a),
     }
 }

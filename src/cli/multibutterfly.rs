@@ -7,16 +7,14 @@ use super::command_line;
 use super::files::{AtomicFile, write};
 use clap::Args;
 use flitforge::config::LaneChoice;
-use flitforge::multibutterfly::faults::{self, InputRule, Interior};
-use flitforge::multibutterfly::greedy::{GreedyConfig, GreedyRouter, Problem};
+use flitforge::multibutterfly::faults::{self, Interior};
+use flitforge::multibutterfly::run::GreedyRunConfig;
 use flitforge::multibutterfly::theory::{self, Theory};
 use flitforge::multibutterfly::upfal::{self, UpfalConfig};
 use flitforge::multibutterfly::wave::GreedyVcd;
 use flitforge::rng::{Stream, stream};
-use flitforge::topology::{
-    SplitterWiring, Topology, WiringGenerator, butterfly, dilated_butterfly, modified_splitter,
-    random_splitter,
-};
+use flitforge::run::{RunConfig, RunReport};
+use flitforge::topology::{SplitterWiring, TopologyKind, WiringGenerator};
 use flitforge::wave::ScopeFilter;
 use flitforge::{Error, Result};
 
@@ -97,40 +95,43 @@ impl NetworkArgs {
         self.topology.as_deref().unwrap_or("modified-splitter")
     }
 
-    fn topology(&self) -> Result<Topology> {
-        let wiring = self.wiring.wiring()?;
-        let d = self.dilation.unwrap_or(2);
-        if !(1..=8).contains(&d) {
-            return Err(Error::invalid("dilation", d, "1..=8"));
-        }
-        match self.network() {
-            "modified-splitter" => {
-                if let Some(d) = self.dilation.filter(|&d| d != 2) {
-                    return Err(Error::invalid(
-                        "dilation",
-                        d,
-                        "2 (the modified network has multiplicity 2)",
-                    ));
-                }
-                modified_splitter(self.inputs, wiring, self.seed)
+    /// The network and fault part of a greedy run, checked: `--dilation` only where it has
+    /// an effect.
+    fn run_config(&self) -> Result<GreedyRunConfig> {
+        let topology = parse_name::<TopologyKind>(
+            "topology",
+            self.network(),
+            "modified-splitter|splitter|butterfly|dilated",
+        )?;
+        let fixed = match topology {
+            TopologyKind::ModifiedSplitter => {
+                Some((2, "2 (the modified network has multiplicity 2)"))
             }
-            "splitter" => random_splitter(self.inputs, d, wiring, self.seed),
-            "dilated" => dilated_butterfly(self.inputs, d),
-            _ => {
-                if let Some(d) = self.dilation.filter(|&d| d != 1) {
-                    return Err(Error::invalid("dilation", d, "1 (the butterfly)"));
-                }
-                butterfly(self.inputs)
-            }
+            TopologyKind::Butterfly => Some((1, "1 (the butterfly)")),
+            _ => None,
+        };
+        if let (Some((d, allowed)), Some(given)) = (fixed, self.dilation)
+            && given != d
+        {
+            return Err(Error::invalid("dilation", given, allowed));
         }
-    }
-
-    fn input_rule(&self) -> Result<InputRule> {
-        parse_name(
-            "input-rule",
-            self.input_rule.as_deref().unwrap_or("all"),
-            "all|pairs",
-        )
+        let config = GreedyRunConfig {
+            topology,
+            inputs: self.inputs,
+            dilation: self.dilation.unwrap_or(2),
+            wiring: self.wiring.wiring()?,
+            faults: self.faults,
+            interior: interior(self.interior.as_deref())?,
+            input_rule: parse_name(
+                "input-rule",
+                self.input_rule.as_deref().unwrap_or("all"),
+                "all|pairs",
+            )?,
+            seed: self.seed,
+            ..GreedyRunConfig::default()
+        };
+        config.validate()?;
+        Ok(config)
     }
 }
 
@@ -158,14 +159,10 @@ pub struct FaultArgs {
 /// `flitforge faults`: place, propagate, count.
 pub fn faults(args: &FaultArgs) -> Result<()> {
     let net = &args.net;
-    let topo = net.topology()?;
+    let config = net.run_config()?;
+    let topo = config.network()?;
     let mut rng = stream(net.seed, Stream::Routing);
-    let mut f = faults::place_random(
-        &topo,
-        net.faults,
-        interior(net.interior.as_deref())?,
-        &mut rng,
-    )?;
+    let mut f = faults::place_random(&topo, config.faults, config.interior, &mut rng)?;
     let json = if args.rules == "theory" {
         refuse_given(
             &[
@@ -211,7 +208,10 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
             s.outputs,
             s.output_bound
         );
-        serde_json::json!({ "rules": "theory", "theory": theory, "survivors": s })
+        census(
+            &config,
+            serde_json::json!({ "rules": "theory", "theory": theory, "survivors": s }),
+        )
     } else {
         refuse_given(
             &[
@@ -220,7 +220,7 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
             ],
             "no value with --rules experiment",
         )?;
-        let propagated = faults::propagate(&topo, &mut f, net.input_rule()?);
+        let propagated = faults::propagate(&topo, &mut f, config.input_rule);
         say!(
             "{} {}-input network: {} faults placed, {} propagated, {} inputs faulty ({})",
             net.network(),
@@ -234,15 +234,37 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
                 "every input survives"
             }
         );
-        serde_json::json!({
-            "rules": "experiment", "placed": f.placed_count(), "propagated": propagated,
-            "faulty_inputs": f.faulty_inputs(&topo)
-        })
+        census(
+            &config,
+            serde_json::json!({
+                "rules": "experiment", "placed": f.placed_count(), "propagated": propagated,
+                "faulty_inputs": f.faulty_inputs(&topo)
+            }),
+        )
     };
     if let Some(path) = &args.json {
         write(path, &format!("{json:#}\n"))?;
     }
     Ok(())
+}
+
+/// `faults --json`: the network's identification (as a report's common keys spell it) with
+/// the counts; it routes nothing, so it has no `messages` (docs/report-schema.md).
+fn census(config: &GreedyRunConfig, counts: serde_json::Value) -> serde_json::Value {
+    let mut network = config.to_value();
+    if let Some(map) = network.as_object_mut() {
+        for key in ["algorithm", "greedy", "problem"] {
+            map.remove(key);
+        }
+    }
+    serde_json::json!({
+        "schema": flitforge::run::SCHEMA,
+        "flitforge": env!("CARGO_PKG_VERSION"),
+        "topology": config.topology.name(),
+        "config": network,
+        "seed": config.seed,
+        "faults": counts,
+    })
 }
 
 /// `flitforge multibutterfly`.
@@ -280,7 +302,12 @@ pub struct RouteArgs {
     /// level or random matchings. [default: copies]
     #[arg(long, value_parser = ["copies", "matchings"])]
     front: Option<String>,
-    /// Write the result as JSON ("-": standard output). [default: not written]
+    /// Run the configuration of a report (its `config`, with `algorithm` greedy or upfal;
+    /// TOML or JSON) instead of the flags above. [default: none]
+    #[arg(long, value_name = "FILE", conflicts_with_all = CONFIG_CONFLICTS)]
+    config: Option<String>,
+    /// Write the report (docs/report-schema.md) as JSON ("-": standard output).
+    /// [default: not written]
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
     /// Greedy: write every switch's queue registers (q_count, q_packet_s*) as VCD, under
@@ -293,15 +320,47 @@ pub struct RouteArgs {
     vcd_scope: Option<String>,
 }
 
+/// Flags a config file replaces.
+const CONFIG_CONFLICTS: [&str; 17] = [
+    "topology",
+    "inputs",
+    "dilation",
+    "wiring",
+    "no_cleanup",
+    "faults",
+    "interior",
+    "input_rule",
+    "seed",
+    "algorithm",
+    "problem",
+    "max_held",
+    "lane_choice",
+    "permutations",
+    "wave_modulus",
+    "beta",
+    "front",
+];
+
 /// `flitforge multibutterfly`: one routing.
 pub fn route(args: &RouteArgs) -> Result<()> {
-    let json = if args.algorithm == "upfal" {
-        route_upfal(args)?
-    } else {
-        route_greedy(args)?
+    let run = match &args.config {
+        Some(path) => RunConfig::from_file(path)?,
+        None if args.algorithm == "upfal" => RunConfig::Upfal(upfal_config(args)?),
+        None => RunConfig::Greedy(greedy_config(args)?),
+    };
+    let report = match &run {
+        RunConfig::Greedy(c) => route_greedy(c, args)?,
+        RunConfig::Upfal(c) => route_upfal(c, args)?,
+        other => {
+            return Err(Error::invalid(
+                "config",
+                format!("a {} configuration", other.topology()),
+                "one with algorithm greedy or upfal (other runs take `flitforge sim --config`)",
+            ));
+        }
     };
     if let Some(path) = &args.json {
-        write(path, &format!("{json:#}\n"))?;
+        write(path, &report.to_json())?;
     }
     Ok(())
 }
@@ -314,8 +373,7 @@ fn refuse_given(flags: &[(&str, bool)], allowed: &str) -> Result<()> {
     }
 }
 
-fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
-    let net = &args.net;
+fn greedy_config(args: &RouteArgs) -> Result<GreedyRunConfig> {
     let upfal_only = [
         ("permutations", args.permutations.is_some()),
         ("wave-modulus", args.wave_modulus.is_some()),
@@ -323,59 +381,57 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
         ("front", args.front.is_some()),
     ];
     refuse_given(&upfal_only, "no value with --algorithm greedy")?;
-    let problem: Problem = args.problem.as_deref().unwrap_or("1").parse()?;
-    let defaults = GreedyConfig::default();
-    let config = GreedyConfig {
-        max_held: args.max_held.unwrap_or(defaults.max_held),
-        lane_choice: match &args.lane_choice {
-            Some(c) => parse_name::<LaneChoice>("lane-choice", c, "lowest|random|least-loaded")?,
-            None => defaults.lane_choice,
-        },
-        ..defaults
-    };
-    let topo = net.topology()?;
-    let mut rng = stream(net.seed, Stream::Routing);
-    let (faults, placements) = faults::place_until_inputs_survive(
-        &topo,
-        net.faults,
-        interior(net.interior.as_deref())?,
-        net.input_rule()?,
-        100_000,
-        &mut rng,
-    )?;
-    let destinations = problem.destinations(topo.n, &mut stream(net.seed, Stream::Traffic));
-    let (n, depth) = (topo.n, topo.depth());
-    let mut router = GreedyRouter::new(topo, &faults, config, problem.copies, net.seed)?;
-    router.load(&destinations)?;
+    let mut config = args.net.run_config()?;
+    if let Some(p) = &args.problem {
+        config.problem = p.parse()?;
+    }
+    if let Some(m) = args.max_held {
+        config.greedy.max_held = m;
+    }
+    if let Some(c) = &args.lane_choice {
+        config.greedy.lane_choice =
+            parse_name::<LaneChoice>("lane-choice", c, "lowest|random|least-loaded")?;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+fn route_greedy(config: &GreedyRunConfig, args: &RouteArgs) -> Result<RunReport> {
+    let mut run = config.prepare()?;
     let out = match &args.vcd {
         Some(path) => {
             let filter = ScopeFilter::new(args.vcd_scope.as_deref().unwrap_or(""))?;
             let mut file = AtomicFile::create(path)?;
             let mut vcd = GreedyVcd::new(
                 file.writer(),
-                router.fabric(),
-                destinations.len() as u32,
+                run.router.fabric(),
+                run.destinations.len() as u32,
                 &filter,
                 &command_line(),
             )?;
-            let out = router.run(|fabric, cycle| vcd.sample(fabric, cycle))?;
+            let out = run.router.run(|fabric, cycle| vcd.sample(fabric, cycle))?;
             vcd.finish()?;
             file.commit()?;
             out
         }
-        None => router.run(|_, _| Ok(()))?,
+        None => run.router.run(|_, _| Ok(()))?,
     };
+    let topo = &run.router.fabric().topo;
     say!(
-        "greedy store-and-forward, {} {n}-input network (depth {depth}), problem {problem}: {} packets",
-        net.network(),
+        "greedy store-and-forward, {} {}-input network (depth {}), problem {}: {} packets",
+        config.topology.name(),
+        topo.n,
+        topo.depth(),
+        config.problem,
         out.packets
     );
-    if net.faults > 0 {
+    let faults = (run.faults.placed_count(), run.faults.propagated_count());
+    if config.faults > 0 {
         say!(
             "faults: {} placed, {} propagated, {} placement(s) drawn until every input survived",
-            faults.placed_count(),
-            faults.propagated_count(),
-            placements
+            faults.0,
+            faults.1,
+            run.placements
         );
     }
     say!(
@@ -385,15 +441,10 @@ fn route_greedy(args: &RouteArgs) -> Result<serde_json::Value> {
         out.never_delayed,
         out.max_queue
     );
-    Ok(serde_json::json!({
-        "algorithm": "greedy", "network": net.network(), "inputs": n, "problem": problem.to_string(),
-        "faults": faults.placed_count(), "propagated": faults.propagated_count(),
-        "placements": placements, "greedy": config, "outcome": out,
-        "never_delayed_percent": out.never_delayed_percent(), "seed": net.seed
-    }))
+    Ok(RunReport::greedy(config, &out, faults, run.placements))
 }
 
-fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
+fn upfal_config(args: &RouteArgs) -> Result<UpfalConfig> {
     let net = &args.net;
     if let Some(network) = net.topology.as_deref().filter(|&n| n != "splitter") {
         return Err(Error::invalid(
@@ -409,7 +460,6 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         ("problem", args.problem.is_some()),
         ("max-held", args.max_held.is_some()),
         ("lane-choice", args.lane_choice.is_some()),
-        ("vcd", args.vcd.is_some()),
     ];
     refuse_given(
         &greedy_only,
@@ -432,8 +482,17 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         ..defaults
     };
     config.validate()?;
-    let perms = upfal::random_permutations(config.inputs, config.permutations, net.seed);
-    let r = upfal::route(&config, &perms)?;
+    Ok(config)
+}
+
+fn route_upfal(config: &UpfalConfig, args: &RouteArgs) -> Result<RunReport> {
+    refuse_given(
+        &[("vcd", args.vcd.is_some())],
+        "no value with algorithm upfal (waveforms are written for greedy routing)",
+    )?;
+    config.validate()?;
+    let perms = upfal::random_permutations(config.inputs, config.permutations, config.seed);
+    let r = upfal::route(config, &perms)?;
     say!(
         "Upfal's wave algorithm, {}-input multibutterfly d = {}, P = {}, L = {}: {} packets in {} steps ({} stages)",
         config.inputs,
@@ -455,5 +514,5 @@ fn route_upfal(args: &RouteArgs) -> Result<serde_json::Value> {
         r.worst_stage_ratio,
         r.lemma_2_5_checks
     );
-    Ok(serde_json::json!({ "algorithm": "upfal", "config": config, "report": r }))
+    Ok(RunReport::upfal(config, &r))
 }

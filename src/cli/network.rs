@@ -119,7 +119,9 @@ pub fn sim(args: &SimArgs) -> Result<()> {
             }
             simulate_fat_tree(&c, o.json.as_deref() == Some("-"))?
         }
-        RunConfig::FlexibleSorter(_) => unreachable!("resolve refuses circuits"),
+        RunConfig::FlexibleSorter(_) | RunConfig::Greedy(_) | RunConfig::Upfal(_) => {
+            unreachable!("resolve refuses circuits and packet routings")
+        }
     };
     if let Some(path) = &o.json {
         write(path, &report.to_json())?;
@@ -303,7 +305,9 @@ pub fn topology(args: &TopologyArgs) -> Result<()> {
         RunConfig::Network(c) => describe_network(&c, args.alpha.unwrap_or(0.125)),
         RunConfig::PrunedButterfly(c) => describe_pruned(c.inputs),
         RunConfig::SortingFatTree(c) => describe_fat_tree(&c),
-        RunConfig::FlexibleSorter(_) => unreachable!("resolve refuses circuits"),
+        RunConfig::FlexibleSorter(_) | RunConfig::Greedy(_) | RunConfig::Upfal(_) => {
+            unreachable!("resolve refuses circuits and packet routings")
+        }
     }
 }
 

@@ -54,29 +54,6 @@ fn module_row(design: String, device: Device, f: ModuleFigures) -> Row {
     }
 }
 
-/// The parameter overrides of the first instance of `module` in `net` (a generated network
-/// top: `    module #(.NAME(value), ...) instance (`).
-fn instance_params(net: &str, module: &str) -> Vec<(String, String)> {
-    let Some(line) = net
-        .lines()
-        .find(|l| l.trim_start().starts_with(&format!("{module} #(")))
-    else {
-        return Vec::new();
-    };
-    let inner = line
-        .split_once("#(")
-        .and_then(|(_, rest)| rest.split_once(") "))
-        .map_or("", |(p, _)| p);
-    inner
-        .split("),")
-        .filter_map(|p| {
-            let p = p.trim().trim_start_matches('.');
-            let (name, value) = p.split_once('(')?;
-            Some((name.to_string(), value.trim_end_matches(')').to_string()))
-        })
-        .collect()
-}
-
 fn write_design(design: &RtlDesign, dir: &Path) -> Result<Vec<String>> {
     design.write(dir)?;
     Ok(design
@@ -198,7 +175,7 @@ pub fn run(out: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
         if !files.iter().any(|f| f == &format!("{module}.v")) {
             continue;
         }
-        let params = instance_params(&net, module);
+        let params = crate::rtl::instance_params(&net, module);
         let f = measure::module(&dir, &[&format!("{module}.v")], module, &params, device)?;
         rows.push(module_row(
             format!("pruned-butterfly vertex {module} (16 leaves)"),

@@ -174,6 +174,17 @@ pub fn place_route(
 }
 
 /// Packs `top.asc` into the bitstream `top.bin`.
+/// The files synthesis, place and route and packing write, in that order.
+pub const OUTPUTS: [&str; 7] = [
+    "yosys.log",
+    "stat.json",
+    "top.json",
+    "nextpnr.log",
+    "nextpnr.json",
+    "top.asc",
+    "top.bin",
+];
+
 pub fn pack(dir: &Path) -> Result<()> {
     tools::tool(dir, "icepack", &["top.asc", "top.bin"]).map(|_| ())
 }

@@ -175,7 +175,7 @@ pub fn module(
     }
     let h = harness(module, params, &ports(&text, module)?);
     let hpath = dir.join("ff_harness.v");
-    std::fs::write(&hpath, h).map_err(|e| Error::io(hpath.display(), e))?;
+    crate::files::write_atomic(&hpath, h)?;
     let mut all: Vec<&str> = sources.to_vec();
     all.push("ff_harness.v");
     flow::synthesise(dir, &all, "ff_harness")?;

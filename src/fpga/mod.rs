@@ -266,6 +266,9 @@ pub struct FpgaReport {
     pub failure: Option<String>,
     /// The bitstream, relative to the output directory.
     pub bitstream: Option<String>,
+    /// Every file the build wrote, relative to the output directory (sources, tool logs and
+    /// reports, netlist, placed design, bitstream).
+    pub files: Vec<String>,
     /// What the status line will read, from the model.
     pub prediction: Prediction,
     pub synthesis_script: &'static str,
@@ -309,6 +312,13 @@ pub fn build(
     } else {
         None
     };
+    let mut files: Vec<String> = design.files.iter().map(|(n, _)| n.clone()).collect();
+    files.extend(
+        flow::OUTPUTS
+            .iter()
+            .filter(|f| dir.join(f).exists())
+            .map(|f| f.to_string()),
+    );
     let board = device.board();
     Ok(FpgaReport {
         schema: 1,
@@ -332,6 +342,7 @@ pub fn build(
         clock_mhz: board.clock_mhz,
         failure: pr.failure,
         bitstream,
+        files,
         prediction,
         synthesis_script: flow::SYNTH,
         seconds: serde_json::json!({

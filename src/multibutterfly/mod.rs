@@ -8,11 +8,13 @@
 //!   [`wave`]: its VCD waveform.
 //! - [`upfal`]: Upfal's wave algorithm (§II-A) with its potential function and Lemma 2.5
 //!   checked.
+//! - [`run`]: one greedy routing as the configuration a report records.
 //! - [`experiment`] and [`tables`]: Tables I–III; [`tolerance`]: the fault-scaling experiment.
 
 pub mod experiment;
 pub mod faults;
 pub mod greedy;
+pub mod run;
 pub mod tables;
 pub mod theory;
 pub mod tolerance;

@@ -4,6 +4,7 @@
 use super::experiment::{LeightonMaggsConfig, Row};
 use super::greedy::Problem;
 use crate::plot::{Chart, Marker};
+pub use crate::stats::Stat;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -18,30 +19,6 @@ pub struct Trial {
     pub completion: [u64; 4],
     /// Percentage never delayed, problems `1` and `1T`.
     pub never_delayed: [f64; 2],
-}
-
-/// Mean and (sample) standard deviation.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Stat {
-    pub mean: f64,
-    pub sigma: f64,
-}
-
-impl Stat {
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Stat {
-        let v: Vec<f64> = values.into_iter().collect();
-        let n = v.len() as f64;
-        let mean = v.iter().sum::<f64>() / n.max(1.0);
-        let var = if v.len() > 1 {
-            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        } else {
-            0.0
-        };
-        Stat {
-            mean,
-            sigma: var.sqrt(),
-        }
-    }
 }
 
 /// Table I row: fault count, trials and how many reached an input.

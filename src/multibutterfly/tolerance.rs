@@ -59,7 +59,7 @@ pub struct Tolerance {
 impl Tolerance {
     /// Standard deviation of the tolerated counts over the trials.
     pub fn sigma(&self) -> f64 {
-        super::tables::Stat::of(self.tolerated.iter().map(|&t| f64::from(t))).sigma
+        crate::stats::Stat::of(self.tolerated.iter().map(|&t| f64::from(t))).sigma
     }
 }
 

@@ -10,6 +10,7 @@
 use super::stage::{Costs, Engine, Message, Router};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
+use crate::stats::Stat;
 use crate::traffic::Traffic;
 
 /// One routed message set.
@@ -280,7 +281,7 @@ pub fn charts(runs: &[Run], fit: &Fit) -> Vec<(&'static str, String)> {
     );
     ratio.log_x = true;
     for (name, _) in workloads() {
-        let points = sizes
+        let stats: Vec<(f64, Stat)> = sizes
             .iter()
             .filter_map(|&n| {
                 let rs: Vec<f64> = runs
@@ -288,10 +289,15 @@ pub fn charts(runs: &[Run], fit: &Fit) -> Vec<(&'static str, String)> {
                     .filter(|r| r.leaves == n && r.workload == name)
                     .map(Run::ratio)
                     .collect();
-                (!rs.is_empty()).then(|| (f64::from(n), rs.iter().sum::<f64>() / rs.len() as f64))
+                (!rs.is_empty()).then(|| (f64::from(n), Stat::of(rs)))
             })
             .collect();
-        ratio = ratio.series(name, points, Marker::LinePoints);
+        ratio = ratio.series_with_sigma(
+            &format!("{name}, mean ± σ"),
+            stats.iter().map(|(n, s)| (*n, s.mean)).collect(),
+            stats.iter().map(|(_, s)| s.sigma).collect(),
+            Marker::LinePoints,
+        );
     }
     vec![
         ("time-vs-load.svg", time.to_svg()),

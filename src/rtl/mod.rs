@@ -130,6 +130,29 @@ pub(crate) fn render(t: &impl Template) -> Result<String> {
         .map_err(|e| Error::invalid("template", e, "a template that renders"))
 }
 
+/// The parameter overrides of the first instance of `module` in `net` (a generated network
+/// top: `    module #(.NAME(value), ...) instance (`).
+pub fn instance_params(net: &str, module: &str) -> Vec<(String, String)> {
+    let Some(line) = net
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{module} #(")))
+    else {
+        return Vec::new();
+    };
+    let inner = line
+        .split_once("#(")
+        .and_then(|(_, rest)| rest.split_once(") "))
+        .map_or("", |(p, _)| p);
+    inner
+        .split("),")
+        .filter_map(|p| {
+            let p = p.trim().trim_start_matches('.');
+            let (name, value) = p.split_once('(')?;
+            Some((name.to_string(), value.trim_end_matches(')').to_string()))
+        })
+        .collect()
+}
+
 /// Checks that the RTL back end supports `sim`'s configuration.
 pub fn check_supported(sim: &Simulation) -> Result<()> {
     if let Some(a) = sim.config.switch_queue {
@@ -198,7 +221,7 @@ impl RtlDesign {
         let mut paths = Vec::new();
         for (name, text) in &self.files {
             let path = dir.join(name);
-            std::fs::write(&path, text).map_err(|e| Error::io(path.display(), e))?;
+            crate::files::write_atomic(&path, text)?;
             paths.push(path);
         }
         Ok(paths)

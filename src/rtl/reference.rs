@@ -119,7 +119,7 @@ pub fn write(root: &Path) -> Result<Vec<PathBuf>> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
         }
-        std::fs::write(&path, bytes).map_err(|e| Error::io(path.display(), e))?;
+        crate::files::write_atomic(&path, bytes)?;
         written.push(path);
     }
     Ok(written)

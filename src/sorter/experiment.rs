@@ -11,6 +11,7 @@ use super::fattree::FatTree;
 use super::{SortConfig, check_sorted};
 use crate::error::Result;
 use crate::plot::{Chart, Marker};
+use crate::stats::Stat;
 use crate::traffic::Traffic;
 use serde::Serialize;
 
@@ -265,21 +266,22 @@ pub fn tree_report(points: &[TreePoint]) -> (String, String, Vec<(&'static str, 
     names.sort_unstable();
     names.dedup();
     for name in names {
-        let pts = sizes
+        let stats: Vec<(f64, Stat)> = sizes
             .iter()
             .map(|&n| {
-                let rs: Vec<f64> = points
+                let rs = points
                     .iter()
                     .filter(|p| p.n == n && p.workload == name)
-                    .map(|p| p.ratio)
-                    .collect();
-                (
-                    f64::from(n),
-                    rs.iter().sum::<f64>() / rs.len().max(1) as f64,
-                )
+                    .map(|p| p.ratio);
+                (f64::from(n), Stat::of(rs))
             })
             .collect();
-        chart = chart.series(name, pts, Marker::LinePoints);
+        chart = chart.series_with_sigma(
+            &format!("{name}, mean ± σ"),
+            stats.iter().map(|(n, s)| (*n, s.mean)).collect(),
+            stats.iter().map(|(_, s)| s.sigma).collect(),
+            Marker::LinePoints,
+        );
     }
     (csv, text, vec![("fat-tree-ratio.svg", chart.to_svg())])
 }

@@ -245,6 +245,24 @@ impl Topology {
     }
 }
 
+/// Builds a network of `kind` with `n` inputs: `d` is the multiplicity of dilated and splitter
+/// networks, `wiring` and `seed` draw the random splitters (ignored where they do not apply).
+pub fn build(
+    kind: TopologyKind,
+    n: u32,
+    d: u32,
+    wiring: SplitterWiring,
+    seed: u64,
+) -> Result<Topology> {
+    match kind {
+        TopologyKind::Butterfly => butterfly(n),
+        TopologyKind::Dilated => dilated_butterfly(n, d),
+        TopologyKind::Splitter => random_splitter(n, d, wiring, seed),
+        TopologyKind::Benes => benes(n),
+        TopologyKind::ModifiedSplitter => modified_splitter(n, wiring, seed),
+    }
+}
+
 /// Checks that `n` is a power of two in `2..=2^20`.
 pub fn check_inputs(n: u32) -> Result<u32> {
     if !(2..=MAX_INPUTS).contains(&n) || !n.is_power_of_two() {

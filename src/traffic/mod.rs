@@ -5,9 +5,6 @@
 //! single stream `stream(seed, Stream::Traffic)`, so a run's traffic can be regenerated from its
 //! seed, or saved with [`save_messages`] and replayed with [`Traffic::File`].
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-
 use rand::RngExt;
 use rand::distr::{Bernoulli, Distribution, Uniform};
 use rand::seq::SliceRandom;
@@ -449,14 +446,12 @@ pub fn load_messages(path: &str, n: u32) -> Result<Vec<MessageSpec>> {
 /// Writes a message list as a pretty JSON object `{"messages": [...]}`, readable by
 /// [`load_messages`], so a run's traffic can be saved and replayed.
 pub fn save_messages(path: &str, messages: &[MessageSpec]) -> Result<()> {
-    let file = File::create(path).map_err(|e| Error::io(path, e))?;
-    let mut writer = BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut writer, &MessageFileRef { messages })
+    let mut file = crate::files::AtomicFile::create(path)?;
+    let writer = file.writer();
+    serde_json::to_writer_pretty(&mut *writer, &MessageFileRef { messages })
         .map_err(|e| Error::io(path, e.into()))?;
-    writer
-        .write_all(b"\n")
-        .and_then(|()| writer.flush())
-        .map_err(|e| Error::io(path, e))
+    writer.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+    file.commit()
 }
 
 #[cfg(test)]
