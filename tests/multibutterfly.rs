@@ -189,8 +189,8 @@ fn one_greedy_routing_reports_completion_and_never_delayed() {
     assert!(out.contains("faults: 30 placed"), "{out}");
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(j["outcome"]["packets"], 2560);
-    assert!(j["outcome"]["completion"].as_u64().unwrap() >= 8);
+    assert_eq!(j["messages"]["delivered"], 2560);
+    assert!(j["makespan_cycles"].as_u64().unwrap() >= 8);
     // The same command again (without --json): the same bytes.
     assert_eq!(text(&flitforge(&run).stdout), out);
 }
@@ -218,8 +218,8 @@ fn upfal_routes_with_lemma_2_5_checked_and_potential_logged() {
     assert!(out.contains("256 packets in"), "{out}");
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(j["report"]["lemma_2_5_checks"].as_u64().unwrap() > 0);
-    let potential = j["report"]["potential"].as_array().unwrap();
+    assert!(j["details"]["lemma_2_5_checks"].as_u64().unwrap() > 0);
+    let potential = j["details"]["potential"].as_array().unwrap();
     assert!(potential.len() >= 2);
     assert_eq!(potential.last().unwrap().as_f64(), Some(0.0));
 }
