@@ -12,6 +12,7 @@ pub fn package_of(program: &str) -> &str {
         "vvp" | "iverilog" => "iverilog",
         "icepack" | "icetime" | "icepll" => "fpga-icestorm",
         "sta" => "opensta",
+        "graywolf" | "qrouter" => "qflow",
         p => p,
     }
 }
@@ -58,6 +59,23 @@ pub fn tool(dir: &Path, program: &str, args: &[&str]) -> Result<String> {
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs yosys on `script` in `dir`, logging to `yosys.log`; a failure is an error with the
+/// first lines yosys printed.
+pub fn yosys(dir: &Path, script: &str) -> Result<()> {
+    let out = run(dir, "yosys", &["-q", "-l", "yosys.log", "-p", script])?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(Error::parse(
+        format!("yosys in {} (see yosys.log)", dir.display()),
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ))
 }
 
 /// The first line `program version_flag` prints, if it runs.

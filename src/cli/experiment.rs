@@ -73,7 +73,7 @@ pub struct OutDir {
 }
 
 impl OutDir {
-    fn dir(&self, experiment: &str) -> Result<std::path::PathBuf> {
+    pub(super) fn dir(&self, experiment: &str) -> Result<std::path::PathBuf> {
         experiment_dir(experiment, self.out.as_deref(), self.force)
     }
 }

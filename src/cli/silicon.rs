@@ -3,7 +3,8 @@
 //! caches and formats.
 
 use super::command_line;
-use super::files::{experiment_dir, write};
+use super::experiment::OutDir;
+use super::files::write;
 use super::progress::Progress;
 use clap::Args;
 use flitforge::config::Backpressure;
@@ -48,13 +49,9 @@ pub struct SiliconArgs {
     /// Flexible sorter: key bits b, 1..=32. [default: 8]
     #[arg(long)]
     bits: Option<u32>,
-    /// Output directory; results are cached there by configuration hash, so a sweep resumes.
-    /// [default: results/silicon]
-    #[arg(long, value_name = "DIR")]
-    out: Option<String>,
-    /// Write into a non-empty directory another command wrote.
-    #[arg(long)]
-    force: bool,
+    /// Where to write (results are cached there by configuration hash, so a sweep resumes).
+    #[command(flatten)]
+    out: OutDir,
 }
 
 impl SiliconArgs {
@@ -143,7 +140,7 @@ impl SiliconArgs {
 /// `flitforge silicon`: measure, cache, write CSV, Markdown and charts.
 pub fn silicon(args: &SiliconArgs) -> Result<()> {
     let configs = args.configs()?;
-    let dir = experiment_dir("silicon", args.out.as_deref(), args.force)?;
+    let dir = args.out.dir("silicon")?;
     let results = measure_all(&configs, &dir, "silicon")?;
     write(dir.join("silicon.csv"), &sweep::csv(&results))?;
     let table = sweep::markdown(&results);
@@ -185,12 +182,8 @@ pub struct VlsiArgs {
     /// Largest size of the layout model, lg N, 8..=20.
     #[arg(long, default_value_t = 20)]
     model_lg: u32,
-    /// Output directory. [default: results/vlsi]
-    #[arg(long, value_name = "DIR")]
-    out: Option<String>,
-    /// Write into a non-empty directory another command wrote.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    out: OutDir,
 }
 
 /// `flitforge experiment vlsi`: measure, model, and write claims.md.
@@ -201,7 +194,7 @@ pub fn vlsi(args: &VlsiArgs) -> Result<()> {
     if !(8..=20).contains(&args.model_lg) {
         return Err(Error::invalid("model-lg", args.model_lg, "8..=20"));
     }
-    let dir = experiment_dir("vlsi", args.out.as_deref(), args.force)?;
+    let dir = args.out.dir("vlsi")?;
     let configs = claims::configs(library, args.place_route);
     let results = measure_all(&configs, &dir, "experiment vlsi")?;
     let report = claims::evaluate(&results, library, args.model_lg)?;

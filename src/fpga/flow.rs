@@ -57,17 +57,7 @@ pub fn synthesise_module(
         "read_verilog {}; {chparam}{SYNTH} -top {top} -json top.json; tee -q -o stat.json stat -json",
         sources.join(" ")
     );
-    let out = tools::run(dir, "yosys", &["-q", "-l", "yosys.log", "-p", &script])?;
-    if !out.status.success() {
-        return Err(Error::parse(
-            format!("yosys in {} (see yosys.log)", dir.display()),
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ));
-    }
+    tools::yosys(dir, &script)?;
     let path = dir.join("stat.json");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
     let stat: serde_json::Value =

@@ -5,6 +5,7 @@
 //! (grows, by how much) or inconclusive (why).
 
 use super::layout::{self, AreaFit};
+use super::verdict::{Verdict, judge, sig, size};
 use super::{Circuit, Library, Measurement, SiliconConfig};
 use crate::config::Backpressure;
 use crate::error::Result;
@@ -56,71 +57,6 @@ pub fn corollary2(s: u32) -> (u32, u32) {
     let lg = s.trailing_zeros().max(1);
     let l = (s * s / lg).max(2 * s);
     (2 * lg, 1 << (31 - l.leading_zeros()))
-}
-
-/// What the numbers show.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub enum Verdict {
-    Holds(String),
-    Fails(String),
-    Inconclusive(String),
-}
-
-impl Verdict {
-    fn text(&self) -> String {
-        match self {
-            Verdict::Holds(w) => format!("**holds** — {w}"),
-            Verdict::Fails(w) => format!("**fails** — {w}"),
-            Verdict::Inconclusive(w) => format!("**inconclusive** — {w}"),
-        }
-    }
-}
-
-/// Judges a ratio series over increasing sizes: bounded and flattening over its upper half
-/// (growth ≤ 1.3 and the last step ≤ 1.1) holds; steady growth fails; fewer than three
-/// points, or growth that is not steady, is inconclusive.
-pub fn judge(points: &[(f64, f64)]) -> Verdict {
-    if points.len() < 3 {
-        return Verdict::Inconclusive(format!(
-            "{} size(s) measured; three are needed to see a trend",
-            points.len()
-        ));
-    }
-    let tail = &points[points.len() / 2..];
-    let tail = if tail.len() < 3 {
-        &points[points.len() - 3..]
-    } else {
-        tail
-    };
-    let first = tail[0].1;
-    let last = tail[tail.len() - 1].1;
-    let growth = last / first;
-    let step = last / tail[tail.len() - 2].1;
-    let increasing = tail.windows(2).all(|w| w[1].1 > w[0].1);
-    let range = format!(
-        "ratio {:.3} at {} to {:.3} at {} (×{growth:.2}; last step ×{step:.3})",
-        first,
-        size(tail[0].0),
-        last,
-        size(tail[tail.len() - 1].0)
-    );
-    if growth <= 1.3 && step <= 1.1 {
-        Verdict::Holds(range)
-    } else if increasing {
-        Verdict::Fails(format!("the ratio grows: {range}"))
-    } else {
-        Verdict::Inconclusive(format!(
-            "the ratio neither settles nor grows steadily: {range}"
-        ))
-    }
-}
-
-fn size(x: f64) -> String {
-    if x >= 1024.0 && (x as u64).is_power_of_two() {
-        format!("2^{}", (x as u64).trailing_zeros())
-    } else {
-        format!("{x}")
-    }
 }
 
 /// One claim with its ratio series.
@@ -186,13 +122,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
 
     // Butterfly, standard layout.
     if let Some(big) = comb.last() {
-        let count: u64 = big.nodes.iter().map(|a| a.count).sum();
-        let switch = big
-            .nodes
-            .iter()
-            .map(|a| a.count as f64 * a.cell_area_um2)
-            .sum::<f64>()
-            / count.max(1) as f64;
+        let switch = layout::mean_area(&big.nodes, |_| true).unwrap_or(0.0);
         let wires = layout::link_wires(&big.config);
         let mut points = Vec::new();
         for n in sizes(2, 1) {
@@ -264,35 +194,15 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
 
     // Pruned butterfly, H-tree.
     if !pruned.is_empty() {
+        let at =
+            |m: &Measurement, area: Option<f64>| area.map(|a| (lg(f64::from(m.config.size)), a));
         let vertex_points: Vec<(f64, f64)> = pruned
             .iter()
-            .filter_map(|m| {
-                let inner: Vec<_> = m
-                    .nodes
-                    .iter()
-                    .filter(|a| a.module != "ff_pb_leaf")
-                    .collect();
-                let count: u64 = inner.iter().map(|a| a.count).sum();
-                (count > 0).then(|| {
-                    (
-                        lg(f64::from(m.config.size)),
-                        inner
-                            .iter()
-                            .map(|a| a.count as f64 * a.cell_area_um2)
-                            .sum::<f64>()
-                            / count as f64,
-                    )
-                })
-            })
+            .filter_map(|m| at(m, layout::mean_area(&m.nodes, |k| k != layout::LEAF)))
             .collect();
         let leaf_points: Vec<(f64, f64)> = pruned
             .iter()
-            .filter_map(|m| {
-                m.nodes
-                    .iter()
-                    .find(|a| a.module == "ff_pb_leaf")
-                    .map(|a| (lg(f64::from(m.config.size)), a.cell_area_um2))
-            })
+            .filter_map(|m| at(m, layout::area_of(&m.nodes, layout::LEAF)))
             .collect();
         let vertex = AreaFit::new(&vertex_points, false);
         let leaf = AreaFit::new(&leaf_points, true);
@@ -534,16 +444,6 @@ pub fn markdown(r: &Report) -> String {
     s
 }
 
-fn sig(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x.abs() >= 1000.0 || x.abs() < 0.01 {
-        format!("{x:.3e}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
 /// model.csv: the layout model's rows.
 pub fn model_csv(r: &Report) -> String {
     let mut s = String::from("circuit,size,area_um2,node_area_um2,wire_area_um2\n");
@@ -588,19 +488,6 @@ pub fn charts(r: &Report) -> Vec<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn verdicts_follow_the_numbers() {
-        let flat: Vec<(f64, f64)> = (0..6)
-            .map(|k| (f64::from(1 << k), 2.0 + 1.0 / f64::from(1 << k)))
-            .collect();
-        assert!(matches!(judge(&flat), Verdict::Holds(_)));
-        let growing: Vec<(f64, f64)> = (0..6)
-            .map(|k| (f64::from(1 << k), f64::from(1 << k)))
-            .collect();
-        assert!(matches!(judge(&growing), Verdict::Fails(_)));
-        assert!(matches!(judge(&growing[..2]), Verdict::Inconclusive(_)));
-    }
 
     #[test]
     fn corollary_2_family() {

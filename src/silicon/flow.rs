@@ -10,12 +10,6 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Instant;
 
-/// The synthesis script after `read_verilog`: flatten, map flip-flops and logic onto the
-/// library, then turn wire-to-wire connections into buffers so the netlist has no `assign`
-/// (OpenSTA reads only cells and nets).
-pub const SYNTH: &str =
-    "synth -flatten; dfflibmap; abc; opt_clean -purge; splitnets -ports; insbuf";
-
 /// What synthesis onto a library measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Synthesis {
@@ -79,17 +73,7 @@ pub fn synthesise_with(
         sources.join(" "),
         buf = library.buffer(),
     );
-    let out = tools::run(dir, "yosys", &["-q", "-l", "yosys.log", "-p", &script])?;
-    if !out.status.success() {
-        return Err(Error::parse(
-            format!("yosys in {} (see yosys.log)", dir.display()),
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ));
-    }
+    tools::yosys(dir, &script)?;
     let path = dir.join("stat.txt");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
     let mut s = parse_stat(&text).ok_or_else(|| Error::parse(path.display(), "no statistics"))?;

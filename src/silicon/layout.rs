@@ -29,13 +29,32 @@ pub struct NodeArea {
     pub cell_area_um2: f64,
 }
 
-/// Instances of `module` in a generated top (`module #(` or `module name (` lines).
+/// The pruned butterfly's leaf vertex module.
+pub const LEAF: &str = "ff_pb_leaf";
+
+/// Mean cell area, weighted by count, of the nodes whose module `keep` admits.
+pub fn mean_area(nodes: &[NodeArea], keep: impl Fn(&str) -> bool) -> Option<f64> {
+    let kept = nodes.iter().filter(|a| keep(&a.module));
+    let (total, count) = kept.fold((0.0, 0), |(t, c), a| {
+        (t + a.count as f64 * a.cell_area_um2, c + a.count)
+    });
+    (count > 0).then(|| total / count as f64)
+}
+
+/// Cell area of the node kind `module`.
+pub fn area_of(nodes: &[NodeArea], module: &str) -> Option<f64> {
+    nodes
+        .iter()
+        .find(|a| a.module == module)
+        .map(|a| a.cell_area_um2)
+}
+
+/// Instances of `module` in a generated top: lines `module [#(...)] name (`.
 fn instances(top: &str, module: &str) -> u64 {
+    let prefix = format!("{module} ");
     top.lines()
-        .filter(|l| {
-            let l = l.trim_start();
-            l.starts_with(&format!("{module} #(")) || l.starts_with(&format!("{module} l"))
-        })
+        .map(str::trim)
+        .filter(|l| l.starts_with(&prefix) && l.ends_with('('))
         .count() as u64
 }
 
@@ -54,7 +73,7 @@ pub fn node_areas(
         ),
         Circuit::PrunedButterfly => (
             "ff_pb_net.v",
-            &["ff_pb_root", "ff_pb_odd", "ff_pb_even", "ff_pb_leaf"],
+            &["ff_pb_root", "ff_pb_odd", "ff_pb_even", LEAF],
         ),
         Circuit::FlexibleSorter => return Ok(Vec::new()),
     };
@@ -110,10 +129,17 @@ impl Layout {
 /// (normal equations; at most as many basis functions as points are used).
 pub fn fit(points: &[(f64, f64)], basis: &[fn(f64) -> f64]) -> Vec<f64> {
     let k = basis.len().min(points.len()).max(1);
-    let basis = &basis[..k];
+    let rows: Vec<(Vec<f64>, f64)> = points
+        .iter()
+        .map(|&(x, y)| (basis[..k].iter().map(|b| b(x)).collect(), y))
+        .collect();
+    least_squares(&rows, k)
+}
+
+/// The `k` coefficients `c` minimising `Σ (y − c·f)²` over `rows` of features `f` and value `y`.
+pub fn least_squares(rows: &[(Vec<f64>, f64)], k: usize) -> Vec<f64> {
     let mut a = vec![vec![0.0; k + 1]; k];
-    for &(x, y) in points {
-        let f: Vec<f64> = basis.iter().map(|b| b(x)).collect();
+    for (f, y) in rows {
         for i in 0..k {
             for j in 0..k {
                 a[i][j] += f[i] * f[j];
@@ -252,26 +278,22 @@ pub fn fit_sorter(points: &[(f64, f64, f64, f64)]) -> [f64; 3] {
     let mut active = [true; 3];
     loop {
         let idx: Vec<usize> = (0..3).filter(|&i| active[i]).collect();
-        let k = idx.len().min(points.len());
-        let idx = &idx[..k];
-        let mut a = vec![vec![0.0; k + 1]; k];
-        for &(s, l, b, area) in points {
-            let f = sorter_basis(s, l, b);
-            for (i, &p) in idx.iter().enumerate() {
-                for (j, &q) in idx.iter().enumerate() {
-                    a[i][j] += f[p] * f[q];
-                }
-                a[i][k] += f[p] * area;
-            }
-        }
-        let c = solve(a);
+        let idx = &idx[..idx.len().min(points.len())];
+        let rows: Vec<(Vec<f64>, f64)> = points
+            .iter()
+            .map(|&(s, l, b, area)| {
+                let f = sorter_basis(s, l, b);
+                (idx.iter().map(|&p| f[p]).collect(), area)
+            })
+            .collect();
+        let c = least_squares(&rows, idx.len());
         if let Some(neg) = c.iter().position(|&x| x < 0.0) {
             active[idx[neg]] = false;
             continue;
         }
         let mut out = [0.0; 3];
-        for (i, &p) in idx.iter().enumerate() {
-            out[p] = c[i];
+        for (&p, &v) in idx.iter().zip(&c) {
+            out[p] = v;
         }
         return out;
     }
@@ -324,35 +346,12 @@ pub fn predict(m: &super::Measurement, library: Library) -> Result<Option<Layout
     let pitch = library.wire_pitch_um()?;
     let c = &m.config;
     let n = u64::from(c.size);
-    let area = |module: &str| {
-        m.nodes
-            .iter()
-            .find(|a| a.module == module)
-            .map(|a| a.cell_area_um2)
-    };
     Ok(match c.circuit {
-        Circuit::Butterfly => {
-            let total: f64 = m
-                .nodes
-                .iter()
-                .map(|a| a.count as f64 * a.cell_area_um2)
-                .sum();
-            let count: u64 = m.nodes.iter().map(|a| a.count).sum();
-            (count > 0).then(|| butterfly(n, 1, total / count as f64, link_wires(c), pitch))
-        }
+        Circuit::Butterfly => mean_area(&m.nodes, |_| true)
+            .map(|switch| butterfly(n, 1, switch, link_wires(c), pitch)),
         Circuit::PrunedButterfly => {
-            let inner: Vec<&NodeArea> = m
-                .nodes
-                .iter()
-                .filter(|a| a.module != "ff_pb_leaf")
-                .collect();
-            let count: u64 = inner.iter().map(|a| a.count).sum();
-            let vertex = inner
-                .iter()
-                .map(|a| a.count as f64 * a.cell_area_um2)
-                .sum::<f64>()
-                / count.max(1) as f64;
-            area("ff_pb_leaf").map(|leaf| pruned_butterfly(n, vertex, leaf, 2, pitch))
+            let vertex = mean_area(&m.nodes, |k| k != LEAF).unwrap_or(0.0);
+            area_of(&m.nodes, LEAF).map(|leaf| pruned_butterfly(n, vertex, leaf, 2, pitch))
         }
         Circuit::FlexibleSorter => None,
     })

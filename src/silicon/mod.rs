@@ -7,6 +7,7 @@ pub mod claims;
 pub mod flow;
 pub mod layout;
 pub mod sweep;
+pub mod verdict;
 
 use crate::config::{Backpressure, SimConfig};
 use crate::error::{Error, Result};
@@ -320,7 +321,11 @@ impl SiliconConfig {
                 let graph = crate::topology::pruned::PrunedButterfly::new(self.size)?;
                 let format = crate::pruned::frame::FrameFormat {
                     log_n: graph.levels(),
-                    body_bits: 2 * self.size.trailing_zeros(),
+                    body_bits: crate::pruned::PrunedConfig {
+                        inputs: self.size,
+                        ..Default::default()
+                    }
+                    .body_bits(),
                 };
                 crate::pruned::rtl::design(&graph, &format, command, &hash, 1)
             }
@@ -379,13 +384,12 @@ pub fn measure(
             "qflow: placing and routing {} cells (graywolf, qrouter)",
             synthesis.cells
         ));
-        let mut text = String::new();
-        for s in &sources {
-            let path = dir.join(s);
-            text.push_str(
-                &std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?,
-            );
-        }
+        let text: String = design
+            .files
+            .iter()
+            .filter(|(name, _)| name.ends_with(".v") && name != "tb.v")
+            .map(|(_, verilog)| verilog.as_str())
+            .collect();
         Some(flow::place_route(
             &dir.join("pnr"),
             &text,

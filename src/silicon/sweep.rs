@@ -145,22 +145,13 @@ pub fn markdown(results: &[Measurement]) -> String {
 
 /// Least-squares slope of `ln y` against `ln x`: the exponent of a power law.
 pub fn exponent(points: &[(f64, f64)]) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = points
+    let logs: Vec<(f64, f64)> = points
         .iter()
         .filter(|(x, y)| *x > 0.0 && *y > 0.0)
         .map(|(x, y)| (x.ln(), y.ln()))
         .collect();
-    if pts.len() < 2 {
-        return None;
-    }
-    let n = pts.len() as f64;
-    let (mx, my) = (
-        pts.iter().map(|p| p.0).sum::<f64>() / n,
-        pts.iter().map(|p| p.1).sum::<f64>() / n,
-    );
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    let spread = logs.iter().any(|p| p.0 != logs[0].0);
+    (logs.len() >= 2 && spread).then(|| layout::fit(&logs, &[|_| 1.0, |x| x])[1])
 }
 
 /// Area and critical path against size, log-log, one series per circuit and parameter set,
