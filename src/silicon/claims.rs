@@ -5,7 +5,7 @@
 //! (grows, by how much) or inconclusive (why).
 
 use super::layout::{self, AreaFit};
-use super::verdict::{Verdict, judge, sig, size};
+use super::verdict::{Bound, Verdict, judge, sig, size};
 use super::{Circuit, Library, Measurement, SiliconConfig};
 use crate::config::Backpressure;
 use crate::error::Result;
@@ -138,7 +138,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
                 "layout model, standard layout; switch {switch:.0} µm² (mean of the {}-input network's switches synthesised alone), links of {wires} wires at {pitch} µm pitch",
                 big.config.size
             ),
-            verdict: judge(&points),
+            verdict: judge(&points, Bound::Tight),
             points,
         });
         let n = 1u64 << model_lg.min(16);
@@ -154,7 +154,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "The N-input d-dilated butterfly has layout area Θ(N²d²).",
             ratio: "A(N, d) / (N² d²) at N = 2^16, d = 1, 2, 4, 8",
             basis: "layout model; a d-dilated switch taken as d times the butterfly switch".into(),
-            verdict: judge(&d_points),
+            verdict: judge(&d_points, Bound::Tight),
             points: d_points,
         });
         let points: Vec<(f64, f64)> = comb
@@ -165,11 +165,11 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             })
             .collect();
         claims.push(Claim {
-            source: "[CMS] §1.2 (node count)",
+            source: "[CMS] §1.2 node count (flitforge's check that the Θ(N²) is wire)",
             statement: "The butterfly's N(lg N + 1) switches have cell area Θ(N lg N): the Θ(N²) is wire.",
             ratio: "cell area / (N (lg N + 1))",
             basis: "measured cells (combinational back-pressure)".into(),
-            verdict: judge(&points),
+            verdict: judge(&points, Bound::Tight),
             points,
         });
     }
@@ -187,7 +187,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             },
             ratio: "critical path (ns)",
             basis: format!("measured, OpenSTA, butterfly with {mode} back-pressure"),
-            verdict: judge(&points),
+            verdict: judge(&points, Bound::Upper),
             points,
         });
     }
@@ -232,7 +232,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "The N-leaf pruned butterfly has layout area O(N lg² N) (H-tree layout).",
             ratio: "A(N) / (N lg² N)",
             basis: format!("layout model, S(n) = 2S(n/4) + c_ch√n + √(node); {fitted}"),
-            verdict: judge(&points),
+            verdict: judge(&points, Bound::Upper),
             points,
         });
         claims.push(Claim {
@@ -240,7 +240,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "The root node of an n-leaf subtree has area O(n + lg N).",
             ratio: "node area / (n + lg N), n = N",
             basis: format!("3√n vertices per node; {fitted}"),
-            verdict: judge(&node_points),
+            verdict: judge(&node_points, Bound::Upper),
             points: node_points,
         });
         let leaf_ratio: Vec<(f64, f64)> = leaf_points
@@ -252,7 +252,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "A leaf has area O(lg² N).",
             ratio: "leaf cell area / lg² N",
             basis: "measured: the leaf vertex synthesised alone".into(),
-            verdict: judge(&leaf_ratio),
+            verdict: judge(&leaf_ratio, Bound::Upper),
             points: leaf_ratio,
         });
         let period: Vec<(f64, f64)> = pruned
@@ -264,7 +264,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "A bit step of the pruned butterfly is one clock period of constant length (Theorem 1 counts bit steps).",
             ratio: "critical path (ns)",
             basis: "measured, OpenSTA".into(),
-            verdict: judge(&period),
+            verdict: judge(&period, Bound::Upper),
             points: period,
         });
     }
@@ -292,7 +292,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             statement: "The flexible sorter fits a rectangle of height O(s) and length O(s⌈b/lg s⌉ + (l/s)(b + lg l)).",
             ratio: "cell area / (s²⌈b/lg s⌉ + l(b + lg l))",
             basis: "measured cells, Corollary 2's family (b = 2 lg s, l = s²/lg s)".into(),
-            verdict: judge(&plan),
+            verdict: judge(&plan, Bound::Upper),
             points: plan,
         });
         let fit = layout::fit_sorter(&measured);
@@ -303,7 +303,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
         let period = AreaFit::new(&periods, false);
         let mut time = Vec::new();
         let mut at2 = Vec::new();
-        let mut s = 4u32;
+        let mut s = 8u32;
         while s <= 256 {
             let (bits, l) = corollary2(s);
             let params = SorterParams { s, l, bits };
@@ -321,8 +321,8 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             source: "[BB] §4.1, Theorem 2",
             statement: "Sorting r words takes O((b + lg s)·r/s) cycles.",
             ratio: "sort_cycles(s, l, b, r = l) / ((b + lg s)·l/s)",
-            basis: "the model's exact cycle count, Corollary 2's family, s = 4 … 256".into(),
-            verdict: judge(&time),
+            basis: "the model's exact cycle count, Corollary 2's family, s = 8 … 256".into(),
+            verdict: judge(&time, Bound::Upper),
             points: time,
         });
         claims.push(Claim {
@@ -333,7 +333,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
                 "A: floor plan c₁·l·b + c₂·s²⌈b/lg s⌉ + c₃·l·lg s fitted to the measured sorters (c = {:.3}, {:.3}, {:.3} µm²); clock period fitted linear in lg s",
                 fit[0], fit[1], fit[2]
             ),
-            verdict: judge(&at2),
+            verdict: judge(&at2, Bound::Upper),
             points: at2,
         });
         claims.push(Claim {
@@ -361,7 +361,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             basis: format!(
                 "layout model, [BB] §4.2's recurrence with the corrected invariant; ξ = {xi:.2} µm from the measured s = {s}, l = {l}, b = {b} sorter (ξ² = area / (l·b))"
             ),
-            verdict: judge(&points),
+            verdict: judge(&points, Bound::Upper),
             points,
         });
     }
@@ -439,7 +439,7 @@ pub fn markdown(r: &Report) -> String {
         }
     }
     s.push_str(
-        "\nVerdicts: **holds** when the ratio over the upper half of the sizes grows by at most ×1.3 and its last step by at most ×1.1; **fails** when it grows steadily beyond that; **inconclusive** otherwise or with fewer than three sizes. Ratios are in µm² (areas), ns (periods) or cycles; only their trend matters. Statements the papers make without a figure a circuit can show — [CMS]'s buffer-space comparison, [BB] §5's lower bounds (Theorem 4, Lemmas 12 and 14), [SV] and [CMSV] (no area claims) — are not rows.\n",
+        "\nVerdicts: **holds** when the ratio over the upper half of the sizes grows by at most ×1.3 and its last step by at most ×1.1 (for a Θ claim, also falls by at most ÷1.3 and ÷1.1); **fails** when it grows steadily beyond that (for Θ, or falls steadily); **inconclusive** otherwise or with fewer than three sizes. Ratios are in µm² (areas), ns (periods) or cycles; only their trend matters. Statements the papers make without a figure a circuit can show — [CMS]'s buffer-space comparison, [BB] §5's lower bounds (Theorem 4, Lemmas 12 and 14), [SV] and [CMSV] (no area claims) — are not rows.\n",
     );
     s
 }

@@ -22,10 +22,18 @@ impl Verdict {
     }
 }
 
+/// What a claim bounds: O (the ratio must stay bounded) or Θ (bounded and not vanishing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Upper,
+    Tight,
+}
+
 /// Judges a ratio series over increasing sizes: bounded and flattening over its upper half
-/// (growth ≤ 1.3 and the last step ≤ 1.1) holds; steady growth fails; fewer than three
-/// points, or growth that is not steady, is inconclusive.
-pub fn judge(points: &[(f64, f64)]) -> Verdict {
+/// (growth ≤ 1.3 and the last step ≤ 1.1; for a Θ claim also no fall below ÷1.3 and a last
+/// step of at least ÷1.1) holds; steady growth (or, for Θ, steady fall) fails; fewer than
+/// three points, or change that is not steady, is inconclusive.
+pub fn judge(points: &[(f64, f64)], bound: Bound) -> Verdict {
     if points.len() < 3 {
         return Verdict::Inconclusive(format!(
             "{} size(s) measured; three are needed to see a trend",
@@ -43,6 +51,8 @@ pub fn judge(points: &[(f64, f64)]) -> Verdict {
     let growth = last / first;
     let step = last / tail[tail.len() - 2].1;
     let increasing = tail.windows(2).all(|w| w[1].1 > w[0].1);
+    let decreasing = tail.windows(2).all(|w| w[1].1 < w[0].1);
+    let tight = bound == Bound::Tight;
     let range = format!(
         "ratio {:.3} at {} to {:.3} at {} (×{growth:.2}; last step ×{step:.3})",
         first,
@@ -50,10 +60,15 @@ pub fn judge(points: &[(f64, f64)]) -> Verdict {
         last,
         size(tail[tail.len() - 1].0)
     );
-    if growth <= 1.3 && step <= 1.1 {
+    let flat_below = !tight || (growth >= 1.0 / 1.3 && step >= 1.0 / 1.1);
+    if growth <= 1.3 && step <= 1.1 && flat_below {
         Verdict::Holds(range)
-    } else if increasing {
+    } else if increasing && growth > 1.3 {
         Verdict::Fails(format!("the ratio grows: {range}"))
+    } else if tight && decreasing {
+        Verdict::Fails(format!(
+            "the ratio falls, so the quantity grows slower than the claimed order: {range}"
+        ))
     } else {
         Verdict::Inconclusive(format!(
             "the ratio neither settles nor grows steadily: {range}"
@@ -90,11 +105,19 @@ mod tests {
         let flat: Vec<(f64, f64)> = (0..6)
             .map(|k| (f64::from(1 << k), 2.0 + 1.0 / f64::from(1 << k)))
             .collect();
-        assert!(matches!(judge(&flat), Verdict::Holds(_)));
+        assert!(matches!(judge(&flat, Bound::Tight), Verdict::Holds(_)));
+        let falling: Vec<(f64, f64)> = (0..6)
+            .map(|k| (f64::from(1 << k), 1.0 / f64::from(1 << k)))
+            .collect();
+        assert!(matches!(judge(&falling, Bound::Upper), Verdict::Holds(_)));
+        assert!(matches!(judge(&falling, Bound::Tight), Verdict::Fails(_)));
         let growing: Vec<(f64, f64)> = (0..6)
             .map(|k| (f64::from(1 << k), f64::from(1 << k)))
             .collect();
-        assert!(matches!(judge(&growing), Verdict::Fails(_)));
-        assert!(matches!(judge(&growing[..2]), Verdict::Inconclusive(_)));
+        assert!(matches!(judge(&growing, Bound::Upper), Verdict::Fails(_)));
+        assert!(matches!(
+            judge(&growing[..2], Bound::Upper),
+            Verdict::Inconclusive(_)
+        ));
     }
 }
