@@ -374,24 +374,38 @@ impl SimConfig {
     }
 
     /// Rough bytes a run needs: (links and their VC registers, message records). The network
-    /// part grows linearly with n log n; the records with the number of messages the traffic
-    /// creates (for Bernoulli traffic, n · cycles · rate), since every message's timings are
-    /// kept for the statistics.
+    /// part grows linearly with n log n. Records are freed once their message finishes, so for
+    /// continuous traffic they are those alive at once: n · rate over a window of a few times
+    /// a message's unloaded latency, plus, when the offered flits exceed what an input's link
+    /// can carry, the excess that piles up in the source queues over the whole run. (A network
+    /// that saturates below its link bandwidth exceeds the estimate; the run then stops with
+    /// an error when its records pass the limit, [`Simulation`](crate::Simulation).)
     pub fn memory_estimate(&self) -> (u64, u64) {
         let n = u64::from(self.inputs);
         let links = u64::from(self.levels() - 1) * n * 2 * u64::from(self.multiplicity());
         let vcs = (links + n) * u64::from(self.vcs);
-        let per_vc = 24 + 8 * u64::from(self.effective_depth());
+        let per_vc = 28 + 8 * u64::from(self.effective_depth());
+        let window = 4 * u64::from(self.levels() + self.flits);
+        let link = match self.link_bandwidth {
+            LinkBandwidth::PerVc => f64::from(self.vcs),
+            LinkBandwidth::One => 1.0,
+        };
         let messages = match &self.traffic {
             Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. } => {
-                (n as f64 * self.cycles.unwrap_or(0) as f64 * rate.clamp(0.0, 1.0)) as u64
+                let rate = rate.clamp(0.0, 1.0);
+                let cycles = self.cycles.unwrap_or(0);
+                let excess = (rate - link / f64::from(self.flits)).max(0.0);
+                (n as f64 * (cycles.min(window) as f64 * rate + cycles as f64 * excess)) as u64
             }
             Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),
             _ => n,
         };
-        (links * 24 + vcs * per_vc, messages * 128)
+        (links * 24 + vcs * per_vc, messages * RECORD_BYTES)
     }
 }
+
+/// Bytes one live message costs (its record, header and source-queue entry), for estimates.
+pub const RECORD_BYTES: u64 = 128;
 
 fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<()> {
     if (lo..=hi).contains(&value) {

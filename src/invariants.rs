@@ -137,7 +137,11 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
         }
     }
     for (&msg, fp) in &footprints {
-        let m = &sim.messages[msg as usize];
+        let Some(m) = sim.messages.get(msg) else {
+            return fail(format!(
+                "message {msg} has flits in the network but its record was freed"
+            ));
+        };
         let expected = u32::from(m.sent) - u32::from(m.gone);
         if fp.flits != expected {
             return fail(format!(
@@ -178,7 +182,7 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
         }
     }
     let mut outstanding = 0u64;
-    for m in &sim.messages {
+    for m in sim.messages.live() {
         let r = &m.record;
         let in_net = m.sent > m.gone;
         if m.gone > m.sent {
@@ -241,11 +245,12 @@ pub fn deadlock_report(sim: &Simulation, cycle: u64) -> String {
         worms.len()
     );
     for (msg, vcs) in worms.iter().take(32) {
-        let r = &sim.messages[*msg as usize].record;
+        // A worm that holds VCs is not finished, so its record is held.
+        let (source, destination) = sim
+            .record(*msg)
+            .map_or((u32::MAX, u32::MAX), |r| (r.source, r.destination));
         text.push_str(&format!(
-            "\n  worm {msg} ({} -> {}): {}",
-            r.source,
-            r.destination,
+            "\n  worm {msg} ({source} -> {destination}): {}",
             vcs.join(", ")
         ));
     }

@@ -48,7 +48,7 @@ pub struct MessageRecord {
 }
 
 /// Mean and order statistics of a sample (nearest-rank percentiles).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub mean: f64,
     pub p50: u64,
@@ -73,6 +73,114 @@ impl Summary {
             p50: rank(0.50),
             p99: rank(0.99),
             max: values[values.len() - 1],
+        }
+    }
+}
+
+/// An exact histogram of small non-negative integers (latencies in cycles): one counter per
+/// value up to the largest seen, so its memory follows the longest latency, not the number of
+/// messages, and its percentiles equal [`Summary::of`] on the same values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    n: u64,
+    sum: u128,
+}
+
+impl Histogram {
+    /// Records one value.
+    pub fn add(&mut self, v: u64) {
+        let i = usize::try_from(v).unwrap_or(usize::MAX);
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+        self.n += 1;
+        self.sum += u128::from(v);
+    }
+
+    /// Adds every value of `other`.
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+            *c += o;
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+    }
+
+    /// Values recorded.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// Whether no value was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Mean and nearest-rank percentiles, as [`Summary::of`] gives them.
+    pub fn summary(&self) -> Summary {
+        if self.n == 0 {
+            return Summary::default();
+        }
+        let rank = |p: f64| {
+            let r = ((p * self.n as f64).ceil() as u64).clamp(1, self.n);
+            let mut seen = 0;
+            for (v, &c) in self.counts.iter().enumerate() {
+                seen += c;
+                if seen >= r {
+                    return v as u64;
+                }
+            }
+            (self.counts.len() - 1) as u64
+        };
+        Summary {
+            mean: round6(self.sum as f64 / self.n as f64),
+            p50: rank(0.50),
+            p99: rank(0.99),
+            max: (self.counts.len() - 1) as u64,
+        }
+    }
+}
+
+/// The statistics of finished messages, kept as counters and histograms so that their records
+/// can be freed ([`MessageRecord`]s of delivered and dropped messages fold in here).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub delivered: u64,
+    pub dropped: u64,
+    /// Of these, how many entered the network at least once.
+    pub injected: u64,
+    pub stalled_cycles: u64,
+    /// Latest tail arrival.
+    pub makespan: u64,
+    /// Tail arrival minus release, delivered messages.
+    pub latency: Histogram,
+    /// Tail arrival minus first injection, delivered messages.
+    pub network_latency: Histogram,
+}
+
+impl Tally {
+    /// Folds in one record (any status: only delivered and dropped ones count as finished).
+    pub fn add(&mut self, r: &MessageRecord) {
+        self.stalled_cycles += u64::from(r.stalled);
+        self.injected += u64::from(r.injected.is_some());
+        match r.status {
+            Status::Delivered => {
+                self.delivered += 1;
+                if let Some(t) = r.tail_arrival {
+                    self.makespan = self.makespan.max(t);
+                    self.latency.add(t - r.release);
+                    if let Some(i) = r.injected {
+                        self.network_latency.add(t - i);
+                    }
+                }
+            }
+            Status::Dropped => self.dropped += 1,
+            _ => {}
         }
     }
 }
@@ -218,5 +326,22 @@ mod tests {
         assert_eq!((s.p50, s.p99, s.max), (50, 99, 100));
         assert_eq!(s.mean, 50.5);
         assert_eq!(Summary::of(&mut []), Summary::default());
+    }
+
+    #[test]
+    fn histogram_matches_the_sorted_summary() {
+        let mut rng = crate::rng::stream(7, crate::rng::Stream::Traffic);
+        use rand::RngExt;
+        for len in [1usize, 2, 3, 99, 100, 101, 1000] {
+            let mut v: Vec<u64> = (0..len).map(|_| rng.random_range(0..300)).collect();
+            let mut h = Histogram::default();
+            let (a, b) = v.split_at(len / 2);
+            let mut h2 = Histogram::default();
+            a.iter().for_each(|&x| h.add(x));
+            b.iter().for_each(|&x| h2.add(x));
+            h.merge(&h2);
+            assert_eq!(h.summary(), Summary::of(&mut v), "{len} values");
+        }
+        assert_eq!(Histogram::default().summary(), Summary::default());
     }
 }

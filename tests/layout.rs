@@ -96,12 +96,14 @@ fn header_flit_bits_carry_the_routing_fields() {
         flit_bits: 20,
         ..SimConfig::default()
     };
-    let sim = Simulation::new(config).unwrap();
-    for (id, h) in sim.headers().iter().enumerate() {
-        let bits = sim.flit_bits(flitforge::flit::FlitSlot {
-            msg: id as u32,
-            seq: 0,
-        });
+    let mut sim = Simulation::new(config).unwrap();
+    sim.keep_records(true);
+    sim.step().unwrap(); // batch traffic: every message is released at cycle 0
+    let ids: Vec<u32> = sim.records().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 64);
+    for id in ids {
+        let h = sim.header(id);
+        let bits = sim.flit_bits(flitforge::flit::FlitSlot { msg: id, seq: 0 });
         assert_eq!(
             sim.header_layout.read(&bits, "dest"),
             Some(u64::from(h.destination))

@@ -36,9 +36,10 @@ fn single_worm_arrives_at_d_plus_l_minus_1() {
             let mut sim =
                 Simulation::with_messages(config(inputs, vcs, flits), vec![msg(inputs - 1, 0)])
                     .unwrap();
+            sim.keep_records(true);
             sim.set_check_invariants(true);
             let report = sim.run().unwrap();
-            let r = &sim.messages[0].record;
+            let r = sim.record(0).unwrap();
             assert_eq!(r.injected, Some(0));
             assert_eq!(
                 r.head_arrival,
@@ -63,8 +64,9 @@ fn single_worm_through_benes_takes_2_log_n_hops() {
         ..config(16, 2, 4)
     };
     let mut sim = Simulation::with_messages(c, vec![msg(3, 12)]).unwrap();
+    sim.keep_records(true);
     sim.run().unwrap();
-    assert_eq!(sim.messages[0].record.tail_arrival, Some(8 + 3));
+    assert_eq!(sim.record(0).unwrap().tail_arrival, Some(8 + 3));
 }
 
 #[test]
@@ -98,22 +100,17 @@ fn identity_permutation_has_no_conflicts() {
 fn two_worms_sharing_an_edge_serialise_with_one_vc_and_not_with_two() {
     let worms = vec![msg(0, 0), msg(4, 1)];
     let mut two = Simulation::with_messages(config(8, 2, 4), worms.clone()).unwrap();
+    two.keep_records(true);
     two.run().unwrap();
-    for m in &two.messages {
-        assert_eq!(
-            (m.record.tail_arrival, m.record.stalled),
-            (Some(6), 0),
-            "B = 2: no wait"
-        );
+    for r in two.records() {
+        assert_eq!((r.tail_arrival, r.stalled), (Some(6), 0), "B = 2: no wait");
     }
 
     let mut one = Simulation::with_messages(config(8, 1, 4), worms).unwrap();
+
+    one.keep_records(true);
     one.run().unwrap();
-    let mut tails: Vec<u64> = one
-        .messages
-        .iter()
-        .map(|m| m.record.tail_arrival.unwrap())
-        .collect();
+    let mut tails: Vec<u64> = one.records().map(|r| r.tail_arrival.unwrap()).collect();
     tails.sort();
     // The loser's header enters the shared link in the cycle the winner's tail leaves the
     // register behind it (same-cycle reuse): exactly L cycles later.
@@ -122,7 +119,7 @@ fn two_worms_sharing_an_edge_serialise_with_one_vc_and_not_with_two() {
         vec![6, 6 + 4],
         "B = 1: the second worm waits for the first one's tail"
     );
-    let stalled: u32 = one.messages.iter().map(|m| m.record.stalled).sum();
+    let stalled: u32 = one.records().map(|r| r.stalled).sum();
     assert_eq!(stalled, 4);
 }
 
@@ -133,13 +130,14 @@ fn drop_mode_discards_the_loser_and_retries_it() {
         ..config(8, 1, 4)
     };
     let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(4, 1)]).unwrap();
+    sim.keep_records(true);
     sim.set_check_invariants(true);
     let report = sim.run().unwrap();
     assert_eq!(
         (report.delivered, report.discarded_worms, report.retried),
         (2, 1, 1)
     );
-    let attempts: Vec<u32> = sim.messages.iter().map(|m| m.record.attempts).collect();
+    let attempts: Vec<u32> = sim.records().map(|r| r.attempts).collect();
     assert!(
         attempts.contains(&1) && attempts.contains(&2),
         "{attempts:?}"
@@ -155,13 +153,10 @@ fn drop_mode_gives_up_after_max_attempts_and_reports_it() {
         ..config(8, 1, 4)
     };
     let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(4, 1)]).unwrap();
+    sim.keep_records(true);
     let report = sim.run().unwrap();
     assert_eq!((report.delivered, report.dropped), (1, 1));
-    assert!(
-        sim.messages
-            .iter()
-            .any(|m| m.record.status == Status::Dropped)
-    );
+    assert!(sim.records().any(|r| r.status == Status::Dropped));
 }
 
 #[test]
@@ -171,11 +166,12 @@ fn store_and_forward_buffers_whole_packets_per_hop() {
         ..config(8, 1, 4)
     };
     let mut sim = Simulation::with_messages(c, vec![msg(5, 2)]).unwrap();
+    sim.keep_records(true);
     sim.run().unwrap();
     // Each of the D = 3 hops waits for the whole packet (L cycles) before the header moves on:
     // the header enters hop h at cycle h * L, the tail arrives L - 1 cycles later.
-    assert_eq!(sim.messages[0].record.head_arrival, Some(3 * 4));
-    assert_eq!(sim.messages[0].record.tail_arrival, Some(3 * 4 + 3));
+    assert_eq!(sim.record(0).unwrap().head_arrival, Some(3 * 4));
+    assert_eq!(sim.record(0).unwrap().tail_arrival, Some(3 * 4 + 3));
 }
 
 #[test]
@@ -187,6 +183,7 @@ fn one_flit_per_link_serialises_two_worms_that_share_the_injection_link() {
             ..config(8, 2, 4)
         };
         let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(0, 1)]).unwrap();
+        sim.keep_records(true);
         sim.set_check_invariants(true);
         sim.run().unwrap().makespan_cycles
     };
@@ -210,6 +207,7 @@ fn dilated_channels_spread_worms_over_their_wires_before_sharing_one() {
             ..config(8, vcs, 8)
         };
         let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(4, 1)]).unwrap();
+        sim.keep_records(true);
         let report = sim.run().unwrap();
         assert_eq!(
             (report.makespan_cycles, report.stalled_cycles),
@@ -236,9 +234,10 @@ fn registered_backpressure_halves_a_depth_one_worm_and_depth_two_restores_it() {
                     ..config(inputs, vcs, flits)
                 };
                 let mut sim = Simulation::with_messages(c, vec![msg(inputs - 1, 0)]).unwrap();
+                sim.keep_records(true);
                 sim.set_check_invariants(true);
                 sim.run().unwrap();
-                let r = &sim.messages[0].record;
+                let r = sim.record(0).unwrap();
                 let spacing = if depth == 1 { 2 } else { 1 };
                 assert_eq!(r.head_arrival, Some(d), "depth {depth}");
                 assert_eq!(
@@ -264,13 +263,10 @@ fn registered_backpressure_reuses_a_freed_vc_one_cycle_later() {
             ..config(8, 1, 4)
         };
         let mut sim = Simulation::with_messages(c, vec![msg(0, 0), msg(4, 1)]).unwrap();
+        sim.keep_records(true);
         sim.set_check_invariants(true);
         sim.run().unwrap();
-        let mut tails: Vec<u64> = sim
-            .messages
-            .iter()
-            .map(|m| m.record.tail_arrival.unwrap())
-            .collect();
+        let mut tails: Vec<u64> = sim.records().map(|r| r.tail_arrival.unwrap()).collect();
         tails.sort();
         tails
     };
@@ -293,6 +289,7 @@ fn registered_backpressure_is_independent_of_evaluation_order() {
     };
     let reference = Simulation::new(c.clone()).unwrap().run().unwrap();
     let mut sim = Simulation::new(c).unwrap();
+    sim.keep_records(true);
     let mut order: Vec<usize> = (0..sim.components()).collect();
     order.reverse();
     sim.set_evaluation_order(order);

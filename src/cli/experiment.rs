@@ -5,6 +5,7 @@ use super::args::{SorterArgs, engine, parse_name};
 use super::files::{experiment_dir, write};
 use super::multibutterfly::{WiringArgs, interior};
 use super::progress::Progress;
+use super::shard::{Replay, ShardArgs, write_shard};
 use clap::{Args, Subcommand};
 use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
 use flitforge::multibutterfly::greedy::GreedyConfig;
@@ -136,14 +137,32 @@ pub struct FpgaExperimentArgs {
 
 /// Runs the experiment `which` names.
 pub fn run(which: ExperimentKind) -> Result<()> {
+    run_with(which, None)
+}
+
+/// Runs the experiment `which` names; with `replay`, from the results of its shards.
+pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
+    if replay.is_some()
+        && !matches!(
+            which,
+            ExperimentKind::LeightonMaggs(_) | ExperimentKind::FaultTolerance(_)
+        )
+    {
+        return Err(Error::invalid(
+            "shards",
+            "this experiment",
+            "shards of leighton-maggs or fault-tolerance",
+        ));
+    }
+    let replay = &mut replay;
     match which {
         ExperimentKind::Fpga(a) => fpga(&a.out.dir("fpga")?),
         ExperimentKind::Vlsi(a) => super::silicon::vlsi(&a),
         ExperimentKind::PrunedButterfly(a) => pruned_butterfly(&a),
         ExperimentKind::FlexibleSorter(a) => flexible_sorter(&a),
         ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a),
-        ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a),
-        ExperimentKind::FaultTolerance(a) => fault_tolerance(&a),
+        ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a, replay),
+        ExperimentKind::FaultTolerance(a) => fault_tolerance(&a, replay),
     }
 }
 
@@ -321,11 +340,13 @@ pub struct LeightonMaggsArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
     out: OutDir,
 }
 
 /// `experiment leighton-maggs`.
-pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
+pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<()> {
     let config = LeightonMaggsConfig {
         inputs: args.inputs,
         trials: args.trials,
@@ -349,12 +370,16 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs) -> Result<()> {
         ..LeightonMaggsConfig::default()
     };
     config.validate()?;
+    let mut jobs = args.shard.jobs(args.threads, replay)?;
     let dir = args.out.dir("leighton-maggs")?;
     let progress = Progress::new("experiment leighton-maggs, Tables I-III", "trials");
-    let tables = experiment::leighton_maggs(&config, &|done, total| {
+    let tables = experiment::leighton_maggs_jobs(&config, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
     })?;
     progress.finish();
+    let Some(tables) = tables else {
+        return write_shard(&dir, "leighton-maggs", &jobs);
+    };
     write_tables(&dir, &tables)?;
     say!("{}", tables.markdown());
     if !tables.deterministic_cells_equal {
@@ -412,11 +437,13 @@ pub struct FaultToleranceArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
     out: OutDir,
 }
 
 /// `experiment fault-tolerance`.
-pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
+pub fn fault_tolerance(args: &FaultToleranceArgs, replay: &mut Replay) -> Result<()> {
     let config = FaultToleranceConfig {
         sizes: args.sizes.clone(),
         trials: args.trials,
@@ -426,12 +453,16 @@ pub fn fault_tolerance(args: &FaultToleranceArgs) -> Result<()> {
         input_rule: args.network.input_rule()?,
         threads: args.threads,
     };
+    let mut jobs = args.shard.jobs(args.threads, replay)?;
     let dir = args.out.dir("fault-tolerance")?;
     let progress = Progress::new("experiment fault-tolerance", "trials");
-    let rows = tolerance::fault_tolerance(&config, &|done, total| {
+    let rows = tolerance::fault_tolerance_jobs(&config, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
     })?;
     progress.finish();
+    let Some(rows) = rows else {
+        return write_shard(&dir, "fault-tolerance", &jobs);
+    };
     let md = tolerance::tolerance_markdown(&rows, &config);
     let files = [
         ("fault-tolerance.md", md.clone()),

@@ -27,6 +27,7 @@ mod hdl;
 mod multibutterfly;
 mod network;
 mod progress;
+mod shard;
 mod silicon;
 mod sorter;
 
@@ -156,6 +157,42 @@ enum Command {
     /// off), or with --topology pruned-butterfly vertex-cycles per second of the bit-serial
     /// network routing a random permutation.
     Bench(network::BenchArgs),
+    /// Combine the shard directories of one sharded experiment (`--shard K/N`) into the
+    /// files of the unsharded run, byte for byte.
+    ///
+    /// Example (four shards, here one after another; anywhere in practice):
+    ///   for k in 0 1 2 3; do flitforge experiment leighton-maggs --shard $k/4 --out s$k; done
+    ///   flitforge merge s0 s1 s2 s3 --out results/leighton-maggs
+    #[command(verbatim_doc_comment)]
+    Merge(shard::MergeArgs),
+}
+
+/// What a shard's recorded command line runs.
+enum Replayable {
+    Experiment(Box<experiment::ExperimentKind>),
+    Sweep(Box<network::SimArgs>),
+}
+
+/// The command a recorded command line runs (`merge` replays a shard's).
+fn replay_target(argv: &[String]) -> Result<Replayable> {
+    match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            command: Command::Experiment { which },
+        }) => Ok(Replayable::Experiment(Box::new(which))),
+        Ok(Cli {
+            command: Command::Sim(args),
+        }) if args.sweep.sweep.is_some() => Ok(Replayable::Sweep(Box::new(args))),
+        Ok(_) => Err(flitforge::Error::invalid(
+            "shards",
+            argv.join(" "),
+            "the shards of an experiment or of sim --sweep",
+        )),
+        Err(e) => Err(flitforge::Error::invalid(
+            "shards",
+            argv.join(" "),
+            e.to_string(),
+        )),
+    }
 }
 
 /// The command line as typed, with the program named `flitforge` (for file headers).
@@ -181,6 +218,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Fpga(a) => fpga::run(&a),
         Command::Silicon(a) => silicon::silicon(&a),
         Command::Bench(a) => network::bench(&a),
+        Command::Merge(a) => shard::merge(&a),
     }
 }
 

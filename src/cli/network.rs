@@ -54,6 +54,97 @@ pub struct SimArgs {
     pub traffic: TrafficArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+}
+
+/// `sim --sweep`: a load curve.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Load sweep")]
+pub struct SweepArgs {
+    /// Run a load curve instead of one run: Bernoulli traffic at each of these injection
+    /// probabilities (messages per input per cycle, increasing), the other flags as given,
+    /// --cycles 2000 unless given. Writes sweep.csv, sweep.md, sweep.json (with the
+    /// saturation point: where accepted throughput falls below 0.95 of offered) and
+    /// latency-vs-load.svg, throughput-vs-load.svg into --out. Example:
+    /// --sweep 0.02,0.05,0.1,0.15,0.2,0.25,0.3 [default: none, one run]
+    #[arg(long, value_delimiter = ',', value_name = "RATES")]
+    pub sweep: Option<Vec<f64>>,
+    /// The sweep's output directory. [default: results/sweep]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<String>,
+    /// Write into a non-empty directory another command wrote.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub shard: super::shard::ShardArgs,
+}
+
+/// `sim --sweep`, or (from `merge`) its shards' results replayed.
+pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
+    let Some(rates) = &args.sweep.sweep else {
+        return Err(Error::invalid("sweep", "none", "a list of loads"));
+    };
+    let o = &args.out;
+    let single = [
+        ("json", o.json.is_some()),
+        ("vcd", o.vcd.is_some()),
+        ("per-message", o.per_message),
+        ("rate", args.traffic.rate.is_some()),
+    ];
+    if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+        return Err(Error::invalid(
+            flag,
+            "given",
+            format!(
+                "no value: --{flag} belongs to a single run; --sweep sets the rate of every run and writes into --out"
+            ),
+        ));
+    }
+    let mut base = match args.flags().resolve(SimConfig {
+        traffic: flitforge::traffic::Traffic::Bernoulli {
+            rate: rates[0].clamp(0.0, 1.0),
+        },
+        ..SimConfig::default()
+    })? {
+        RunConfig::Network(c) => c,
+        other => {
+            return Err(Error::invalid(
+                "topology",
+                other.topology(),
+                "a VC network (butterfly, dilated, splitter, benes) with --sweep",
+            ));
+        }
+    };
+    if !matches!(base.traffic, flitforge::traffic::Traffic::Bernoulli { .. }) {
+        return Err(Error::invalid(
+            "traffic",
+            base.traffic.name(),
+            "bernoulli with --sweep (the sweep sets its rate)",
+        ));
+    }
+    base.cycles.get_or_insert(2000);
+    flitforge::sweep::check_rates(rates)?;
+    let mut jobs = args.sweep.shard.jobs(0, replay)?;
+    let dir = super::files::experiment_dir("sweep", args.sweep.out.as_deref(), args.sweep.force)?;
+    let progress = super::progress::Progress::new("sim --sweep", "loads");
+    let curve = flitforge::sweep::load_curve(&base, rates, &mut jobs, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    let Some(curve) = curve else {
+        return super::shard::write_shard(&dir, "sweep", &jobs);
+    };
+    write(dir.join("sweep.csv"), &curve.csv())?;
+    let md = curve.markdown();
+    write(dir.join("sweep.md"), &md)?;
+    for (name, svg) in curve.charts() {
+        write(dir.join(name), &svg)?;
+    }
+    let json = serde_json::to_string_pretty(&curve).unwrap_or_default();
+    write(dir.join("sweep.json"), &format!("{json}\n"))?;
+    say!("{md}");
+    Ok(())
 }
 
 impl SimArgs {
@@ -69,6 +160,18 @@ impl SimArgs {
 
 /// `flitforge sim`: run, print the summary, write the report and the waveform.
 pub fn sim(args: &SimArgs) -> Result<()> {
+    if args.sweep.sweep.is_some() {
+        return sweep(args, &mut None);
+    }
+    let s = &args.sweep;
+    super::args::refuse(
+        &[
+            ("out", s.out.is_some()),
+            ("force", s.force),
+            ("shard", s.shard.given()),
+        ],
+        "with --sweep",
+    )?;
     let run = args.flags().resolve(SimConfig::default())?;
     let o = &args.out;
     let inputs: Vec<&str> = args
@@ -132,6 +235,7 @@ pub fn sim(args: &SimArgs) -> Result<()> {
 /// A VC network run: the library's summary on standard output (unless the report goes there).
 fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
     let mut sim = Simulation::new(config)?;
+    sim.keep_records(o.per_message);
     if o.check {
         sim.set_check_invariants(true);
     }
@@ -428,10 +532,112 @@ pub struct BenchArgs {
     pub switch: SwitchArgs,
     #[command(flatten)]
     pub traffic: TrafficArgs,
+    /// Compare with the same network under another simulator: `verilator` (the generated RTL,
+    /// tracing off; default network 64 inputs, B = 2, L = 4, W = 8, 20 000 cycles) or
+    /// `booksim` (BookSim2's fly, needs --booksim; default 1024 terminals, one-flit messages
+    /// and VC registers, one flit per link, 5 000 cycles). Without --rate and --vcs, every
+    /// load 0.01, 0.1, 0.3 for 1, 2 and 4 VCs. Writes bench.md and bench.json into --out.
+    /// [default: none, the model alone in switch-cycles/s]
+    #[arg(long, value_name = "SIMULATOR", value_parser = ["verilator", "booksim"], help_heading = "Comparison")]
+    pub against: Option<String>,
+    /// A BookSim2 binary built from its public source (`make` in booksim2/src). [default:
+    /// none; required with --against booksim]
+    #[arg(long, value_name = "PATH", help_heading = "Comparison")]
+    pub booksim: Option<String>,
+    /// Where the comparison builds and writes. [default: results/bench-<SIMULATOR>]
+    #[arg(long, value_name = "DIR", help_heading = "Comparison")]
+    pub out: Option<String>,
+    /// Write into a non-empty directory another command wrote.
+    #[arg(long, help_heading = "Comparison")]
+    pub force: bool,
+}
+
+/// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
+fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
+    use flitforge::bench::against::{self, Against, LOADS, VCS};
+    let against = match against {
+        "booksim" => Against::Booksim,
+        _ => Against::Verilator,
+    };
+    let booksim = match (against, &args.booksim) {
+        (Against::Booksim, None) => {
+            return Err(Error::invalid(
+                "booksim",
+                "none",
+                "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)",
+            ));
+        }
+        (_, b) => b.clone(),
+    };
+    let flags = RunFlags {
+        net: &args.net,
+        switch: Some(&args.switch),
+        serial: None,
+        traffic: &args.traffic,
+    };
+    let RunConfig::Network(base) = flags.resolve(against.default_config())? else {
+        return Err(Error::invalid(
+            "topology",
+            args.net.topology.as_deref().unwrap_or("?"),
+            "butterfly (a VC network)",
+        ));
+    };
+    let rates: Vec<f64> = match args.traffic.rate {
+        Some(_) => vec![f64::NAN],
+        None => LOADS.to_vec(),
+    };
+    let vcs: Vec<u32> = match args.switch.vcs {
+        Some(v) => vec![v],
+        None => VCS.to_vec(),
+    };
+    let name = format!("bench-{}", against.name());
+    let dir = super::files::experiment_dir(&name, args.out.as_deref(), args.force)?;
+    let total = (rates.len() * vcs.len()) as u64;
+    let progress =
+        super::progress::Progress::new(&format!("bench --against {}", against.name()), "points");
+    let mut rows = Vec::new();
+    for &b in &vcs {
+        for &rate in &rates {
+            let mut config = base.clone();
+            config.vcs = b;
+            if !rate.is_nan() {
+                config.traffic = flitforge::traffic::Traffic::Bernoulli { rate };
+            }
+            config.validate()?;
+            let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
+            let row = match &booksim {
+                Some(path) => against::booksim(&config, std::path::Path::new(path), &work)?,
+                None => against::verilator(&config, &work)?,
+            };
+            rows.push(row);
+            progress.update(rows.len() as u64, total);
+        }
+    }
+    progress.finish();
+    let md = against::markdown(against, &rows);
+    write(dir.join("bench.md"), &md)?;
+    let json =
+        serde_json::to_string_pretty(&serde_json::json!({ "against": against, "rows": rows }))
+            .unwrap_or_default();
+    write(dir.join("bench.json"), &format!("{json}\n"))?;
+    say!("{md}");
+    Ok(())
 }
 
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
+    if let Some(against) = &args.against {
+        return bench_against(args, against);
+    }
+    for (flag, given) in [
+        ("booksim", args.booksim.is_some()),
+        ("out", args.out.is_some()),
+        ("force", args.force),
+    ] {
+        if given {
+            return Err(Error::invalid(flag, "given", "only with --against"));
+        }
+    }
     let flags = RunFlags {
         net: &args.net,
         switch: Some(&args.switch),

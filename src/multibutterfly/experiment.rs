@@ -14,14 +14,13 @@ use super::greedy::{GreedyConfig, GreedyRouter, Problem};
 pub use super::tables::{FailureRow, Stat, Tables, Trial};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+use crate::shard::Jobs;
+pub use crate::shard::parallel;
 use crate::topology::{
     SplitterWiring, Topology, butterfly, dilated_butterfly, modified_splitter, random_splitter,
 };
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
-use std::panic::AssertUnwindSafe;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A network row of Tables II and III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -184,58 +183,6 @@ pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
     z
 }
 
-/// Runs `jobs` independent jobs on `threads` workers (0 = all cores) and returns their
-/// results in job order; `progress` is told how many are done after each. Stops at the first
-/// error (a panicking job is an [`Error::Invariant`]); the error returned is that of the
-/// lowest-numbered failed job.
-pub fn parallel<T: Send>(
-    jobs: usize,
-    threads: usize,
-    progress: &(dyn Fn(usize) + Sync),
-    job: impl Fn(usize) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        t => t,
-    }
-    .min(jobs.max(1));
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::with_capacity(jobs));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= jobs || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| job(i))).unwrap_or_else(
-                        |_| {
-                            Err(Error::Invariant {
-                                cycle: 0,
-                                message: format!("job {i} panicked (a bug; see the message above)"),
-                            })
-                        },
-                    );
-                    failed.fetch_or(r.is_err(), Ordering::Relaxed);
-                    results
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .push((i, r));
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                }
-            });
-        }
-    });
-    let mut results = results
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
-}
-
 /// Builds the network of `row` for a trial seed.
 fn network(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Topology> {
     let n = config.inputs;
@@ -282,11 +229,22 @@ fn routing_trial(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Tr
     })
 }
 
-/// Runs Tables I–III. `progress(done, total)` is told after every trial.
+/// Runs Tables I–III on `config.threads` threads. `progress(done, total)` is told after every
+/// trial.
 pub fn leighton_maggs(
     config: &LeightonMaggsConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Tables> {
+    let tables = leighton_maggs_jobs(config, &mut Jobs::all(config.threads), progress)?;
+    Ok(tables.expect("every job runs here"))
+}
+
+/// [`leighton_maggs`] with its trials run by `jobs`: `None` when `jobs` runs one shard.
+pub fn leighton_maggs_jobs(
+    config: &LeightonMaggsConfig,
+    jobs: &mut Jobs,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Tables>> {
     config.validate()?;
     let rows = config.rows();
     let t1 = config.table1_trials as usize;
@@ -294,8 +252,8 @@ pub fn leighton_maggs(
     // No Table I trials: Table I is not run.
     let table1_jobs = config.table1_faults.len() * t1;
     let total = table1_jobs + rows.len() * t2;
-    let report = |done| progress(done, total);
-    let failures = parallel(table1_jobs, config.threads, &report, |j| {
+    let report = |done, _| progress(done, total);
+    let failures = jobs.map("table1", table1_jobs, &report, |j| {
         let (row, trial) = (j / t1, j % t1);
         let f = config.table1_faults[row];
         let seed = trial_seed(config.seed, 1, u64::from(f), trial as u64);
@@ -305,6 +263,18 @@ pub fn leighton_maggs(
         let propagated = propagate(&topo, &mut faults, config.input_rule);
         Ok((faults.faulty_inputs(&topo) > 0, propagated))
     })?;
+    let report = |done, _| progress(table1_jobs + done, total);
+    let flat = jobs.map("routing", rows.len() * t2, &report, |j| {
+        let (row, trial) = (j / t2, j % t2);
+        routing_trial(
+            rows[row],
+            config,
+            trial_seed(config.seed, 2, rows[row].seed_key(), trial as u64),
+        )
+    })?;
+    let (Some(failures), Some(flat)) = (failures, flat) else {
+        return Ok(None);
+    };
     let table1 = config
         .table1_faults
         .iter()
@@ -320,15 +290,6 @@ pub fn leighton_maggs(
             }
         })
         .collect();
-    let report = |done| progress(table1_jobs + done, total);
-    let flat = parallel(rows.len() * t2, config.threads, &report, |j| {
-        let (row, trial) = (j / t2, j % t2);
-        routing_trial(
-            rows[row],
-            config,
-            trial_seed(config.seed, 2, rows[row].seed_key(), trial as u64),
-        )
-    })?;
     let trials: Vec<Vec<Trial>> = flat.chunks(t2.max(1)).map(<[Trial]>::to_vec).collect();
     let deterministic_cells_equal = rows.iter().zip(&trials).all(|(row, ts)| {
         !row.is_fixed()
@@ -337,18 +298,19 @@ pub fn leighton_maggs(
                     && t.never_delayed[1] == ts[0].never_delayed[1]
             })
     });
-    Ok(Tables {
+    Ok(Some(Tables {
         config: config.clone(),
         table1,
         rows,
         trials,
         deterministic_cells_equal,
-    })
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn small() -> LeightonMaggsConfig {
         LeightonMaggsConfig {

@@ -375,7 +375,8 @@ impl Clocked for GreedyRouter {
     }
 
     fn evaluate(&mut self, c: usize) -> bool {
-        self.fabric.evaluate_switch(c as u32, &self.headers)
+        self.fabric
+            .evaluate_switch(c as u32, crate::switch::Headers::all(&self.headers))
     }
 
     fn commit(&mut self) {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 /// One routing trial of one row: the four problems on one network.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Trial {
     pub seed: u64,
     /// Fault placements drawn until none reached an input (1 = the first).

@@ -1,12 +1,13 @@
 //! How many random faults the modified splitter network tolerates before one reaches an input,
 //! against [LM] §IV's claim of about (N lg N)^(3/4).
 
-use super::experiment::{parallel, trial_seed};
+use super::experiment::trial_seed;
 use super::faults::{Faults, InputRule, Interior, propagate};
 use super::tables::fx;
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
 use crate::rng::Rng;
+use crate::shard::Jobs;
 use crate::topology::{SplitterWiring, Topology, modified_splitter};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -71,6 +72,16 @@ pub fn fault_tolerance(
     config: &FaultToleranceConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Tolerance>> {
+    let rows = fault_tolerance_jobs(config, &mut Jobs::all(config.threads), progress)?;
+    Ok(rows.expect("every job runs here"))
+}
+
+/// [`fault_tolerance`] with its trials run by `jobs`: `None` when `jobs` runs one shard.
+pub fn fault_tolerance_jobs(
+    config: &FaultToleranceConfig,
+    jobs: &mut Jobs,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Vec<Tolerance>>> {
     if config.sizes.is_empty() {
         return Err(Error::invalid("sizes", "none", "at least one size"));
     }
@@ -84,7 +95,7 @@ pub fn fault_tolerance(
     }
     let t = config.trials as usize;
     let total = config.sizes.len() * t;
-    let tolerated = parallel(total, config.threads, &|d| progress(d, total), |j| {
+    let tolerated = jobs.map("tolerated", total, progress, |j| {
         let (size, trial) = (j / t, j % t);
         let n = config.sizes[size];
         // Keyed by N, so a size's trials do not depend on the other sizes asked for.
@@ -96,30 +107,35 @@ pub fn fault_tolerance(
         order.shuffle(&mut rng);
         Ok(tolerated(&topo, &order, config.input_rule))
     })?;
-    Ok(config
-        .sizes
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let mut v = tolerated[i * t..(i + 1) * t].to_vec();
-            let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / t as f64;
-            let mut sorted = v.clone();
-            sorted.sort_unstable();
-            let median = if t % 2 == 1 {
-                f64::from(sorted[t / 2])
-            } else {
-                (f64::from(sorted[t / 2 - 1]) + f64::from(sorted[t / 2])) / 2.0
-            };
-            v.shrink_to_fit();
-            Tolerance {
-                inputs: n,
-                tolerated: v,
-                mean,
-                median,
-                claim: (f64::from(n) * f64::from(n.trailing_zeros())).powf(0.75),
-            }
-        })
-        .collect())
+    let Some(tolerated) = tolerated else {
+        return Ok(None);
+    };
+    Ok(Some(
+        config
+            .sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let mut v = tolerated[i * t..(i + 1) * t].to_vec();
+                let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / t as f64;
+                let mut sorted = v.clone();
+                sorted.sort_unstable();
+                let median = if t % 2 == 1 {
+                    f64::from(sorted[t / 2])
+                } else {
+                    (f64::from(sorted[t / 2 - 1]) + f64::from(sorted[t / 2])) / 2.0
+                };
+                v.shrink_to_fit();
+                Tolerance {
+                    inputs: n,
+                    tolerated: v,
+                    mean,
+                    median,
+                    claim: (f64::from(n) * f64::from(n.trailing_zeros())).powf(0.75),
+                }
+            })
+            .collect(),
+    ))
 }
 
 /// The largest `f` such that the first `f` switches of `order`, faulty and propagated, leave

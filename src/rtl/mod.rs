@@ -215,6 +215,19 @@ impl RtlDesign {
             .collect()
     }
 
+    /// Drops the testbench's waveform dump (`$dumpfile`, `$dumpvars`), to time the RTL alone.
+    pub fn without_waveform(&mut self) {
+        for (name, text) in &mut self.files {
+            if name == "tb.v" {
+                *text = text
+                    .lines()
+                    .filter(|l| !l.contains("$dumpfile(") && !l.contains("$dumpvars("))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+            }
+        }
+    }
+
     /// Writes every file into `dir` (created if missing) and returns their paths.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;

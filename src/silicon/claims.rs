@@ -18,8 +18,9 @@ use std::fmt::Write as _;
 /// The circuits `experiment vlsi` measures: butterflies of 2, 4 and 8 inputs in both
 /// back-pressure modes, pruned butterflies of 16 and 64 leaves, and the flexible sorters of
 /// Corollary 2's family (b = 2 lg s, l = s²/lg s rounded down to a power of two) for
-/// s = 8, 16, 32 (Columnsort needs s >= 8 here). With `place_route`, the 4-input butterfly and the 16-leaf pruned butterfly
-/// are placed and routed.
+/// s = 8, 16, 32 (Columnsort needs s >= 8 here), and the s = 8, l = 16 sorter at the key
+/// widths of [`CELL_BITS`]. With `place_route`, the 4-input butterfly and the 16-leaf pruned
+/// butterfly are placed and routed.
 pub fn configs(library: Library, place_route: bool) -> Vec<SiliconConfig> {
     let mut out = Vec::new();
     for backpressure in [Backpressure::Combinational, Backpressure::Registered] {
@@ -32,7 +33,7 @@ pub fn configs(library: Library, place_route: bool) -> Vec<SiliconConfig> {
             });
         }
     }
-    for n in [16, 64] {
+    for n in [16, 64, 256] {
         out.push(SiliconConfig {
             library,
             place_route: place_route && n == 16,
@@ -48,7 +49,26 @@ pub fn configs(library: Library, place_route: bool) -> Vec<SiliconConfig> {
             ..SiliconConfig::new(Circuit::FlexibleSorter, s)
         });
     }
+    for bits in CELL_BITS {
+        if (bits, 16) != corollary2(8) {
+            out.push(SiliconConfig {
+                library,
+                bits,
+                columns: 2,
+                ..SiliconConfig::new(Circuit::FlexibleSorter, 8)
+            });
+        }
+    }
     out
+}
+
+/// Key widths b of the cell row: the s = 8, l = 16 sorter synthesised at each, so the
+/// marginal area of a key bit shows whether a cell is O(1) × O(b) ([BB] §4.1).
+pub const CELL_BITS: [u32; 5] = [2, 4, 8, 16, 32];
+
+/// Whether a sorter is of Corollary 2's family (b = 2 lg s, l = s²/lg s).
+fn in_corollary2(c: &SiliconConfig) -> bool {
+    corollary2(c.size) == (c.bits, c.size.saturating_mul(c.columns))
 }
 
 /// Corollary 2's sorter for `s` rings: b = 2 lg s key bits and l = s²/lg s words rounded
@@ -115,7 +135,18 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
     let comb = of(Circuit::Butterfly, Backpressure::Combinational);
     let reg = of(Circuit::Butterfly, Backpressure::Registered);
     let pruned = of(Circuit::PrunedButterfly, Backpressure::Combinational);
-    let sorters = of(Circuit::FlexibleSorter, Backpressure::Combinational);
+    let all_sorters = of(Circuit::FlexibleSorter, Backpressure::Combinational);
+    let sorters: Vec<&Measurement> = all_sorters
+        .iter()
+        .copied()
+        .filter(|m| in_corollary2(&m.config))
+        .collect();
+    let mut cells: Vec<&Measurement> = all_sorters
+        .iter()
+        .copied()
+        .filter(|m| m.config.size == 8 && m.config.columns == 2)
+        .collect();
+    cells.sort_by_key(|m| m.config.bits);
     let mut claims = Vec::new();
     let mut model = Vec::new();
     let sizes = |from: u32, step: u32| (from..=model_lg).step_by(step as usize).map(|k| 1u64 << k);
@@ -336,6 +367,7 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
             verdict: judge(&at2, Bound::Upper),
             points: at2,
         });
+        claims.push(cell_claim(&cells));
         claims.push(Claim {
             source: "[BB] §4.1, Lemma 9 ([BP85])",
             statement: "The column sorter sorts s words of b bits in O(b + lg s) time in area O(s²⌈b/lg s⌉).",
@@ -384,6 +416,40 @@ pub fn evaluate(results: &[Measurement], library: Library, model_lg: u32) -> Res
         model,
         pnr,
     })
+}
+
+/// [BB] §4.1: a cell (a word's D and X registers) is O(1) × O(b). The s = 8, l = 16 sorter
+/// at several key widths b: the area a key bit adds, over the l cells, is the cell's area per
+/// bit — constant when a cell is Θ(b). The rest of the sorter is bit-serial, so it does not
+/// grow with b beyond its lg b-bit counters.
+fn cell_claim(cells: &[&Measurement]) -> Claim {
+    let points: Vec<(f64, f64)> = match cells.first() {
+        Some(base) => cells[1..]
+            .iter()
+            .map(|m| {
+                let (b, b0) = (f64::from(m.config.bits), f64::from(base.config.bits));
+                let l = f64::from(m.config.sorter().l);
+                let added = m.synthesis.cell_area_um2 - base.synthesis.cell_area_um2;
+                (b, added / (l * (b - b0)))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let widths = cells
+        .iter()
+        .map(|m| m.config.bits.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Claim {
+        source: "[BB] §4.1, Theorem 2",
+        statement: "A cell (a word's D and X shift registers) has height O(1) and length O(b): area Θ(b).",
+        ratio: "(A(b) − A(b₀)) / (l (b − b₀)), µm² per key bit per cell",
+        basis: format!(
+            "measured cells of the s = 8, l = 16 sorter at b = {widths} (b₀ = the smallest)"
+        ),
+        verdict: judge(&points, Bound::Tight),
+        points,
+    }
 }
 
 fn row(circuit: &'static str, n: u64, l: &layout::Layout) -> ModelRow {

@@ -17,7 +17,7 @@
 //! no combinational signals between switches: one sweep in any order settles a cycle.
 
 use super::logic::{NONE, Transfer, TransferKind};
-use super::{FAULTY, Fabric, Header, NO_GRANT};
+use super::{FAULTY, Fabric, Headers, NO_GRANT};
 use crate::config::{FlowControl, LaneChoice};
 use crate::error::{Error, Result};
 use crate::flit::FlitSlot;
@@ -64,7 +64,7 @@ impl Fabric {
 
     /// Evaluates switch `s` in greedy mode: grants out links to queued packets (rules 1–2 of
     /// the module doc).
-    pub(crate) fn evaluate_greedy(&mut self, s: NodeId, headers: &[Header]) {
+    pub(crate) fn evaluate_greedy(&mut self, s: NodeId, headers: Headers<'_>) {
         let count = usize::from(self.occupancy[s as usize]);
         if count == 0 {
             return;
@@ -91,7 +91,7 @@ impl Fabric {
         let base = s as usize * depth;
         let mut used = 0u32;
         for j in 0..count {
-            let dest = headers[self.queue[base + j] as usize].destination;
+            let dest = headers.get(self.queue[base + j]).destination;
             let allowed = match class {
                 LinkClass::Direction => ((1 << m) - 1) << (((dest >> shift) & 1) * m),
                 LinkClass::Any => every,

@@ -45,6 +45,36 @@ pub struct Header {
     pub id: u32,
 }
 
+/// The headers of the messages in flight, by message id: a plain slice, or a ring whose
+/// length is a power of two, indexed by `id & mask` (the simulator frees finished messages).
+#[derive(Clone, Copy, Debug)]
+pub struct Headers<'a> {
+    ring: &'a [Header],
+    mask: u32,
+}
+
+impl<'a> Headers<'a> {
+    /// `all[id]` for every id.
+    pub fn all(all: &'a [Header]) -> Self {
+        Headers {
+            ring: all,
+            mask: u32::MAX,
+        }
+    }
+
+    /// `ring[id & mask]`; `ring.len()` must be `mask + 1`.
+    pub fn ring(ring: &'a [Header], mask: u32) -> Self {
+        debug_assert_eq!(ring.len() as u64, u64::from(mask) + 1);
+        Headers { ring, mask }
+    }
+
+    /// The header of message `id`.
+    #[inline]
+    pub fn get(&self, id: u32) -> Header {
+        self.ring[(id & self.mask) as usize]
+    }
+}
+
 /// What happened to a flit at a clock edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransferKind {
@@ -154,9 +184,13 @@ impl Fabric {
 
     /// Evaluates switch `s`: sets its VCs' `LEAVING` flags and header grants from registered
     /// state and the downstream `LEAVING` flags. Returns true if a `LEAVING` flag changed.
-    pub fn evaluate_switch(&mut self, s: NodeId, headers: &[Header]) -> bool {
+    pub fn evaluate_switch(&mut self, s: NodeId, headers: Headers<'_>) -> bool {
         if self.params.mode == FlowControl::Greedy {
             self.evaluate_greedy(s, headers);
+            return false;
+        }
+        if self.switch_flits[s as usize] == 0 {
+            // Idle: no flit, no grant, no LEAVING flag (the last edge cleared them).
             return false;
         }
         let base = self.vc_base(s) as usize;
@@ -189,7 +223,7 @@ impl Fabric {
                 VcState::Active if self.ready(self.down[vc.out as usize]) => leave.insert(j),
                 VcState::Dropping => leave.insert(j),
                 VcState::Routing if whole_packet => {
-                    let h = headers[vc.owner as usize];
+                    let h = headers.get(vc.owner);
                     let addr = match field {
                         RouteField::Destination => h.destination,
                         RouteField::Middle => h.middle,
@@ -323,12 +357,35 @@ impl Fabric {
         if self.params.mode == FlowControl::Greedy {
             return self.commit_greedy_departures(transfers);
         }
+        for s in 0..self.switch_flits.len() {
+            if self.switch_flits[s] != 0 {
+                let base = self.vc_base(s as u32) as usize;
+                let nv = self.vc_count(s as u32) as usize;
+                self.depart(s, base..base + nv, transfers);
+            }
+        }
+        for slot in self.rr_dirty.drain(..) {
+            self.rr[slot as usize] = self.rr_next[slot as usize];
+        }
+        for l in self.link_rr_dirty.drain(..) {
+            self.link_rr[l as usize] = self.link_rr_next[l as usize];
+        }
+        if self.params.lane_choice == LaneChoice::Random {
+            for v in &mut self.lfsr {
+                *v = super::lfsr_next(*v);
+            }
+        }
+    }
+
+    /// The first half of the clock edge for switch `s`, whose input VCs are `vcs`.
+    #[inline]
+    fn depart(&mut self, s: usize, vcs: std::ops::Range<usize>, transfers: &mut Vec<Transfer>) {
         let depth = self.params.depth as usize;
         let tail = (self.params.flits - 1) as u16;
         let last_base = self.last_base as usize;
         let shared_queue = self.params.switch_queue.is_some();
         let store_forward = self.params.mode == FlowControl::StoreForward;
-        for i in 0..self.vcs.len() {
+        for i in vcs {
             let mut vc = self.vcs[i];
             if vc.count == 0 {
                 continue;
@@ -364,6 +421,7 @@ impl Fabric {
             };
             vc.count -= 1;
             self.held -= 1;
+            self.switch_flits[s] -= 1;
             let (to, kind) = if i >= last_base {
                 (NONE, TransferKind::Delivered)
             } else if g == DROP || vc.state == VcState::Dropping as u8 {
@@ -382,8 +440,7 @@ impl Fabric {
                 vc.state = VcState::Idle as u8;
                 vc.out = NO_GRANT;
                 if shared_queue {
-                    let (sw, _) = self.vc_switch(i as u32);
-                    self.occupancy[sw as usize] -= 1;
+                    self.occupancy[s] -= 1;
                 }
             }
             self.vcs[i] = vc;
@@ -393,17 +450,6 @@ impl Fabric {
                 to,
                 kind,
             });
-        }
-        for slot in self.rr_dirty.drain(..) {
-            self.rr[slot as usize] = self.rr_next[slot as usize];
-        }
-        for l in self.link_rr_dirty.drain(..) {
-            self.link_rr[l as usize] = self.link_rr_next[l as usize];
-        }
-        if self.params.lane_choice == LaneChoice::Random {
-            for v in &mut self.lfsr {
-                *v = super::lfsr_next(*v);
-            }
         }
     }
 
@@ -428,6 +474,8 @@ impl Fabric {
             self.fifo[d * depth + pos] = t.flit;
             vc.count += 1;
             self.held += 1;
+            let sw = self.vc_node[d] as usize;
+            self.switch_flits[sw] += 1;
             if t.flit.seq == 0 {
                 vc.owner = t.flit.msg;
                 vc.state = if t.to >= self.last_base {
@@ -436,8 +484,7 @@ impl Fabric {
                     VcState::Routing
                 } as u8;
                 if self.params.switch_queue.is_some() {
-                    let (sw, _) = self.vc_switch(t.to);
-                    self.occupancy[sw as usize] += 1;
+                    self.occupancy[sw] += 1;
                 }
             }
         }

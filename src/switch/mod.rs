@@ -13,7 +13,7 @@ mod greedy;
 pub mod layout;
 mod logic;
 
-pub use logic::{Header, NONE, Transfer, TransferKind};
+pub use logic::{Header, Headers, NONE, Transfer, TransferKind};
 
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use crate::flit::FlitSlot;
@@ -162,6 +162,11 @@ pub struct Fabric {
     pub(crate) route: Vec<(RouteField, u32)>,
     /// Flits held by all registers.
     pub(crate) held: u64,
+    /// Flits held per switch: a switch holding none has nothing to evaluate or commit (its
+    /// VCs are idle and their combinational signals are clear), so the cycle skips it.
+    pub(crate) switch_flits: Vec<u32>,
+    /// The switch of every input VC ([`Fabric::vc_switch`], tabulated for the clock edge).
+    pub(crate) vc_node: Vec<u32>,
     /// Greedy mode: each switch's packet queue, `depth` message ids per switch, oldest first;
     /// its length is the switch's [`Fabric::occupancy`].
     pub(crate) queue: Vec<u32>,
@@ -208,6 +213,8 @@ impl Fabric {
                 })
                 .collect(),
             held: 0,
+            switch_flits: vec![0; topo.node_count()],
+            vc_node: Vec::new(),
             queue: Vec::new(),
             queue_grant: Vec::new(),
             classes: (0..topo.last_level())
@@ -230,6 +237,7 @@ impl Fabric {
             }
         }
         f.last_base = f.vc_base(f.topo.node_id(f.topo.last_level(), 0));
+        f.vc_node = (0..total_vcs as u32).map(|i| f.vc_switch(i).0).collect();
         f
     }
 

@@ -6,12 +6,14 @@
 //! seed, or saved with [`save_messages`] and replayed with [`Traffic::File`].
 
 use rand::RngExt;
-use rand::distr::{Bernoulli, Distribution, Uniform};
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
+
+mod arrivals;
+pub use arrivals::Arrivals;
 
 /// Largest number of messages per input (and per output) of the `uniform` and `q-relation` patterns.
 pub const MAX_Q: u32 = 1024;
@@ -216,9 +218,8 @@ impl Traffic {
                 out
             }
             Traffic::QRelation { q } => q_relation(n, q, &mut rng),
-            Traffic::Bernoulli { rate } => return bernoulli(n, rate, cycles, &mut rng),
-            Traffic::Lfsr { rate, destinations } => {
-                return lfsr_generators(n, rate, destinations, cycles, seed);
+            Traffic::Bernoulli { .. } | Traffic::Lfsr { .. } => {
+                return Ok(Arrivals::new(self, n, cycles, seed)?.collect_all());
             }
             Traffic::File { ref path } => load_messages(path, n)?,
             Traffic::HotRegion { region } => {
@@ -316,88 +317,6 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
         }
     }
     out
-}
-
-/// Continuous Bernoulli generators ([SV] §1.2), drawn cycle-major then source, so the list is
-/// already sorted by `(release, source)`.
-fn bernoulli(n: u32, rate: f64, cycles: u64, rng: &mut Rng) -> Result<Vec<MessageSpec>> {
-    let draws = u64::from(n)
-        .checked_mul(cycles)
-        .ok_or_else(|| Error::invalid("cycles", cycles, "a horizon with n * cycles < 2^64"))?;
-    if rate == 0.0 || draws == 0 {
-        return Ok(Vec::new());
-    }
-    let coin = Bernoulli::new(rate).map_err(|e| Error::invalid("rate", rate, e))?;
-    let dest = Uniform::new(0, n).map_err(|e| Error::invalid("inputs", n, e))?;
-    // Expected count plus a 6-sigma margin, capped so an absurd horizon cannot pre-allocate
-    // unbounded memory (the vector still grows if needed).
-    let mean = draws as f64 * rate;
-    let estimate = mean + 6.0 * mean.sqrt() + 16.0;
-    let mut out = Vec::with_capacity(estimate.min((1u64 << 27) as f64) as usize);
-    for release in 0..cycles {
-        for source in 0..n {
-            if coin.sample(rng) {
-                out.push(MessageSpec {
-                    source,
-                    destination: dest.sample(rng),
-                    release,
-                });
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The messages of the on-chip generators ([`Traffic::Lfsr`]) over `cycles` cycles, sorted by
-/// (release, source).
-fn lfsr_generators(
-    n: u32,
-    rate: f64,
-    destinations: Destinations,
-    cycles: u64,
-    seed: u64,
-) -> Result<Vec<MessageSpec>> {
-    use crate::lfsr::{Purpose, next, spread};
-    if n > MAX_LFSR_INPUTS {
-        return Err(Error::invalid(
-            "inputs",
-            n,
-            format!("at most {MAX_LFSR_INPUTS} with --traffic lfsr (16-bit destination registers)"),
-        ));
-    }
-    let log_n = n.trailing_zeros();
-    let threshold = lfsr_threshold(rate);
-    let fixed = destinations.fixed(n, seed);
-    let mut arrivals: Vec<u16> = (0..n)
-        .map(|s| crate::lfsr::seed(seed, Purpose::Arrivals, s.into()))
-        .collect();
-    let mut targets: Vec<u16> = (0..n)
-        .map(|s| crate::lfsr::seed(seed, Purpose::Destinations, s.into()))
-        .collect();
-    let mut out = Vec::new();
-    for release in 0..cycles {
-        for source in 0..n {
-            let a = &mut arrivals[source as usize];
-            if *a <= threshold {
-                let destination = match &fixed {
-                    Some(table) => table[source as usize],
-                    None => {
-                        let t = &mut targets[source as usize];
-                        let d = spread(*t, log_n);
-                        *t = next(*t);
-                        d
-                    }
-                };
-                out.push(MessageSpec {
-                    source,
-                    destination,
-                    release,
-                });
-            }
-            *a = next(*a);
-        }
-    }
-    Ok(out)
 }
 
 /// The object form of a message-list file.

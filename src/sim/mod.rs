@@ -1,5 +1,11 @@
 //! A whole network run cycle by cycle: the fabric of switches, the sources, the message table,
-//! the clock, statistics and the checked invariants.
+//! the clock, statistics and the checked invariants. Messages are drawn as the clock reaches
+//! their release ([`Arrivals`]) and leave the table once finished, so a run's memory does not
+//! grow with its length unless every record is kept ([`Simulation::keep_records`]).
+
+mod messages;
+
+pub use messages::{Message, MessageTable};
 
 use crate::config::{LinkBandwidth, Middle, SimConfig};
 use crate::error::{Error, Result};
@@ -8,21 +14,11 @@ use crate::invariants;
 use crate::kernel::{Clock, Clocked};
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
-use crate::stats::{MessageRecord, Report, Status, Summary, Throughput, Utilisation, round6};
+use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind};
 use crate::topology::{Topology, TopologyKind};
-use crate::traffic::{MessageSpec, Traffic};
+use crate::traffic::{Arrivals, MessageSpec, Traffic};
 use rand::RngExt;
-
-/// A message and its per-attempt flit accounting.
-#[derive(Clone, Debug)]
-pub struct Message {
-    pub record: MessageRecord,
-    /// Flits of the current attempt written into the network.
-    pub sent: u16,
-    /// Flits of the current attempt that left it (delivered or discarded).
-    pub gone: u16,
-}
 
 /// Builds the topology a configuration names.
 pub fn build_topology(config: &SimConfig) -> Result<Topology> {
@@ -41,9 +37,14 @@ pub struct Simulation {
     pub header_layout: HeaderLayout,
     pub fabric: Fabric,
     pub sources: Sources,
-    pub messages: Vec<Message>,
-    headers: Vec<Header>,
-    next_release: usize,
+    /// Released messages (finished ones fold into its tally).
+    pub messages: MessageTable,
+    arrivals: Arrivals,
+    /// Scratch: the messages released this cycle.
+    due: Vec<MessageSpec>,
+    /// Messages released so far per source (the `k` of a header's id).
+    sent_by: Vec<u64>,
+    middle_rng: crate::rng::Rng,
     transfers: Vec<Transfer>,
     clock: Clock,
     check_invariants: bool,
@@ -54,76 +55,42 @@ pub struct Simulation {
     retried: u64,
     last_progress: u64,
     retry_rng: crate::rng::Rng,
+    /// Most message records the memory limit leaves room for.
+    max_held: u64,
 }
 
 impl Simulation {
-    /// Validates `config`, builds its network and generates its traffic.
+    /// Validates `config`, builds its network and sets up its traffic (continuous patterns
+    /// are drawn cycle by cycle as the run reaches them).
     pub fn new(config: SimConfig) -> Result<Self> {
         config.validate()?;
-        let specs = match &config.traffic {
-            Traffic::File { path } => crate::traffic::load_messages(path, config.inputs)?,
-            t => t.messages(config.inputs, config.cycles.unwrap_or(0), config.seed)?,
+        let arrivals = match &config.traffic {
+            Traffic::File { path } => {
+                Arrivals::list(crate::traffic::load_messages(path, config.inputs)?)
+            }
+            t => Arrivals::new(t, config.inputs, config.cycles.unwrap_or(0), config.seed)?,
         };
-        Self::with_messages(config, specs)
+        Self::with_arrivals(config, arrivals)
     }
 
-    /// Builds the network of `config` and injects exactly `specs` (sorted by release).
-    pub fn with_messages(config: SimConfig, mut specs: Vec<MessageSpec>) -> Result<Self> {
-        config.validate()?;
-        let header_layout = config.header_layout()?;
-        let topo = build_topology(&config)?;
+    /// Builds the network of `config` and injects exactly `specs` (in release order).
+    pub fn with_messages(config: SimConfig, specs: Vec<MessageSpec>) -> Result<Self> {
         for (i, s) in specs.iter().enumerate() {
             if s.source >= config.inputs || s.destination >= config.inputs {
                 return Err(Error::invalid(
                     &format!("message {i} source/destination"),
                     format!("{}/{}", s.source, s.destination),
-                    format!("0..={}", config.inputs - 1),
+                    format!("0..={}", config.inputs.saturating_sub(1)),
                 ));
             }
         }
-        specs.sort_by_key(|s| s.release);
-        let mut middle_rng = stream(config.seed, Stream::Routing);
-        let mut headers = Vec::with_capacity(specs.len());
-        let log_n = config.inputs.trailing_zeros();
-        let mut sent_by = vec![0u64; config.inputs as usize];
-        let messages = specs
-            .iter()
-            .enumerate()
-            .map(|(id, s)| {
-                let middle = match (config.topology, config.middle) {
-                    (TopologyKind::Benes, Middle::Random) => {
-                        middle_rng.random_range(0..config.inputs)
-                    }
-                    (TopologyKind::Benes, Middle::Column(c)) => c,
-                    _ => 0,
-                };
-                let k = &mut sent_by[s.source as usize];
-                headers.push(Header {
-                    destination: s.destination,
-                    middle,
-                    id: (*k << log_n | u64::from(s.source)) as u32,
-                });
-                *k += 1;
-                Message {
-                    record: MessageRecord {
-                        id: id as u32,
-                        source: s.source,
-                        destination: s.destination,
-                        middle,
-                        release: s.release,
-                        status: Status::Pending,
-                        attempts: 0,
-                        injected: None,
-                        head_arrival: None,
-                        tail_arrival: None,
-                        hops: 0,
-                        stalled: 0,
-                    },
-                    sent: 0,
-                    gone: 0,
-                }
-            })
-            .collect();
+        Self::with_arrivals(config, Arrivals::list(specs))
+    }
+
+    fn with_arrivals(config: SimConfig, arrivals: Arrivals) -> Result<Self> {
+        config.validate()?;
+        let header_layout = config.header_layout()?;
+        let topo = build_topology(&config)?;
         let fabric = Fabric::new(topo, SwitchParams::of(&config), config.seed);
         let sources = Sources::new(
             config.inputs,
@@ -136,9 +103,11 @@ impl Simulation {
             header_layout,
             fabric,
             sources,
-            messages,
-            headers,
-            next_release: 0,
+            messages: MessageTable::new(),
+            arrivals,
+            due: Vec::new(),
+            sent_by: vec![0; config.inputs as usize],
+            middle_rng: stream(config.seed, Stream::Routing),
             transfers: Vec::new(),
             clock: Clock::arbitrary(Vec::new()),
             check_invariants: cfg!(debug_assertions),
@@ -148,6 +117,8 @@ impl Simulation {
             retried: 0,
             last_progress: 0,
             retry_rng: stream(config.seed, Stream::Retry),
+            max_held: crate::config::MEMORY_LIMIT_BYTES.saturating_sub(config.memory_estimate().0)
+                / crate::config::RECORD_BYTES,
             config,
         };
         sim.clock = Clock::settled(&sim);
@@ -176,16 +147,38 @@ impl Simulation {
         &self.transfers
     }
 
-    /// The routing fields of every message, indexed by message id.
-    pub fn headers(&self) -> &[Header] {
-        &self.headers
+    /// Keep every message's record for [`Simulation::report`]`(true)` and
+    /// [`Simulation::records`] (set before running; without it a finished message's record is
+    /// folded into the statistics and freed).
+    pub fn keep_records(&mut self, on: bool) {
+        self.messages.keep(on);
+    }
+
+    /// The records still held, in id (release) order: every message's with
+    /// [`Simulation::keep_records`], else those not finished.
+    pub fn records(&self) -> impl Iterator<Item = &MessageRecord> {
+        self.messages.live().map(|m| &m.record)
+    }
+
+    /// The record of message `id`, if held.
+    pub fn record(&self, id: u32) -> Option<&MessageRecord> {
+        self.messages.get(id).map(|m| &m.record)
+    }
+
+    /// The routing fields of live message `id`.
+    pub fn header(&self, id: u32) -> Header {
+        self.messages.header(id)
     }
 
     /// The `W` data bits of a stored flit.
     pub fn flit_bits(&self, flit: FlitSlot) -> FlitBits {
-        let id = self.headers[flit.msg as usize].id;
+        let id = self.messages.header(flit.msg).id;
         if flit.seq == 0 {
-            let m = &self.messages[flit.msg as usize].record;
+            let m = &self
+                .messages
+                .get(flit.msg)
+                .expect("a stored flit names a live message")
+                .record;
             self.header_layout.header_bits(&HeaderValues {
                 destination: m.destination,
                 middle: m.middle,
@@ -202,7 +195,7 @@ impl Simulation {
 
     /// Every message is delivered or dropped and the network is empty.
     pub fn finished(&self) -> bool {
-        self.next_release == self.messages.len()
+        self.arrivals.exhausted()
             && self.sources.waiting() == 0
             && self.sources.sending() == 0
             && self.fabric.flits_in_network() == 0
@@ -211,16 +204,26 @@ impl Simulation {
     /// Runs one cycle.
     pub fn step(&mut self) -> Result<()> {
         let cycle = self.clock.cycle;
-        while let Some(m) = self.messages.get_mut(self.next_release) {
-            if m.record.release > cycle {
-                break;
-            }
-            m.record.status = Status::Waiting;
-            self.sources.release(m.record.source, m.record.id);
-            self.next_release += 1;
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        self.arrivals.due(cycle, &mut due);
+        for spec in &due {
+            self.admit(spec);
+        }
+        self.due = due;
+        if u64::from(self.messages.held()) > self.max_held {
+            return Err(Error::invalid(
+                "traffic",
+                self.config.traffic.name(),
+                format!(
+                    "a load whose live messages fit in {} GiB: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
+                    crate::config::MEMORY_LIMIT_BYTES >> 30,
+                    self.messages.held()
+                ),
+            ));
         }
         for msg in self.sources.due_retries(cycle) {
-            let source = self.messages[msg as usize].record.source;
+            let source = self.messages.get_mut(msg).record.source;
             self.sources.release(source, msg);
         }
         let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
@@ -230,6 +233,7 @@ impl Simulation {
         if self.check_invariants {
             invariants::check(self, cycle)?;
         }
+        self.messages.retire();
         let in_network = self.fabric.flits_in_network() > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {
             return Err(Error::Deadlock(invariants::deadlock_report(self, cycle)));
@@ -266,12 +270,54 @@ impl Simulation {
         Ok(self.report(false))
     }
 
+    /// Gives a released message its id, middle column and header, and queues it at its source.
+    fn admit(&mut self, s: &MessageSpec) {
+        let config = &self.config;
+        let middle = match (config.topology, config.middle) {
+            (TopologyKind::Benes, Middle::Random) => self.middle_rng.random_range(0..config.inputs),
+            (TopologyKind::Benes, Middle::Column(c)) => c,
+            _ => 0,
+        };
+        let k = &mut self.sent_by[s.source as usize];
+        let log_n = config.inputs.trailing_zeros();
+        let header = Header {
+            destination: s.destination,
+            middle,
+            id: (*k << log_n | u64::from(s.source)) as u32,
+        };
+        *k += 1;
+        let id = self.messages.issued();
+        let record = MessageRecord {
+            id,
+            source: s.source,
+            destination: s.destination,
+            middle,
+            release: s.release,
+            status: Status::Waiting,
+            attempts: 0,
+            injected: None,
+            head_arrival: None,
+            tail_arrival: None,
+            hops: 0,
+            stalled: 0,
+        };
+        self.messages.push(
+            Message {
+                record,
+                sent: 0,
+                gone: 0,
+            },
+            header,
+        );
+        self.sources.release(s.source, id);
+    }
+
     /// Books the last clock edge's transfers into messages and statistics.
     fn account(&mut self, cycle: u64) -> Result<()> {
         let tail = (self.config.flits - 1) as u16;
         let mut progressed = false;
         for t in &self.transfers {
-            let m = &mut self.messages[t.flit.msg as usize];
+            let m = self.messages.get_mut(t.flit.msg);
             match t.kind {
                 TransferKind::Stalled => {
                     m.record.stalled += 1;
@@ -335,34 +381,21 @@ impl Simulation {
         Ok(())
     }
 
-    /// The run's statistics so far; with `per_message`, every message's record.
+    /// The run's statistics so far; with `per_message`, the records held (every message's
+    /// with [`Simulation::keep_records`]).
     pub fn report(&self, per_message: bool) -> Report {
         let cycles = self.clock.cycle;
         let n = u64::from(self.config.inputs);
-        let count = |s: Status| {
-            self.messages
-                .iter()
-                .filter(|m| m.record.status == s)
-                .count() as u64
-        };
-        let delivered = count(Status::Delivered);
-        let dropped = count(Status::Dropped);
-        let in_flight = count(Status::InFlight);
-        let waiting = count(Status::Waiting) + count(Status::Pending);
-        let done: Vec<&MessageRecord> = self
-            .messages
-            .iter()
-            .map(|m| &m.record)
-            .filter(|r| r.status == Status::Delivered)
-            .collect();
-        let mut latency: Vec<u64> = done
-            .iter()
-            .filter_map(|r| Some(r.tail_arrival? - r.release))
-            .collect();
-        let mut network: Vec<u64> = done
-            .iter()
-            .filter_map(|r| Some(r.tail_arrival? - r.injected?))
-            .collect();
+        let mut tally = self.messages.tally.clone();
+        let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
+        for m in self.messages.live() {
+            tally.add(&m.record);
+            match m.record.status {
+                Status::InFlight => in_flight += 1,
+                Status::Waiting | Status::Pending => waiting += 1,
+                _ => {}
+            }
+        }
         let bandwidth = match self.config.link_bandwidth {
             LinkBandwidth::PerVc => u64::from(self.config.vcs),
             LinkBandwidth::One => 1,
@@ -372,42 +405,30 @@ impl Simulation {
         let total_link: u64 = self.link_flits.iter().sum();
         let per_input_cycle = (n * cycles.max(1)) as f64;
         Report {
-            offered: self.messages.len() as u64,
-            injected: self
-                .messages
-                .iter()
-                .filter(|m| m.record.injected.is_some())
-                .count() as u64,
-            delivered,
-            dropped,
+            offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
+            injected: tally.injected,
+            delivered: tally.delivered,
+            dropped: tally.dropped,
             retried: self.retried,
             discarded_worms: self.discarded_worms,
             in_flight,
             waiting,
-            makespan_cycles: done
-                .iter()
-                .filter_map(|r| r.tail_arrival)
-                .max()
-                .unwrap_or(0),
+            makespan_cycles: tally.makespan,
             cycles,
-            latency: Summary::of(&mut latency),
-            network_latency: Summary::of(&mut network),
+            latency: tally.latency.summary(),
+            network_latency: tally.network_latency.summary(),
             throughput: Throughput {
                 flits_per_input_cycle: round6(self.flits_delivered as f64 / per_input_cycle),
-                messages_per_input_cycle: round6(delivered as f64 / per_input_cycle),
+                messages_per_input_cycle: round6(tally.delivered as f64 / per_input_cycle),
             },
-            stalled_cycles: self
-                .messages
-                .iter()
-                .map(|m| u64::from(m.record.stalled))
-                .sum(),
+            stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
                 mean: round6(total_link as f64 / (capacity * self.link_flits.len().max(1) as f64)),
                 max: round6(max_link as f64 / capacity),
             },
             config: self.config.clone(),
             seed: self.config.seed,
-            messages: per_message.then(|| self.messages.iter().map(|m| m.record.clone()).collect()),
+            messages: per_message.then(|| self.records().cloned().collect()),
         }
     }
 }
@@ -418,7 +439,7 @@ impl crate::switch::layout::Payload for Simulation {
     }
 
     fn header_id(&self, msg: u32) -> u32 {
-        self.headers[msg as usize].id
+        self.messages.header(msg).id
     }
 }
 
@@ -439,7 +460,8 @@ impl Clocked for Simulation {
     fn evaluate(&mut self, c: usize) -> bool {
         let switches = self.fabric.topo.node_count();
         if c < switches {
-            self.fabric.evaluate_switch(c as u32, &self.headers)
+            self.fabric
+                .evaluate_switch(c as u32, self.messages.headers())
         } else {
             self.sources.evaluate((c - switches) as u32, &self.fabric);
             false

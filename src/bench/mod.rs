@@ -1,4 +1,7 @@
-//! Throughput benchmark of the switch model: switch-cycles per second.
+//! Throughput benchmark of the switch model: switch-cycles per second, and side by side with
+//! Verilator and BookSim ([`against`]).
+
+pub mod against;
 
 use crate::config::{FlowControl, SimConfig};
 use crate::error::Result;

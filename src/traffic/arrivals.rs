@@ -1,0 +1,208 @@
+//! Messages in release order, produced as the clock reaches them. Continuous patterns (the
+//! Bernoulli generators of [SV] §1.2, the on-chip LFSR generators) draw each cycle's messages
+//! when that cycle comes, so a run's memory does not grow with its horizon; every other pattern
+//! hands out its precomputed list. Either way the sequence is exactly [`Traffic::messages`].
+
+use rand::distr::{Bernoulli, Distribution, Uniform};
+
+use super::{Destinations, MAX_LFSR_INPUTS, MessageSpec, Traffic, lfsr_threshold};
+use crate::error::{Error, Result};
+use crate::rng::{Rng, Stream, stream};
+
+/// A source of messages in `(release, source)` order.
+pub struct Arrivals {
+    kind: Kind,
+    /// Messages handed out so far.
+    produced: u64,
+}
+
+enum Kind {
+    List {
+        specs: Vec<MessageSpec>,
+        next: usize,
+    },
+    Bernoulli {
+        n: u32,
+        cycles: u64,
+        /// Next cycle to draw.
+        cycle: u64,
+        coin: Bernoulli,
+        dest: Uniform<u32>,
+        /// Boxed: the generator state is large beside the other variants'.
+        rng: Box<Rng>,
+    },
+    Lfsr {
+        n: u32,
+        cycles: u64,
+        cycle: u64,
+        threshold: u16,
+        fixed: Option<Vec<u32>>,
+        arrivals: Vec<u16>,
+        targets: Vec<u16>,
+    },
+}
+
+impl Arrivals {
+    /// The messages of `traffic` on an `n`-input network over `cycles` cycles (the horizon of
+    /// continuous traffic), from `seed`.
+    pub fn new(traffic: &Traffic, n: u32, cycles: u64, seed: u64) -> Result<Self> {
+        traffic.validate()?;
+        super::check_n(n)?;
+        let kind = match *traffic {
+            Traffic::Bernoulli { rate } => {
+                u64::from(n).checked_mul(cycles).ok_or_else(|| {
+                    Error::invalid("cycles", cycles, "a horizon with n * cycles < 2^64")
+                })?;
+                Kind::Bernoulli {
+                    n,
+                    cycles: if rate == 0.0 { 0 } else { cycles },
+                    cycle: 0,
+                    coin: Bernoulli::new(rate).map_err(|e| Error::invalid("rate", rate, e))?,
+                    dest: Uniform::new(0, n).map_err(|e| Error::invalid("inputs", n, e))?,
+                    rng: Box::new(stream(seed, Stream::Traffic)),
+                }
+            }
+            Traffic::Lfsr { rate, destinations } => lfsr(n, rate, destinations, cycles, seed)?,
+            _ => return Ok(Arrivals::list(traffic.messages(n, cycles, seed)?)),
+        };
+        Ok(Arrivals { kind, produced: 0 })
+    }
+
+    /// Exactly `specs`, in release order (a stable sort keeps equal releases in list order).
+    pub fn list(mut specs: Vec<MessageSpec>) -> Self {
+        specs.sort_by_key(|s| s.release);
+        Arrivals {
+            kind: Kind::List { specs, next: 0 },
+            produced: 0,
+        }
+    }
+
+    /// Appends every message released at or before `cycle` not handed out yet, in order.
+    pub fn due(&mut self, cycle: u64, out: &mut Vec<MessageSpec>) {
+        let before = out.len();
+        match &mut self.kind {
+            Kind::List { specs, next } => {
+                while let Some(s) = specs.get(*next) {
+                    if s.release > cycle {
+                        break;
+                    }
+                    out.push(*s);
+                    *next += 1;
+                }
+            }
+            Kind::Bernoulli {
+                n,
+                cycles,
+                cycle: at,
+                coin,
+                dest,
+                rng,
+            } => {
+                while *at <= cycle && *at < *cycles {
+                    for source in 0..*n {
+                        if coin.sample(rng.as_mut()) {
+                            out.push(MessageSpec {
+                                source,
+                                destination: dest.sample(rng.as_mut()),
+                                release: *at,
+                            });
+                        }
+                    }
+                    *at += 1;
+                }
+            }
+            Kind::Lfsr {
+                n,
+                cycles,
+                cycle: at,
+                threshold,
+                fixed,
+                arrivals,
+                targets,
+            } => {
+                use crate::lfsr::{next, spread};
+                let log_n = n.trailing_zeros();
+                while *at <= cycle && *at < *cycles {
+                    for source in 0..*n {
+                        let a = &mut arrivals[source as usize];
+                        if *a <= *threshold {
+                            let destination = match fixed {
+                                Some(table) => table[source as usize],
+                                None => {
+                                    let t = &mut targets[source as usize];
+                                    let d = spread(*t, log_n);
+                                    *t = next(*t);
+                                    d
+                                }
+                            };
+                            out.push(MessageSpec {
+                                source,
+                                destination,
+                                release: *at,
+                            });
+                        }
+                        *a = next(*a);
+                    }
+                    *at += 1;
+                }
+            }
+        }
+        self.produced += (out.len() - before) as u64;
+    }
+
+    /// Whether every message has been handed out.
+    pub fn exhausted(&self) -> bool {
+        match &self.kind {
+            Kind::List { specs, next } => *next == specs.len(),
+            Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {
+                cycle >= cycles
+            }
+        }
+    }
+
+    /// Messages of a list not handed out yet (continuous patterns draw theirs when their cycle
+    /// comes, so none is counted before).
+    pub fn remaining(&self) -> u64 {
+        match &self.kind {
+            Kind::List { specs, next } => (specs.len() - next) as u64,
+            _ => 0,
+        }
+    }
+
+    /// Messages handed out so far.
+    pub fn produced(&self) -> u64 {
+        self.produced
+    }
+
+    /// Every remaining message at once.
+    pub fn collect_all(mut self) -> Vec<MessageSpec> {
+        let mut out = Vec::new();
+        self.due(u64::MAX, &mut out);
+        out
+    }
+}
+
+/// The on-chip generators ([`Traffic::Lfsr`]), one per input, from their reset values.
+fn lfsr(n: u32, rate: f64, destinations: Destinations, cycles: u64, seed: u64) -> Result<Kind> {
+    use crate::lfsr::Purpose;
+    if n > MAX_LFSR_INPUTS {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            format!("at most {MAX_LFSR_INPUTS} with --traffic lfsr (16-bit destination registers)"),
+        ));
+    }
+    Ok(Kind::Lfsr {
+        n,
+        cycles,
+        cycle: 0,
+        threshold: lfsr_threshold(rate),
+        fixed: destinations.fixed(n, seed),
+        arrivals: (0..n)
+            .map(|s| crate::lfsr::seed(seed, Purpose::Arrivals, s.into()))
+            .collect(),
+        targets: (0..n)
+            .map(|s| crate::lfsr::seed(seed, Purpose::Destinations, s.into()))
+            .collect(),
+    })
+}
