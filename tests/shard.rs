@@ -127,3 +127,47 @@ fn gnu_parallel_runs_the_shards() {
     let merged = merge(&shards, "merged-parallel");
     assert_eq!(files(&full), files(&merged));
 }
+
+/// The other sharded commands go through the same merge: a pruned-butterfly sweep and a load
+/// curve.
+#[test]
+fn pruned_butterfly_and_load_curve_shards_merge() {
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "pb",
+            vec![
+                "experiment",
+                "pruned-butterfly",
+                "--sizes",
+                "16,64",
+                "--trials",
+                "2",
+            ],
+        ),
+        (
+            "curve",
+            vec![
+                "sim",
+                "--inputs",
+                "16",
+                "--cycles",
+                "300",
+                "--sweep",
+                "0.05,0.1,0.2,0.4",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let full = temp("shard", &format!("{name}-full"));
+        run(&[&args[..], &["--out", &full]].concat());
+        let shards: Vec<String> = (0..2)
+            .map(|k| {
+                let dir = temp("shard", &format!("{name}-s{k}"));
+                run(&[&args[..], &["--shard", &format!("{k}/2"), "--out", &dir]].concat());
+                dir
+            })
+            .collect();
+        let merged = merge(&shards, &format!("{name}-merged"));
+        assert_eq!(files(&full), files(&merged), "{name}");
+    }
+}

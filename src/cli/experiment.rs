@@ -92,6 +92,8 @@ pub struct PrunedButterflyArgs {
     #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
     engine: String,
     #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
     out: OutDir,
 }
 
@@ -125,6 +127,8 @@ pub struct SortingFatTreeArgs {
     #[arg(long, default_value_t = 3)]
     trials: u64,
     #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
     out: OutDir,
 }
 
@@ -145,22 +149,25 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
     if replay.is_some()
         && !matches!(
             which,
-            ExperimentKind::LeightonMaggs(_) | ExperimentKind::FaultTolerance(_)
+            ExperimentKind::LeightonMaggs(_)
+                | ExperimentKind::FaultTolerance(_)
+                | ExperimentKind::PrunedButterfly(_)
+                | ExperimentKind::SortingFatTree(_)
         )
     {
         return Err(Error::invalid(
             "shards",
             "this experiment",
-            "shards of leighton-maggs or fault-tolerance",
+            "shards of leighton-maggs, fault-tolerance, pruned-butterfly or sorting-fat-tree",
         ));
     }
     let replay = &mut replay;
     match which {
         ExperimentKind::Fpga(a) => fpga(&a.out.dir("fpga")?),
         ExperimentKind::Vlsi(a) => super::silicon::vlsi(&a),
-        ExperimentKind::PrunedButterfly(a) => pruned_butterfly(&a),
+        ExperimentKind::PrunedButterfly(a) => pruned_butterfly(&a, replay),
         ExperimentKind::FlexibleSorter(a) => flexible_sorter(&a),
-        ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a),
+        ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a, replay),
         ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a, replay),
         ExperimentKind::FaultTolerance(a) => fault_tolerance(&a, replay),
     }
@@ -186,19 +193,20 @@ fn fpga(dir: &Path) -> Result<()> {
 }
 
 /// `experiment pruned-butterfly`.
-fn pruned_butterfly(args: &PrunedButterflyArgs) -> Result<()> {
+fn pruned_butterfly(args: &PrunedButterflyArgs, replay: &mut Replay) -> Result<()> {
     use flitforge::pruned::experiment;
     let engine = engine(&args.engine)?;
     let sizes = experiment::checked_sizes(&args.sizes)?;
+    let mut jobs = args.shard.jobs(0, replay)?;
     let dir = args.out.dir("pruned-butterfly")?;
-    let total = (sizes.len() * experiment::workloads().len()) as u64 * args.trials;
     let progress = Progress::new("experiment pruned-butterfly", "runs");
-    let mut done = 0;
-    let runs = experiment::run(&sizes, args.trials, engine, |_| {
-        done += 1;
-        progress.update(done, total);
+    let runs = experiment::run_jobs(&sizes, args.trials, engine, &mut jobs, &|done, total| {
+        progress.update(done as u64, total as u64);
     })?;
     progress.finish();
+    let Some(runs) = runs else {
+        return write_shard(&dir, "pruned-butterfly", &jobs);
+    };
     let fit = experiment::fit(&runs);
     write(dir.join("runs.csv"), &experiment::to_csv(&runs))?;
     for (name, svg) in experiment::charts(&runs, &fit) {
@@ -256,17 +264,19 @@ fn flexible_sorter(args: &FlexibleSorterArgs) -> Result<()> {
 }
 
 /// `experiment sorting-fat-tree`.
-fn sorting_fat_tree(args: &SortingFatTreeArgs) -> Result<()> {
+fn sorting_fat_tree(args: &SortingFatTreeArgs, replay: &mut Replay) -> Result<()> {
     use flitforge::sorter::experiment;
+    let mut jobs = args.shard.jobs(0, replay)?;
     let dir = args.out.dir("sorting-fat-tree")?;
     let progress = Progress::new("experiment sorting-fat-tree", "runs");
-    let total = (args.sizes.len() * experiment::TREE_WORKLOADS.len()) as u64 * args.trials;
-    let mut done = 0;
-    let points = experiment::tree_sweep(&args.sizes, args.trials, |_| {
-        done += 1;
-        progress.update(done, total);
-    })?;
+    let points =
+        experiment::tree_sweep_jobs(&args.sizes, args.trials, &mut jobs, &|done, total| {
+            progress.update(done as u64, total as u64);
+        })?;
     progress.finish();
+    let Some(points) = points else {
+        return write_shard(&dir, "sorting-fat-tree", &jobs);
+    };
     let (csv, text, charts) = experiment::tree_report(&points);
     write(dir.join("runs.csv"), &csv)?;
     for (name, svg) in charts {

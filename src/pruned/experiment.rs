@@ -10,11 +10,12 @@
 use super::stage::{Costs, Engine, Message, Router};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
+use crate::shard::Jobs;
 use crate::stats::Stat;
 use crate::traffic::Traffic;
 
 /// One routed message set.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     pub leaves: u32,
     pub workload: String,
@@ -65,48 +66,58 @@ pub fn run(
     sizes: &[u32],
     seeds: u64,
     engine: Engine,
-    mut progress: impl FnMut(&Run),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Run>> {
+    let runs = run_jobs(sizes, seeds, engine, &mut Jobs::all(0), progress)?;
+    Ok(runs.expect("every job runs here"))
+}
+
+/// [`run`] with its routings run by `jobs` (each size, workload and seed one job, in that
+/// order): `None` when `jobs` runs one shard.
+pub fn run_jobs(
+    sizes: &[u32],
+    seeds: u64,
+    engine: Engine,
+    jobs: &mut Jobs,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Vec<Run>>> {
     if seeds == 0 {
         return Err(Error::invalid("seeds", 0, "at least 1"));
     }
     let sizes = checked_sizes(sizes)?;
-    let mut runs = Vec::new();
-    for n in sizes {
-        for (name, traffic) in workloads() {
-            for seed in 1..=seeds {
-                let messages: Vec<Message> = traffic
-                    .messages(n, 0, seed)?
-                    .into_iter()
-                    .map(|m| Message {
-                        source: m.source,
-                        destination: m.destination,
-                    })
-                    .collect();
-                let body = 2 * n.trailing_zeros();
-                let r = Router::new(n, &messages, body, engine, Costs::default())?.run(None)?;
-                let row = Run {
-                    leaves: n,
-                    workload: name.to_string(),
-                    seed,
-                    messages: messages.len(),
-                    degree: r.degree,
-                    lambda_dir: r.load_factor_dir,
-                    lambda_cut: r.load_factor_cut,
-                    rounds: r.rounds,
-                    routing_cycles: r.routing_cycles,
-                    network_cycles: r.network_cycles,
-                    sidetracked: r.sidetracked,
-                    max_lambda_t: r.max_lambda_t,
-                    max_stored_sidetracked: r.max_stored_sidetracked,
-                    lemma7_bound: r.lemma7_bound,
-                };
-                progress(&row);
-                runs.push(row);
-            }
-        }
-    }
-    Ok(runs)
+    let workloads = workloads();
+    let per_size = workloads.len() * seeds as usize;
+    jobs.map("routings", sizes.len() * per_size, progress, |j| {
+        let n = sizes[j / per_size];
+        let (name, traffic) = &workloads[j % per_size / seeds as usize];
+        let seed = (j % seeds as usize) as u64 + 1;
+        let messages: Vec<Message> = traffic
+            .messages(n, 0, seed)?
+            .into_iter()
+            .map(|m| Message {
+                source: m.source,
+                destination: m.destination,
+            })
+            .collect();
+        let body = 2 * n.trailing_zeros();
+        let r = Router::new(n, &messages, body, engine, Costs::default())?.run(None)?;
+        Ok(Run {
+            leaves: n,
+            workload: name.to_string(),
+            seed,
+            messages: messages.len(),
+            degree: r.degree,
+            lambda_dir: r.load_factor_dir,
+            lambda_cut: r.load_factor_cut,
+            rounds: r.rounds,
+            routing_cycles: r.routing_cycles,
+            network_cycles: r.network_cycles,
+            sidetracked: r.sidetracked,
+            max_lambda_t: r.max_lambda_t,
+            max_stored_sidetracked: r.max_stored_sidetracked,
+            lemma7_bound: r.lemma7_bound,
+        })
+    })
 }
 
 /// The sizes sorted and deduplicated; every size must be a power of 4 from 16 to 65536.

@@ -11,6 +11,7 @@ use super::fattree::FatTree;
 use super::{SortConfig, check_sorted};
 use crate::error::Result;
 use crate::plot::{Chart, Marker};
+use crate::shard::Jobs;
 use crate::stats::Stat;
 use crate::traffic::Traffic;
 use serde::Serialize;
@@ -176,7 +177,7 @@ pub fn sorter_report(points: &[SortPoint]) -> (String, Vec<(&'static str, String
 }
 
 /// One routed message set on the sorting fat-tree.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TreePoint {
     pub n: u32,
     pub workload: String,
@@ -199,34 +200,45 @@ pub const TREE_WORKLOADS: [(&str, Traffic); 5] = [
 pub fn tree_sweep(
     sizes: &[u32],
     seeds: u64,
-    mut progress: impl FnMut(&TreePoint),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<TreePoint>> {
-    let workloads = TREE_WORKLOADS;
-    let mut out = Vec::new();
-    for &n in sizes {
-        let tree = FatTree::new(n, 2 * n.trailing_zeros())?;
-        for (name, traffic) in &workloads {
-            for seed in 1..=seeds {
-                let m: Vec<(u32, u32)> = traffic
-                    .messages(n, 0, seed)?
-                    .iter()
-                    .map(|x| (x.source, x.destination))
-                    .collect();
-                let r = tree.route(&m)?;
-                let point = TreePoint {
-                    n,
-                    workload: (*name).to_string(),
-                    seed,
-                    lambda: r.load_factor_dir,
-                    cycles: r.routing_cycles,
-                    ratio: r.theorem3_ratio,
-                };
-                progress(&point);
-                out.push(point);
-            }
-        }
-    }
-    Ok(out)
+    let points = tree_sweep_jobs(sizes, seeds, &mut Jobs::all(0), progress)?;
+    Ok(points.expect("every job runs here"))
+}
+
+/// [`tree_sweep`] with its routings run by `jobs` (each size, workload and seed one job, in
+/// that order): `None` when `jobs` runs one shard.
+pub fn tree_sweep_jobs(
+    sizes: &[u32],
+    seeds: u64,
+    jobs: &mut Jobs,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Vec<TreePoint>>> {
+    let trees = sizes
+        .iter()
+        .map(|&n| FatTree::new(n, 2 * n.trailing_zeros()))
+        .collect::<Result<Vec<_>>>()?;
+    let seeds = seeds as usize;
+    let per_size = TREE_WORKLOADS.len() * seeds;
+    jobs.map("routings", sizes.len() * per_size, progress, |j| {
+        let (tree, n) = (&trees[j / per_size], sizes[j / per_size]);
+        let (name, traffic) = &TREE_WORKLOADS[j % per_size / seeds];
+        let seed = (j % seeds) as u64 + 1;
+        let m: Vec<(u32, u32)> = traffic
+            .messages(n, 0, seed)?
+            .iter()
+            .map(|x| (x.source, x.destination))
+            .collect();
+        let r = tree.route(&m)?;
+        Ok(TreePoint {
+            n,
+            workload: (*name).to_string(),
+            seed,
+            lambda: r.load_factor_dir,
+            cycles: r.routing_cycles,
+            ratio: r.theorem3_ratio,
+        })
+    })
 }
 
 /// Summary and chart of the fat-tree sweep: `T / (λ lg N + lg² N)` per `N`.
