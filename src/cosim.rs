@@ -190,23 +190,7 @@ pub fn simulate_and_compare(
             tool(dir, "vvp", &["-n", "sim.vvp"])?;
         }
         Simulator::Verilator => {
-            let args = [
-                &[
-                    "--binary",
-                    "--timing",
-                    "--trace",
-                    "-j",
-                    "2",
-                    "-Wno-fatal",
-                    "--top-module",
-                    "tb",
-                    "-Mdir",
-                    "obj",
-                ],
-                &sources[..],
-            ]
-            .concat();
-            tool(dir, "verilator", &args)?;
+            crate::tools::verilator_tb(dir, &sources, &["--trace"])?;
             tool(dir, "./obj/Vtb", &[])?;
         }
     }

@@ -78,6 +78,23 @@ pub fn yosys(dir: &Path, script: &str) -> Result<()> {
     ))
 }
 
+/// Builds the testbench `tb` of `sources` in `dir` into `dir/obj/Vtb` with Verilator
+/// (`--binary --timing`, two jobs), plus `flags` (`--trace` for a waveform, `-O3` for speed).
+pub fn verilator_tb(dir: &Path, sources: &[&str], flags: &[&str]) -> Result<()> {
+    let common = [
+        "--binary",
+        "--timing",
+        "-j",
+        "2",
+        "-Wno-fatal",
+        "--top-module",
+        "tb",
+        "-Mdir",
+        "obj",
+    ];
+    tool(dir, "verilator", &[&common[..], flags, sources].concat()).map(|_| ())
+}
+
 /// The first line `program version_flag` prints, if it runs.
 pub fn version(program: &str, flag: &str) -> Option<String> {
     let out = Command::new(program).arg(flag).output().ok()?;

@@ -171,3 +171,143 @@ fn pruned_butterfly_and_load_curve_shards_merge() {
         assert_eq!(files(&full), files(&merged), "{name}");
     }
 }
+
+/// Slurm daemons of a one-node test cluster on localhost, killed when dropped.
+struct Cluster {
+    conf: String,
+    daemons: Vec<std::process::Child>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for d in &mut self.daemons {
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+    }
+}
+
+fn need(program: &str) {
+    if Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        panic!("{program} is needed: apt-get install -y slurm-wlm (as root; scripts/test does it)");
+    }
+}
+
+/// slurmctld and slurmd on 127.0.0.1 with their own configuration, state and ports (no
+/// munge: auth/none), as the user running the test.
+fn cluster(name: &str) -> Cluster {
+    for p in ["slurmctld", "slurmd", "sbatch", "squeue"] {
+        need(p);
+    }
+    let root = temp("shard", name);
+    for sub in ["state", "spool"] {
+        std::fs::create_dir_all(format!("{root}/{sub}")).unwrap();
+    }
+    let host = text(&Command::new("hostname").arg("-s").output().unwrap().stdout)
+        .trim()
+        .to_string();
+    let user = text(&Command::new("id").arg("-un").output().unwrap().stdout)
+        .trim()
+        .to_string();
+    let port = 20_000 + (std::process::id() % 10_000) * 2;
+    let conf = format!("{root}/slurm.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "ClusterName=flitforge\nSlurmctldHost={host}(127.0.0.1)\nAuthType=auth/none\nCredType=cred/none\n\
+             SlurmUser={user}\nSlurmdUser={user}\nStateSaveLocation={root}/state\nSlurmdSpoolDir={root}/spool\n\
+             SlurmctldPidFile={root}/ctld.pid\nSlurmdPidFile={root}/d.pid\nSlurmctldPort={port}\nSlurmdPort={}\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSchedulerType=sched/builtin\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nReturnToService=2\nMpiDefault=none\n\
+             JobCompType=jobcomp/none\nJobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n\
+             SlurmctldLogFile={root}/ctld.log\nSlurmdLogFile={root}/d.log\n\
+             NodeName={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 State=UNKNOWN\n\
+             PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP\n",
+            port + 1
+        ),
+    )
+    .unwrap();
+    let daemon = |program: &str| {
+        Command::new(program)
+            .args(["-D", "-f", &conf])
+            .env("SLURM_CONF", &conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    Cluster {
+        daemons: vec![daemon("slurmctld"), daemon("slurmd")],
+        conf,
+    }
+}
+
+/// A Slurm job array, one task per shard, on a one-node cluster brought up for the test.
+#[test]
+fn a_slurm_job_array_runs_the_shards() {
+    let full = unsharded("full-slurm");
+    let c = cluster("slurm");
+    let base = temp("shard", "slurm-s");
+    let script = format!("{base}.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {} {} --shard \"$SLURM_ARRAY_TASK_ID/3\" --out \"{base}$SLURM_ARRAY_TASK_ID\"\n",
+            env!("CARGO_BIN_EXE_flitforge"),
+            LM.join(" ")
+        ),
+    )
+    .unwrap();
+    let sbatch = |args: &[&str]| {
+        Command::new("sbatch")
+            .args(args)
+            .env("SLURM_CONF", &c.conf)
+            .output()
+            .unwrap()
+    };
+    // The controller takes a moment to come up and register the node.
+    let start = std::time::Instant::now();
+    let job = loop {
+        let o = sbatch(&[
+            "--parsable",
+            "--array=0-2",
+            &format!("--output={base}%a.log"),
+            &script,
+        ]);
+        if o.status.success() {
+            break text(&o.stdout).trim().to_string();
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "sbatch: {}",
+            text(&o.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    loop {
+        let q = Command::new("squeue")
+            .args(["-h", "-j", &job])
+            .env("SLURM_CONF", &c.conf)
+            .output()
+            .unwrap();
+        if q.status.success() && text(&q.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 120, "the array did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let shards: Vec<String> = (0..3).map(|k| format!("{base}{k}")).collect();
+    for s in &shards {
+        assert!(
+            Path::new(s).join("shard.json").is_file(),
+            "{s}: {}",
+            std::fs::read_to_string(format!("{s}.log")).unwrap_or_default()
+        );
+    }
+    let merged = merge(&shards, "merged-slurm");
+    assert_eq!(files(&full), files(&merged));
+}

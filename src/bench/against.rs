@@ -144,24 +144,7 @@ pub fn verilator(config: &SimConfig, dir: &Path) -> Result<Row> {
     design.without_waveform();
     design.write(dir)?;
     crate::files::write_atomic(dir.join(STIMULUS_FILE), stimulus.to_hex())?;
-    let sources = design.verilog_files();
-    let args = [
-        &[
-            "--binary",
-            "--timing",
-            "-O3",
-            "-j",
-            "2",
-            "-Wno-fatal",
-            "--top-module",
-            "tb",
-            "-Mdir",
-            "obj",
-        ],
-        &sources[..],
-    ]
-    .concat();
-    crate::tools::tool(dir, "verilator", &args)?;
+    crate::tools::verilator_tb(dir, &design.verilog_files(), &["-O3"])?;
     let start = Instant::now();
     crate::tools::tool(dir, "./obj/Vtb", &[])?;
     let seconds = start.elapsed().as_secs_f64();

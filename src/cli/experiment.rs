@@ -57,7 +57,10 @@ pub enum ExperimentKind {
     /// Θ(N²) butterfly) on OSU standard cells: synthesises butterflies, pruned butterflies
     /// and Corollary 2's sorters (yosys, OpenSTA), extends them with the layout model to
     /// N = 2^20, and writes claims.md (one row per claim: ratios and a verdict), model.csv,
-    /// silicon.csv, silicon.md and charts. About 5 minutes; --place-route adds qflow runs.
+    /// silicon.csv, silicon.md and charts. Most of its time is yosys on the 256-leaf pruned
+    /// butterfly (about 170 000 cells; 30 minutes here, on a shared 2-core machine); every
+    /// circuit is cached by configuration hash, so a rerun resumes. --place-route adds qflow
+    /// runs (a few minutes).
     Vlsi(super::silicon::VlsiArgs),
 }
 

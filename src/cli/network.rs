@@ -242,7 +242,7 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
     let limit = sim.config.cycles.unwrap_or(0);
     let mut ticker = Ticker::new("sim", "cycles");
     let mut tick = |s: &Simulation| {
-        if s.cycle().is_multiple_of(1024) {
+        if s.cycle().is_multiple_of(16) {
             ticker.tick(s.cycle(), limit);
         }
     };

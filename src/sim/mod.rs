@@ -207,6 +207,15 @@ impl Simulation {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         self.arrivals.due(cycle, &mut due);
+        if u64::from(self.messages.issued()) + due.len() as u64 > u64::from(u32::MAX) {
+            return Err(Error::invalid(
+                "cycles",
+                self.config.cycles.unwrap_or(cycle),
+                format!(
+                    "a run of fewer than 2^32 messages (message ids are 32 bits); cycle {cycle} passes it"
+                ),
+            ));
+        }
         for spec in &due {
             self.admit(spec);
         }
