@@ -229,6 +229,7 @@ impl SiliconConfig {
     pub fn config_hash(&self) -> String {
         let mut v = self.to_value();
         v["flitforge"] = serde_json::Value::from(env!("CARGO_PKG_VERSION"));
+        v["flow"] = serde_json::Value::from(flow::FLOW_REVISION);
         crate::config::config_hash(&v)
     }
 
