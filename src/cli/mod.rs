@@ -157,8 +157,8 @@ enum Command {
     /// off), or with --topology pruned-butterfly vertex-cycles per second of the bit-serial
     /// network routing a random permutation.
     Bench(network::BenchArgs),
-    /// Combine the shard directories of one sharded experiment (`--shard K/N`) into the
-    /// files of the unsharded run, byte for byte.
+    /// Combine the shard directories of one sharded run (`experiment ... --shard K/N` or
+    /// `sim --sweep ... --shard K/N`) into the files of the unsharded run, byte for byte.
     ///
     /// Example (four shards, here one after another; anywhere in practice):
     ///   for k in 0 1 2 3; do flitforge experiment leighton-maggs --shard $k/4 --out s$k; done
