@@ -101,6 +101,7 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
             ),
         ));
     }
+    flitforge::sweep::check_rates(rates)?;
     let mut base = match args.flags().resolve(SimConfig {
         traffic: flitforge::traffic::Traffic::Bernoulli {
             rate: rates[0].clamp(0.0, 1.0),
@@ -124,7 +125,6 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ));
     }
     base.cycles.get_or_insert(2000);
-    flitforge::sweep::check_rates(rates)?;
     let mut jobs = args.sweep.shard.jobs(0, replay)?;
     let dir = super::files::experiment_dir("sweep", args.sweep.out.as_deref(), args.sweep.force)?;
     let progress = super::progress::Progress::new("sim --sweep", "loads");
@@ -567,7 +567,15 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
                 "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)",
             ));
         }
-        (_, b) => b.clone(),
+        (Against::Booksim, Some(path)) => Some(path.clone()),
+        (Against::Verilator, Some(_)) => {
+            return Err(Error::invalid(
+                "booksim",
+                "given",
+                "no value: --booksim applies only with --against booksim",
+            ));
+        }
+        (Against::Verilator, None) => None,
     };
     let flags = RunFlags {
         net: &args.net,
