@@ -267,17 +267,7 @@ impl SimConfig {
     pub fn from_value(value: serde_json::Value, source: &str) -> Result<Self> {
         let config: SimConfig =
             serde_json::from_value(value.clone()).map_err(|e| Error::parse(source, e))?;
-        if let Some(map) = value.as_object() {
-            for (key, needs) in config.inapplicable() {
-                if let Some(v) = map.get(key) {
-                    return Err(Error::invalid(
-                        &key.replace('_', "-"),
-                        v,
-                        format!("no value: it applies only with {needs} ({source})"),
-                    ));
-                }
-            }
-        }
+        refuse_inapplicable(&value, &config.inapplicable(), source)?;
         Ok(config)
     }
 
@@ -406,6 +396,27 @@ impl SimConfig {
 
 /// Bytes one live message costs (its record, header and source-queue entry), for estimates.
 pub const RECORD_BYTES: u64 = 128;
+
+/// Refuses every key of `value` (a configuration as JSON) that `inapplicable` lists as
+/// `(key, what it needs)`, naming `source`.
+pub fn refuse_inapplicable(
+    value: &serde_json::Value,
+    inapplicable: &[(&str, &str)],
+    source: &str,
+) -> Result<()> {
+    if let Some(map) = value.as_object() {
+        for (key, needs) in inapplicable {
+            if let Some(v) = map.get(*key) {
+                return Err(Error::invalid(
+                    &key.replace('_', "-"),
+                    v,
+                    format!("no value: it applies only with {needs} ({source})"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
 
 fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<()> {
     if (lo..=hi).contains(&value) {

@@ -312,7 +312,13 @@ impl Stat {
 
 /// Rounds to 6 decimals so JSON output does not depend on summation noise.
 pub fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+    round_to(x, 6)
+}
+
+/// Rounds to `digits` decimals (measured figures in reports).
+pub fn round_to(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ macro_rules! say {
 }
 
 mod args;
+mod bench;
 mod experiment;
 mod files;
 mod fpga;
@@ -156,7 +157,7 @@ enum Command {
     /// Measure simulation speed: switch-cycles per second of a VC network (invariant checks
     /// off), or with --topology pruned-butterfly vertex-cycles per second of the bit-serial
     /// network routing a random permutation.
-    Bench(network::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Combine the shard directories of one sharded run (`experiment ... --shard K/N` or
     /// `sim --sweep ... --shard K/N`) into the files of the unsharded run, byte for byte.
     ///
@@ -217,7 +218,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Sort(a) => sorter::sort(&a),
         Command::Fpga(a) => fpga::run(&a),
         Command::Silicon(a) => silicon::silicon(&a),
-        Command::Bench(a) => network::bench(&a),
+        Command::Bench(a) => bench::bench(&a),
         Command::Merge(a) => shard::merge(&a),
     }
 }

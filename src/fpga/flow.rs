@@ -79,7 +79,7 @@ pub fn synthesise_module(
         dffs: count("SB_DFF"),
         carries: count("SB_CARRY"),
         brams: count("SB_RAM40"),
-        seconds: round2(started.elapsed().as_secs_f64()),
+        seconds: crate::stats::round_to(started.elapsed().as_secs_f64(), 2),
     })
 }
 
@@ -138,7 +138,7 @@ pub fn place_route(
                     .filter_map(|v| v["achieved"].as_f64())
                     .reduce(f64::min)
             })
-            .map(round2);
+            .map(|f| crate::stats::round_to(f, 2));
     }
     if let Some(used) = log
         .lines()
@@ -159,7 +159,7 @@ pub fn place_route(
             .map(|l| l.trim().to_string())
             .or_else(|| Some(format!("nextpnr-ice40: {}", out.status)));
     }
-    result.seconds = round2(started.elapsed().as_secs_f64());
+    result.seconds = crate::stats::round_to(started.elapsed().as_secs_f64(), 2);
     Ok(result)
 }
 
@@ -185,8 +185,4 @@ pub fn versions() -> serde_json::Value {
         "yosys": tools::version("yosys", "-V"),
         "nextpnr": tools::version("nextpnr-ice40", "--version"),
     })
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }

@@ -107,17 +107,7 @@ impl GreedyRunConfig {
     pub fn from_value(value: Value, source: &str) -> Result<Self> {
         let config: GreedyRunConfig =
             serde_json::from_value(value.clone()).map_err(|e| Error::parse(source, e))?;
-        if let Some(map) = value.as_object() {
-            for (key, needs) in config.inapplicable() {
-                if let Some(v) = map.get(key) {
-                    return Err(Error::invalid(
-                        &key.replace('_', "-"),
-                        v,
-                        format!("no value: it applies only with {needs} ({source})"),
-                    ));
-                }
-            }
-        }
+        crate::config::refuse_inapplicable(&value, &config.inapplicable(), source)?;
         Ok(config)
     }
 

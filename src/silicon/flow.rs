@@ -95,7 +95,7 @@ pub fn synthesise_with(
     let path = dir.join("stat.txt");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
     let mut s = parse_stat(&text).ok_or_else(|| Error::parse(path.display(), "no statistics"))?;
-    s.seconds = round2(started.elapsed().as_secs_f64());
+    s.seconds = crate::stats::round_to(started.elapsed().as_secs_f64(), 2);
     Ok(s)
 }
 
@@ -203,7 +203,7 @@ pub fn parse_timing(text: &str) -> Option<Timing> {
             let w: Vec<&str> = l.split_whitespace().collect();
             w.get(w.len().checked_sub(2)?)?.parse::<f64>().ok()
         });
-        let ns = slack.map(|s| round3(PERIOD - s));
+        let ns = slack.map(|s| crate::stats::round_to(PERIOD - s, 3));
         match name {
             "reg_to_reg" => t.reg_to_reg_ns = ns,
             "input_to_reg" => t.input_to_reg_ns = ns,
@@ -251,7 +251,7 @@ pub fn place_route(dir: &Path, source: &str, top: &str, library: Library) -> Res
     })?;
     let mut pr = parse_def(&text).ok_or_else(|| Error::parse(def.display(), "no DIEAREA"))?;
     pr.failed_routes = failed_routes(&log);
-    pr.seconds = round2(started.elapsed().as_secs_f64());
+    pr.seconds = crate::stats::round_to(started.elapsed().as_secs_f64(), 2);
     Ok(pr)
 }
 
@@ -333,8 +333,8 @@ pub fn parse_def(text: &str) -> Option<PlaceRoute> {
     }
     Some(PlaceRoute {
         die_area_um2: (w * h).round(),
-        die_width_um: round2(w),
-        die_height_um: round2(h),
+        die_width_um: crate::stats::round_to(w, 2),
+        die_height_um: crate::stats::round_to(h, 2),
         wire_length_um: (length / units).round(),
         failed_routes: 0,
         seconds: 0.0,
@@ -347,14 +347,6 @@ pub fn versions() -> serde_json::Value {
         "yosys": tools::version("yosys", "-V"),
         "opensta": tools::version("sta", "-version"),
     })
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 #[cfg(test)]

@@ -1,0 +1,172 @@
+//! `flitforge bench`: the model's speed, alone or beside Verilator and BookSim.
+
+use super::args::{NetworkArgs, RunFlags, SwitchArgs, TrafficArgs};
+use super::files::write;
+use clap::Args;
+use flitforge::run::RunConfig;
+use flitforge::{Error, Result};
+
+/// `flitforge bench`.
+#[derive(Args, Clone, Default)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub net: NetworkArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
+    #[command(flatten)]
+    pub traffic: TrafficArgs,
+    /// Compare with the same network under another simulator: `verilator` (the generated RTL,
+    /// tracing off; default network 64 inputs, B = 2, L = 4, W = 8, 20 000 cycles) or
+    /// `booksim` (BookSim2's fly, needs --booksim; default 1024 terminals, one-flit messages
+    /// and VC registers, one flit per link, 5 000 cycles). Without --rate and --vcs, every
+    /// load 0.01, 0.1, 0.3 for 1, 2 and 4 VCs. Writes bench.md and bench.json into --out.
+    /// [default: none, the model alone in switch-cycles/s]
+    #[arg(long, value_name = "SIMULATOR", value_parser = ["verilator", "booksim"], help_heading = "Comparison")]
+    pub against: Option<String>,
+    /// A BookSim2 binary built from its public source (`make` in booksim2/src). [default:
+    /// none; required with --against booksim]
+    #[arg(long, value_name = "PATH", help_heading = "Comparison")]
+    pub booksim: Option<String>,
+    /// Where the comparison builds and writes. [default: results/bench-<SIMULATOR>]
+    #[arg(long, value_name = "DIR", help_heading = "Comparison")]
+    pub out: Option<String>,
+    /// Write into a non-empty directory another command wrote.
+    #[arg(long, help_heading = "Comparison")]
+    pub force: bool,
+}
+
+/// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
+fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
+    use flitforge::bench::against::{self, Against, LOADS, VCS};
+    let against = match against {
+        "booksim" => Against::Booksim,
+        _ => Against::Verilator,
+    };
+    let booksim = match (against, &args.booksim) {
+        (Against::Booksim, None) => {
+            return Err(Error::invalid(
+                "booksim",
+                "none",
+                "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)",
+            ));
+        }
+        (Against::Booksim, Some(path)) => Some(path.clone()),
+        (Against::Verilator, Some(_)) => {
+            return Err(Error::invalid(
+                "booksim",
+                "given",
+                "no value: --booksim applies only with --against booksim",
+            ));
+        }
+        (Against::Verilator, None) => None,
+    };
+    let flags = RunFlags {
+        net: &args.net,
+        switch: Some(&args.switch),
+        serial: None,
+        traffic: &args.traffic,
+    };
+    let RunConfig::Network(base) = flags.resolve(against.default_config())? else {
+        return Err(Error::invalid(
+            "topology",
+            args.net.topology.as_deref().unwrap_or("?"),
+            "butterfly (a VC network)",
+        ));
+    };
+    let rates: Vec<f64> = match args.traffic.rate {
+        Some(_) => vec![f64::NAN],
+        None => LOADS.to_vec(),
+    };
+    let vcs: Vec<u32> = match args.switch.vcs {
+        Some(v) => vec![v],
+        None => VCS.to_vec(),
+    };
+    let name = format!("bench-{}", against.name());
+    let dir = super::files::experiment_dir(&name, args.out.as_deref(), args.force)?;
+    let total = (rates.len() * vcs.len()) as u64;
+    let progress =
+        super::progress::Progress::new(&format!("bench --against {}", against.name()), "points");
+    let mut rows = Vec::new();
+    for &b in &vcs {
+        for &rate in &rates {
+            let mut config = base.clone();
+            config.vcs = b;
+            if !rate.is_nan() {
+                config.traffic = flitforge::traffic::Traffic::Bernoulli { rate };
+            }
+            config.validate()?;
+            let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
+            let row = match &booksim {
+                Some(path) => against::booksim(&config, std::path::Path::new(path), &work)?,
+                None => against::verilator(&config, &work)?,
+            };
+            rows.push(row);
+            progress.update(rows.len() as u64, total);
+        }
+    }
+    progress.finish();
+    let md = against::markdown(against, &rows);
+    write(dir.join("bench.md"), &md)?;
+    let json =
+        serde_json::to_string_pretty(&serde_json::json!({ "against": against, "rows": rows }))
+            .unwrap_or_default();
+    write(dir.join("bench.json"), &format!("{json}\n"))?;
+    say!("{md}");
+    Ok(())
+}
+
+/// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    if let Some(against) = &args.against {
+        return bench_against(args, against);
+    }
+    for (flag, given) in [
+        ("booksim", args.booksim.is_some()),
+        ("out", args.out.is_some()),
+        ("force", args.force),
+    ] {
+        if given {
+            return Err(Error::invalid(flag, "given", "only with --against"));
+        }
+    }
+    let flags = RunFlags {
+        net: &args.net,
+        switch: Some(&args.switch),
+        serial: None,
+        traffic: &args.traffic,
+    };
+    match flags.resolve(flitforge::bench::default_config())? {
+        RunConfig::Network(config) => {
+            let r = flitforge::bench::run(config)?;
+            say!(
+                "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6,
+                r.flits_delivered_per_cycle
+            );
+        }
+        RunConfig::PrunedButterfly(mut config) => {
+            if args.net.inputs.is_none() && args.net.config.is_none() {
+                config.inputs = flitforge::bench::default_pruned_config().inputs;
+            }
+            let r = flitforge::bench::run_pruned(config)?;
+            say!(
+                "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
+                r.switches,
+                r.cycles,
+                r.seconds,
+                r.switch_cycles_per_second / 1e6
+            );
+        }
+        _ => {
+            return Err(Error::invalid(
+                "topology",
+                "sorting-fat-tree",
+                "a network with a register-level model (the sorting fat-tree is modelled at the message level)",
+            ));
+        }
+    }
+    Ok(())
+}
