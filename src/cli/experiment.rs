@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use flitforge::multibutterfly::experiment::{self, LeightonMaggsConfig, Tables};
 use flitforge::multibutterfly::greedy::GreedyConfig;
 use flitforge::multibutterfly::tolerance::{self, FaultToleranceConfig};
+use flitforge::multibutterfly::variants;
 use flitforge::sorter::{SortConfig, SorterParams};
 use flitforge::{Error, Result};
 use std::path::Path;
@@ -40,7 +41,10 @@ pub enum ExperimentKind {
     /// 1T, 10T) and the percentage of packets never delayed. Writes tables.md (laid out like
     /// the paper), table1.csv, table2.csv, table3.csv, trials.csv (every trial), summary.json
     /// and completion-vs-faults.svg. Trials run on all cores; the result does not depend on the
-    /// number of threads.
+    /// number of threads. The wiring (butterfly-plus-random, first matching the identity) and
+    /// the fault draw (with replacement) are the interpretations that reproduce the published
+    /// structure; tables.md names them, and --variants measures how much each such choice
+    /// moves every cell (variants.md, variants.csv).
     LeightonMaggs(LeightonMaggsArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///
@@ -303,8 +307,12 @@ pub struct FaultNetworkArgs {
 }
 
 impl FaultNetworkArgs {
-    fn wiring(&self) -> Result<flitforge::topology::SplitterWiring> {
-        self.wiring.wiring()
+    /// The wiring the flags give, `default` where they are silent.
+    fn wiring(
+        &self,
+        default: flitforge::topology::SplitterWiring,
+    ) -> Result<flitforge::topology::SplitterWiring> {
+        self.wiring.wiring_or(default)
     }
 
     fn interior(&self) -> Result<flitforge::multibutterfly::faults::Interior> {
@@ -319,12 +327,23 @@ impl FaultNetworkArgs {
 /// `experiment leighton-maggs` options.
 #[derive(Args)]
 pub struct LeightonMaggsArgs {
-    /// Trials per cell of Tables II and III ([LM]: 500).
-    #[arg(long, default_value_t = 500)]
-    trials: u32,
+    /// Trials per cell of Tables II and III ([LM]: 500). [default: 500; with --variants: 50]
+    #[arg(long)]
+    trials: Option<u32>,
     /// Trials per row of Table I ([LM]: 2000; 0 skips Table I).
-    #[arg(long, default_value_t = 2000)]
-    table1_trials: u32,
+    /// [default: 2000; with --variants: 200]
+    #[arg(long)]
+    table1_trials: Option<u32>,
+    /// Run the grid of the choices [LM] leaves open instead of one configuration: wiring
+    /// (configuration, rounds, butterfly-plus-random) × level −1's first matching × lane
+    /// choice × fault draw × interior levels (0..lg N − 2, 1..lg N − 2), 72 variants with the
+    /// same trial seeds; writes variants.md (how far each choice moves each cell) and
+    /// variants.csv. About 7 minutes on 2 cores at the default trials.
+    #[arg(
+        long,
+        conflicts_with_all = ["wiring", "first_matching", "lane_choice", "fault_draw", "interior"]
+    )]
+    variants: bool,
     /// Run seed; every trial's seed derives from it.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -343,6 +362,11 @@ pub struct LeightonMaggsArgs {
     table1_faults: Vec<u32>,
     #[command(flatten)]
     network: FaultNetworkArgs,
+    /// How a row's faults are drawn: with-replacement (F uniform draws, a switch drawn twice
+    /// counts once: about 948 distinct of 1000) or distinct (exactly F). [LM] §IV says "at
+    /// random"; see docs/interpretations.md, 'Fault placement'.
+    #[arg(long, default_value = "with-replacement", value_parser = ["with-replacement", "distinct"])]
+    fault_draw: String,
     /// Admission: a head may have held at most this many packets ([LM]: 4).
     #[arg(long, default_value_t = 4)]
     max_held: u32,
@@ -360,14 +384,19 @@ pub struct LeightonMaggsArgs {
 
 /// `experiment leighton-maggs`.
 pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<()> {
+    let (trials, table1_trials) = if args.variants {
+        (50, 200)
+    } else {
+        (500, 2000)
+    };
     let config = LeightonMaggsConfig {
         inputs: args.inputs,
-        trials: args.trials,
-        table1_trials: args.table1_trials,
+        trials: args.trials.unwrap_or(trials),
+        table1_trials: args.table1_trials.unwrap_or(table1_trials),
         faults: args.faults.clone(),
         table1_faults: args.table1_faults.clone(),
         seed: args.seed,
-        wiring: args.network.wiring()?,
+        wiring: args.network.wiring(LeightonMaggsConfig::default().wiring)?,
         greedy: GreedyConfig {
             max_held: args.max_held,
             lane_choice: parse_name(
@@ -378,6 +407,7 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<(
             ..GreedyConfig::default()
         },
         interior: args.network.interior()?,
+        fault_draw: parse_name("fault-draw", &args.fault_draw, "with-replacement|distinct")?,
         input_rule: args.network.input_rule()?,
         threads: args.threads,
         ..LeightonMaggsConfig::default()
@@ -385,6 +415,21 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<(
     config.validate()?;
     let mut jobs = args.shard.jobs(args.threads, replay)?;
     let dir = args.out.dir("leighton-maggs")?;
+    if args.variants {
+        let progress = Progress::new("experiment leighton-maggs --variants", "trials");
+        let result = variants::variants_jobs(&config, &mut jobs, &|done, total| {
+            progress.update(done as u64, total as u64);
+        })?;
+        progress.finish();
+        let Some(result) = result else {
+            return write_shard(&dir, "leighton-maggs", &jobs);
+        };
+        let md = result.markdown();
+        write(dir.join("variants.md"), &md)?;
+        write(dir.join("variants.csv"), &result.csv())?;
+        say!("{md}");
+        return Ok(());
+    }
     let progress = Progress::new("experiment leighton-maggs, Tables I-III", "trials");
     let tables = experiment::leighton_maggs_jobs(&config, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
@@ -461,7 +506,7 @@ pub fn fault_tolerance(args: &FaultToleranceArgs, replay: &mut Replay) -> Result
         sizes: args.sizes.clone(),
         trials: args.trials,
         seed: args.seed,
-        wiring: args.network.wiring()?,
+        wiring: args.network.wiring(Default::default())?,
         interior: args.network.interior()?,
         input_rule: args.network.input_rule()?,
         threads: args.threads,

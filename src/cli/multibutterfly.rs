@@ -14,7 +14,7 @@ use flitforge::multibutterfly::upfal::{self, UpfalConfig};
 use flitforge::multibutterfly::wave::GreedyVcd;
 use flitforge::rng::{Stream, stream};
 use flitforge::run::{RunConfig, RunReport};
-use flitforge::topology::{SplitterWiring, TopologyKind, WiringGenerator};
+use flitforge::topology::{FirstMatching, SplitterWiring, TopologyKind, WiringGenerator};
 use flitforge::wave::ScopeFilter;
 use flitforge::{Error, Result};
 
@@ -48,6 +48,11 @@ pub struct NetworkArgs {
     /// both links of matchings 0-1 or of 2-3 lead to faulty switches (pairs). [default: all]
     #[arg(long, value_parser = ["all", "pairs"])]
     input_rule: Option<String>,
+    /// How the --faults switches are drawn: distinct (exactly that many are faulty) or
+    /// with-replacement (that many uniform draws; a switch drawn twice counts once).
+    /// [default: distinct]
+    #[arg(long, value_parser = ["distinct", "with-replacement"])]
+    fault_draw: Option<String>,
     /// Seed of the wiring, the faults and the destinations.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -56,23 +61,41 @@ pub struct NetworkArgs {
 /// How random splitters are wired (docs/interpretations.md, 'Wiring of random splitters').
 #[derive(Args, Clone, Default)]
 pub struct WiringArgs {
-    /// configuration (a random matching of link stubs) or rounds (d balanced random rounds).
-    /// [default: configuration]
-    #[arg(long, value_parser = ["configuration", "rounds"])]
+    /// configuration (a random matching of link stubs), rounds (d balanced random rounds) or
+    /// butterfly-plus-random (lane 0 the butterfly's edge, the other lanes random).
+    /// [default: configuration; experiment leighton-maggs: butterfly-plus-random]
+    #[arg(long, value_parser = ["configuration", "rounds", "butterfly-plus-random"])]
     wiring: Option<String>,
+    /// Modified splitter network: the first of level −1's four matchings, identity or random.
+    /// [default: random; experiment leighton-maggs: identity]
+    #[arg(long, value_parser = ["identity", "random"])]
+    first_matching: Option<String>,
     /// Keep parallel links (without it they are swapped away where possible, as [LM] did).
     #[arg(long)]
     no_cleanup: bool,
 }
 
 impl WiringArgs {
-    pub fn wiring(&self) -> Result<SplitterWiring> {
-        let mut w = SplitterWiring::default();
+    /// The wiring the flags give, `default` where they are silent.
+    pub fn wiring_or(&self, default: SplitterWiring) -> Result<SplitterWiring> {
+        let mut w = default;
         if let Some(g) = &self.wiring {
-            w.generator = parse_name::<WiringGenerator>("wiring", g, "configuration|rounds")?;
+            w.generator = parse_name::<WiringGenerator>(
+                "wiring",
+                g,
+                "configuration|rounds|butterfly-plus-random",
+            )?;
+        }
+        if let Some(m) = &self.first_matching {
+            w.first_matching = parse_name::<FirstMatching>("first-matching", m, "identity|random")?;
         }
         w.cleanup = !self.no_cleanup;
         Ok(w)
+    }
+
+    /// The wiring the flags give, [`SplitterWiring::default`] where they are silent.
+    pub fn wiring(&self) -> Result<SplitterWiring> {
+        self.wiring_or(SplitterWiring::default())
     }
 }
 
@@ -122,6 +145,11 @@ impl NetworkArgs {
             wiring: self.wiring.wiring()?,
             faults: self.faults,
             interior: interior(self.interior.as_deref())?,
+            fault_draw: parse_name(
+                "fault-draw",
+                self.fault_draw.as_deref().unwrap_or("distinct"),
+                "distinct|with-replacement",
+            )?,
             input_rule: parse_name(
                 "input-rule",
                 self.input_rule.as_deref().unwrap_or("all"),
@@ -162,7 +190,13 @@ pub fn faults(args: &FaultArgs) -> Result<()> {
     let config = net.run_config()?;
     let topo = config.network()?;
     let mut rng = stream(net.seed, Stream::Routing);
-    let mut f = faults::place_random(&topo, config.faults, config.interior, &mut rng)?;
+    let mut f = faults::place_random(
+        &topo,
+        config.faults,
+        config.interior,
+        config.fault_draw,
+        &mut rng,
+    )?;
     let json = if args.rules == "theory" {
         refuse_given(
             &[

@@ -8,7 +8,7 @@
 //! byte-identical.
 
 use super::faults::{
-    Faults, InputRule, Interior, place_random, place_until_inputs_survive, propagate,
+    FaultDraw, Faults, InputRule, Interior, place_random, place_until_inputs_survive, propagate,
 };
 use super::greedy::{GreedyConfig, GreedyRouter, Problem};
 pub use super::tables::{FailureRow, Stat, Tables, Trial};
@@ -17,7 +17,8 @@ use crate::rng::Rng;
 use crate::shard::Jobs;
 pub use crate::shard::parallel;
 use crate::topology::{
-    SplitterWiring, Topology, butterfly, dilated_butterfly, modified_splitter, random_splitter,
+    FirstMatching, SplitterWiring, Topology, WiringGenerator, butterfly, dilated_butterfly,
+    modified_splitter, random_splitter,
 };
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,8 @@ pub struct LeightonMaggsConfig {
     pub wiring: SplitterWiring,
     pub greedy: GreedyConfig,
     pub interior: Interior,
+    /// How the faults of a row are drawn ([LM] §IV places "faults at random").
+    pub fault_draw: FaultDraw,
     pub input_rule: InputRule,
     /// Fault placements tried per routing trial before the row is given up (each placement
     /// that reaches an input is discarded, §IV).
@@ -100,9 +103,16 @@ impl Default for LeightonMaggsConfig {
             faults: vec![0, 1, 10, 100, 250, 500, 750, 1000],
             table1_faults: vec![10, 100, 250, 500, 750, 1000],
             seed: 1,
-            wiring: SplitterWiring::default(),
+            // The interpretation that reproduces the structure of the published tables
+            // (docs/interpretations.md, 'Wiring of random splitters').
+            wiring: SplitterWiring {
+                generator: WiringGenerator::ButterflyPlusRandom,
+                first_matching: FirstMatching::Identity,
+                ..SplitterWiring::default()
+            },
             greedy: GreedyConfig::default(),
             interior: Interior::default(),
+            fault_draw: FaultDraw::WithReplacement,
             input_rule: InputRule::All,
             max_placements: 100_000,
             threads: 0,
@@ -203,6 +213,7 @@ fn routing_trial(row: Row, config: &LeightonMaggsConfig, seed: u64) -> Result<Tr
             &topo,
             f,
             config.interior,
+            config.fault_draw,
             config.input_rule,
             config.max_placements,
             &mut rng,
@@ -245,6 +256,23 @@ pub fn leighton_maggs_jobs(
     jobs: &mut Jobs,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<Tables>> {
+    leighton_maggs_batches(config, jobs, "", progress)
+}
+
+/// The number of trials [`leighton_maggs`] runs for `config`.
+pub fn trial_count(config: &LeightonMaggsConfig) -> usize {
+    config.table1_faults.len() * config.table1_trials as usize
+        + config.rows().len() * config.trials as usize
+}
+
+/// [`leighton_maggs_jobs`] with `prefix` before its batch names, so that several
+/// configurations share one set of shards.
+pub(super) fn leighton_maggs_batches(
+    config: &LeightonMaggsConfig,
+    jobs: &mut Jobs,
+    prefix: &str,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Tables>> {
     config.validate()?;
     let rows = config.rows();
     let t1 = config.table1_trials as usize;
@@ -253,18 +281,18 @@ pub fn leighton_maggs_jobs(
     let table1_jobs = config.table1_faults.len() * t1;
     let total = table1_jobs + rows.len() * t2;
     let report = |done, _| progress(done, total);
-    let failures = jobs.map("table1", table1_jobs, &report, |j| {
+    let failures = jobs.map(&format!("{prefix}table1"), table1_jobs, &report, |j| {
         let (row, trial) = (j / t1, j % t1);
         let f = config.table1_faults[row];
         let seed = trial_seed(config.seed, 1, u64::from(f), trial as u64);
         let mut rng = Rng::seed_from_u64(seed);
         let topo = modified_splitter(config.inputs, config.wiring, seed)?;
-        let mut faults = place_random(&topo, f, config.interior, &mut rng)?;
+        let mut faults = place_random(&topo, f, config.interior, config.fault_draw, &mut rng)?;
         let propagated = propagate(&topo, &mut faults, config.input_rule);
         Ok((faults.faulty_inputs(&topo) > 0, propagated))
     })?;
     let report = |done, _| progress(table1_jobs + done, total);
-    let flat = jobs.map("routing", rows.len() * t2, &report, |j| {
+    let flat = jobs.map(&format!("{prefix}routing"), rows.len() * t2, &report, |j| {
         let (row, trial) = (j / t2, j % t2);
         routing_trial(
             rows[row],

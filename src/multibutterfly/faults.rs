@@ -98,11 +98,27 @@ impl Interior {
     }
 }
 
-/// Marks `count` distinct switches faulty, uniformly at random among the interior levels.
+/// How [LM] §IV's "faults at random" are drawn (docs/interpretations.md, 'Fault placement'):
+/// the paper does not say, and near the critical density of the propagation rule the choice
+/// moves Table I.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultDraw {
+    /// `count` distinct switches: exactly `count` are faulty.
+    #[default]
+    Distinct,
+    /// `count` independent uniform draws: a switch drawn twice is faulty once, so fewer than
+    /// `count` may be (about 948 distinct for 1000 draws among 9216 switches).
+    WithReplacement,
+}
+
+/// Marks `count` switches faulty, drawn uniformly at random among the interior levels as
+/// `draw` says (`count` is at most the number of interior switches either way).
 pub fn place_random(
     topo: &Topology,
     count: u32,
     interior: Interior,
+    draw: FaultDraw,
     rng: &mut Rng,
 ) -> Result<Faults> {
     let (first, last) = interior.switch_levels(topo)?;
@@ -116,13 +132,13 @@ pub fn place_random(
     }
     let mut f = Faults::none(topo);
     let base = first * topo.n;
-    let mut placed = 0;
-    while placed < count {
+    let mut drawn = 0;
+    while drawn < count {
         let s = (base + rng.random_range(0..pool)) as usize;
-        if !f.placed[s] {
+        if draw == FaultDraw::WithReplacement || !f.placed[s] {
             f.placed.set(s, true);
             f.faulty.set(s, true);
-            placed += 1;
+            drawn += 1;
         }
     }
     Ok(f)
@@ -135,6 +151,7 @@ pub fn place_until_inputs_survive(
     topo: &Topology,
     f: u32,
     interior: Interior,
+    draw: FaultDraw,
     input_rule: InputRule,
     max_placements: u32,
     rng: &mut Rng,
@@ -150,7 +167,7 @@ pub fn place_until_inputs_survive(
         ));
     }
     for placement in 1..=max_placements {
-        let mut faults = place_random(topo, f, interior, rng)?;
+        let mut faults = place_random(topo, f, interior, draw, rng)?;
         propagate(topo, &mut faults, input_rule);
         if faults.faulty_inputs(topo) == 0 {
             return Ok((faults, placement));
@@ -342,7 +359,8 @@ mod tests {
         let mut rng = stream(7, Stream::Test);
         for seed in 0..20 {
             let t = modified_splitter(64, SplitterWiring::default(), seed).unwrap();
-            let mut f = place_random(&t, 40, Interior::default(), &mut rng).unwrap();
+            let mut f =
+                place_random(&t, 40, Interior::default(), FaultDraw::Distinct, &mut rng).unwrap();
             propagate(&t, &mut f, InputRule::All);
             let before = f.clone();
             assert_eq!(propagate(&t, &mut f, InputRule::All), 0);
@@ -367,8 +385,33 @@ mod tests {
             assert!(matches!(i.switch_levels(&t), Err(Error::Invalid { .. })));
         }
         let mut rng = stream(1, Stream::Test);
-        assert!(place_random(&t, 49, Interior::default(), &mut rng).is_err());
-        let f = place_random(&t, 48, Interior::default(), &mut rng).unwrap();
+        assert!(place_random(&t, 49, Interior::default(), FaultDraw::Distinct, &mut rng).is_err());
+        let f = place_random(&t, 48, Interior::default(), FaultDraw::Distinct, &mut rng).unwrap();
         assert_eq!(f.placed[16..64].count_ones(), 48);
+    }
+
+    #[test]
+    fn fault_draws_with_replacement_count_repeats_once() {
+        let t = modified_splitter(1024, SplitterWiring::default(), 1).unwrap();
+        let mut rng = stream(7, Stream::Test);
+        let distinct =
+            place_random(&t, 1000, Interior::default(), FaultDraw::Distinct, &mut rng).unwrap();
+        assert_eq!(distinct.placed_count(), 1000);
+        // 1000 draws among 9 · 1024 interior switches: 9216 (1 − (1 − 1/9216)^1000) ≈ 948
+        // distinct, σ ≈ 7.
+        let mut total = 0;
+        for _ in 0..20 {
+            let f = place_random(
+                &t,
+                1000,
+                Interior::default(),
+                FaultDraw::WithReplacement,
+                &mut rng,
+            )
+            .unwrap();
+            total += f.placed_count();
+        }
+        let mean = total as f64 / 20.0;
+        assert!((mean - 948.4).abs() < 6.0, "mean distinct {mean}");
     }
 }

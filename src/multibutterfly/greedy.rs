@@ -389,7 +389,7 @@ impl Clocked for GreedyRouter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::multibutterfly::faults::{InputRule, Interior, place_random, propagate};
+    use crate::multibutterfly::faults::{FaultDraw, InputRule, Interior, place_random, propagate};
     use crate::rng::{Stream, stream};
     use crate::topology::{
         SplitterWiring, butterfly, dilated_butterfly, modified_splitter, random_splitter,
@@ -488,7 +488,8 @@ mod tests {
         let mut routed = 0;
         for seed in 0..20 {
             let t = modified_splitter(256, SplitterWiring::default(), seed).unwrap();
-            let mut f = place_random(&t, 60, Interior::default(), &mut rng).unwrap();
+            let mut f =
+                place_random(&t, 60, Interior::default(), FaultDraw::Distinct, &mut rng).unwrap();
             propagate(&t, &mut f, InputRule::All);
             if f.faulty_inputs(&t) > 0 {
                 continue;

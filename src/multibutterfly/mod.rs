@@ -9,7 +9,8 @@
 //! - [`upfal`]: Upfal's wave algorithm (§II-A) with its potential function and Lemma 2.5
 //!   checked.
 //! - [`run`]: one greedy routing as the configuration a report records.
-//! - [`experiment`] and [`tables`]: Tables I–III; [`tolerance`]: the fault-scaling experiment.
+//! - [`experiment`] and [`tables`]: Tables I–III; [`variants`]: how the open choices move
+//!   them; [`tolerance`]: the fault-scaling experiment.
 
 pub mod experiment;
 pub mod faults;
@@ -19,4 +20,5 @@ pub mod tables;
 pub mod theory;
 pub mod tolerance;
 pub mod upfal;
+pub mod variants;
 pub mod wave;

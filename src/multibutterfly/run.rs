@@ -3,7 +3,7 @@
 //! accepts (`docs/report-schema.md`). Upfal's wave algorithm (§II-A) is configured by
 //! [`super::upfal::UpfalConfig`] alone.
 
-use super::faults::{self, Faults, InputRule, Interior};
+use super::faults::{self, FaultDraw, Faults, InputRule, Interior};
 use super::greedy::{GreedyConfig, GreedyRouter, Problem};
 use crate::error::{Error, Result};
 use crate::rng::{Stream, stream};
@@ -30,6 +30,8 @@ pub struct GreedyRunConfig {
     pub faults: u32,
     /// Where the faults may go (with faults).
     pub interior: Interior,
+    /// How the faults are drawn (with faults).
+    pub fault_draw: FaultDraw,
     /// The modified network's rule at its matching level (with faults).
     pub input_rule: InputRule,
     /// Packets per input and their destinations: `1`, `10`, `1T`, `10T`, ...
@@ -49,6 +51,7 @@ impl Default for GreedyRunConfig {
             wiring: SplitterWiring::default(),
             faults: 0,
             interior: Interior::default(),
+            fault_draw: FaultDraw::Distinct,
             input_rule: InputRule::default(),
             problem: Problem {
                 transpose: false,
@@ -83,6 +86,7 @@ impl GreedyRunConfig {
         }
         if self.faults == 0 {
             keys.push(("interior", "faults above 0"));
+            keys.push(("fault_draw", "faults above 0"));
         }
         if self.faults == 0 || self.topology != ModifiedSplitter {
             keys.push(("input_rule", "faults above 0 on topology modified-splitter"));
@@ -147,6 +151,7 @@ impl GreedyRunConfig {
             &topo,
             self.faults,
             self.interior,
+            self.fault_draw,
             self.input_rule,
             MAX_PLACEMENTS,
             &mut rng,

@@ -2,6 +2,7 @@
 //! layout like the paper's, and an SVG chart of completion time against faults.
 
 use super::experiment::{LeightonMaggsConfig, Row};
+use super::faults::FaultDraw;
 use super::greedy::Problem;
 use crate::plot::{Chart, Marker};
 pub use crate::stats::Stat;
@@ -150,12 +151,16 @@ impl Tables {
     pub fn markdown(&self) -> String {
         let c = &self.config;
         let mut o = format!(
-            "# [LM] §IV reproduced: N = {}, d = 2\n\nSeed {}; faults on levels {} of the modified network ([LM]'s numbering); input-level rule `{}`; admission: head held at most {} packets; link choice `{}`; wiring `{}`{}.\n\n",
+            "# [LM] §IV reproduced: N = {}, d = 2\n\nSeed {}; faults on levels {} of the modified network ([LM]'s numbering), drawn {}; input-level rule `{}`; admission: head held at most {} packets; link choice `{}`; wiring `{}`{}; level −1's first matching `{}`.\n\n",
             c.inputs,
             c.seed,
             match c.interior.levels {
                 Some((a, b)) => format!("{a}..{b}"),
                 None => format!("0..{}", c.inputs.trailing_zeros() - 2),
+            },
+            match c.fault_draw {
+                FaultDraw::Distinct => "as distinct switches",
+                FaultDraw::WithReplacement => "with replacement (a switch drawn twice counts once)",
             },
             name_of(c.input_rule),
             c.greedy.max_held,
@@ -166,6 +171,7 @@ impl Tables {
             } else {
                 " without clean-up"
             },
+            name_of(c.wiring.first_matching),
         );
         o.push_str(
             "Row labels, as in [LM]: `0 (nor)` the fault-free butterfly; `0 (dil)` the fault-free dilated butterfly (d = 2); `0` the fault-free randomly-wired splitter network (d = 2, without the modification); `F*` the modified splitter network with F random faults on its interior levels (`0*` fault-free). Problems (columns): `1` one packet per input to a uniformly random destination, `10` ten packets per input, `1T` the transpose permutation, `10T` ten copies of it. A cell shows the mean, σ below it.\n\n",

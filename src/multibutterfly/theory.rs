@@ -170,7 +170,7 @@ pub fn survivors(topo: &Topology, faults: &mut Faults, theory: &Theory) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::multibutterfly::faults::{Interior, place_random};
+    use crate::multibutterfly::faults::{FaultDraw, Interior, place_random};
     use crate::rng::{Stream, stream};
     use crate::topology::{
         NodeId, SplitterWiring, butterfly, dilated_butterfly, modified_splitter, random_splitter,
@@ -273,7 +273,8 @@ mod tests {
         let mut rng = stream(11, Stream::Test);
         for seed in 0..10 {
             let t = random_splitter(256, 5, SplitterWiring::default(), seed).unwrap();
-            let mut f = place_random(&t, 8, Interior::default(), &mut rng).unwrap();
+            let mut f =
+                place_random(&t, 8, Interior::default(), FaultDraw::Distinct, &mut rng).unwrap();
             let s = survivors(&t, &mut f, &th).unwrap();
             assert_eq!(s.faults, 8);
             assert!(s.inputs <= 256 && s.outputs <= 256);

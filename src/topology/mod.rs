@@ -23,7 +23,8 @@ pub use butterfly::{
 };
 pub use modified::modified_splitter;
 pub use splitter::{
-    Expansion, SplitterWiring, WiringGenerator, expansion, parallel_links, random_splitter,
+    Expansion, FirstMatching, SplitterWiring, WiringGenerator, expansion, parallel_links,
+    random_splitter,
 };
 
 use crate::error::{Error, Result};

@@ -3,7 +3,7 @@
 #[cfg(doc)]
 use super::LinkClass;
 use super::splitter::splitter_level;
-use super::{Link, SplitterWiring, Topology, TopologyKind, assemble, check_inputs};
+use super::{FirstMatching, Link, SplitterWiring, Topology, TopologyKind, assemble, check_inputs};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use rand::RngExt;
@@ -12,7 +12,8 @@ use rand::seq::SliceRandom;
 /// The modified randomly-wired splitter network of [LM] §IV (docs/interpretations.md, 'Modified
 /// network'), multiplicity 2: switch level 0 is [LM]'s level −1, whose out links are 4 random
 /// perfect matchings into level 1 (= [LM]'s level 0; link class [`LinkClass::Any`], matching `k`
-/// is direction `k / 2`, lane `k % 2`, cleaned of parallel links like the splitters); levels 1
+/// is direction `k / 2`, lane `k % 2`, the first one the identity with
+/// [`FirstMatching::Identity`], cleaned of parallel links like the splitters); levels 1
 /// to `log n − 2` are the splitters of [LM]'s levels 0 to `log n − 3`; the last two splitter
 /// levels are replaced by 4×4 complete bipartite graphs from every 4-row block of level
 /// `log n − 1` ([LM]'s level `log n − 2`) to the 4 outputs of that block (class
@@ -33,9 +34,11 @@ pub fn modified_splitter(n: u32, wiring: SplitterWiring, seed: u64) -> Result<To
     let mut links = Vec::with_capacity(log_n as usize * n as usize * 4);
     // Level −1: four random perfect matchings.
     let mut matchings: Vec<Vec<u32>> = (0..4)
-        .map(|_| {
+        .map(|k| {
             let mut p: Vec<u32> = (0..n).collect();
-            p.shuffle(&mut rng);
+            if k > 0 || wiring.first_matching == FirstMatching::Random {
+                p.shuffle(&mut rng);
+            }
             p
         })
         .collect();
@@ -162,6 +165,27 @@ mod tests {
                 .unwrap()
                 .levels,
             3
+        );
+    }
+
+    #[test]
+    fn first_matching_identity_keeps_rows() {
+        let w = SplitterWiring {
+            first_matching: FirstMatching::Identity,
+            ..SplitterWiring::default()
+        };
+        let t = modified_splitter(256, w, 3).unwrap();
+        for i in 0..256u32 {
+            assert_eq!(t.links[t.out_link(i, 0, 0) as usize].head, 256 + i);
+        }
+        let level0 = Topology {
+            links: t.links[..256 * 4].to_vec(),
+            ..t.clone()
+        };
+        assert_eq!(parallel_links(&level0), 0);
+        let random = modified_splitter(256, SplitterWiring::default(), 3).unwrap();
+        assert!(
+            (0..256u32).any(|i| random.links[random.out_link(i, 0, 0) as usize].head != 256 + i)
         );
     }
 }

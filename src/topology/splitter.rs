@@ -25,6 +25,20 @@ pub struct SplitterWiring {
     /// Swap attempts per splitter and direction (per matching at the modified network's
     /// level −1) before the clean-up gives up.
     pub cleanup_budget: u32,
+    /// The modified network's level −1: its first matching (direction 0, lane 0).
+    pub first_matching: FirstMatching,
+}
+
+/// The first of the four perfect matchings at the modified network's level −1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FirstMatching {
+    /// Uniformly random, like the other three.
+    #[default]
+    Random,
+    /// The identity: input `i` reaches row `i` of [LM]'s level 0, so a permutation enters the
+    /// splitters as it was given (a transpose stays a transpose).
+    Identity,
 }
 
 /// How the `dM` up (or down) links of an `M`-input splitter are drawn.
@@ -38,6 +52,11 @@ pub enum WiringGenerator {
     /// uniformly random matching (every round alone is balanced until the clean-up swaps
     /// links between rounds).
     Rounds,
+    /// Lane 0 of each direction is the butterfly's own edge (input `i` to child output
+    /// `i mod M/2`); the other `d − 1` lanes are a configuration model of the remaining stubs,
+    /// and the clean-up swaps only those. The structure [LM]'s tables imply (a transpose is
+    /// harder than a random problem: docs/interpretations.md, 'Wiring of random splitters').
+    ButterflyPlusRandom,
 }
 
 impl Default for SplitterWiring {
@@ -46,6 +65,7 @@ impl Default for SplitterWiring {
             generator: WiringGenerator::Configuration,
             cleanup: true,
             cleanup_budget: 10_000,
+            first_matching: FirstMatching::Random,
         }
     }
 }
@@ -55,7 +75,8 @@ impl Default for SplitterWiring {
 /// all from the one `Wiring` stream of `seed`) the `dM` input stubs are matched at random to the
 /// `dM` output stubs as [`SplitterWiring::generator`] says, then parallel links are cleaned up
 /// (see [`SplitterWiring`]) unless they are unavoidable (`M/2 < d`). Lanes of a (node,
-/// direction) are numbered in increasing head column.
+/// direction) are numbered in the order their stubs were drawn, so a lane's index is
+/// independent of its head (docs/interpretations.md, 'Lane order of random splitters').
 pub fn random_splitter(n: u32, d: u32, wiring: SplitterWiring, seed: u64) -> Result<Topology> {
     let log_n = check_inputs(n)?;
     check_multiplicity("multiplicity", d)?;
@@ -83,7 +104,9 @@ pub(super) fn splitter_level(
     let half = m / 2;
     // outs[k] = local output of input stub k (input k / d).
     let mut outs: Vec<u32> = Vec::with_capacity(m as usize * du);
-    let mut round: Vec<u32> = Vec::with_capacity(m as usize);
+    let mut round: Vec<u32> = Vec::with_capacity(m as usize * du);
+    // Leading lanes of every input the clean-up keeps.
+    let fixed = usize::from(wiring.generator == WiringGenerator::ButterflyPlusRandom);
     for block in 0..(1u32 << level) {
         let base = block * m;
         for direction in 0..2u8 {
@@ -104,13 +127,25 @@ pub(super) fn splitter_level(
                         }
                     }
                 }
+                WiringGenerator::ButterflyPlusRandom => {
+                    let rest = du - 1;
+                    round.clear();
+                    round.extend((0..half).flat_map(|o| std::iter::repeat_n(o, 2 * rest)));
+                    round.shuffle(rng);
+                    for i in 0..m as usize {
+                        outs.push(i as u32 % half);
+                        outs.extend_from_slice(&round[i * rest..(i + 1) * rest]);
+                    }
+                }
             }
             if wiring.cleanup && half >= d {
-                clean_up(&mut outs, du, wiring.cleanup_budget, rng);
+                clean_up(&mut outs, du, fixed, wiring.cleanup_budget, rng);
             }
             let child = (at + 1) * n + base + u32::from(direction) * half;
-            for (i, lanes) in outs.chunks_mut(du).enumerate() {
-                lanes.sort_unstable();
+            // A lane keeps the position its stub was drawn in: both generators draw the
+            // stubs of one input exchangeably, so a lane's index says nothing about where it
+            // leads (lane-choice rules that prefer low lanes stay unbiased).
+            for (i, lanes) in outs.chunks(du).enumerate() {
                 let tail = at * n + base + i as u32;
                 for (lane, &o) in lanes.iter().enumerate() {
                     links.push(Link {
@@ -128,8 +163,10 @@ pub(super) fn splitter_level(
 
 /// [LM]'s clean-up: while stub `k` duplicates an earlier link of its input, swap its output
 /// end with that of a random stub `j` of another input, provided neither input then has a
-/// parallel link; at most `budget` attempts.
-fn clean_up(outs: &mut [u32], d: usize, budget: u32, rng: &mut Rng) {
+/// parallel link; at most `budget` attempts. The first `fixed` stubs of every input are never
+/// swapped (a duplicate is always found at a later stub).
+fn clean_up(outs: &mut [u32], d: usize, fixed: usize, budget: u32, rng: &mut Rng) {
+    let free = d - fixed;
     let mut attempts = 0;
     for k in 0..outs.len() {
         let first = k - k % d;
@@ -138,7 +175,8 @@ fn clean_up(outs: &mut [u32], d: usize, budget: u32, rng: &mut Rng) {
                 return;
             }
             attempts += 1;
-            let j = rng.random_range(0..outs.len());
+            let r = rng.random_range(0..outs.len() / d * free);
+            let j = r / free * d + fixed + r % free;
             let j_first = j - j % d;
             if j_first == first {
                 continue;
@@ -406,11 +444,17 @@ mod tests {
             SplitterWiring {
                 generator: WiringGenerator::Configuration,
                 cleanup: false,
-                cleanup_budget: 10_000
+                cleanup_budget: 10_000,
+                first_matching: FirstMatching::Random,
             }
         );
         let w: SplitterWiring = toml::from_str("generator = \"rounds\"").unwrap();
         assert_eq!(w.generator, WiringGenerator::Rounds);
+        let w: SplitterWiring =
+            toml::from_str("generator = \"butterfly-plus-random\"\nfirst_matching = \"identity\"")
+                .unwrap();
+        assert_eq!(w.generator, WiringGenerator::ButterflyPlusRandom);
+        assert_eq!(w.first_matching, FirstMatching::Identity);
         assert!(toml::from_str::<SplitterWiring>("clean = true").is_err());
     }
 
@@ -526,5 +570,83 @@ mod tests {
             ..t.clone()
         };
         assert_eq!(parallel_links(&level0), 0);
+    }
+
+    #[test]
+    fn lane_index_is_independent_of_the_head_column() {
+        // Mean relative head position (column within the child splitter / its size) per
+        // lane, per splitter level, over many wirings: equal for every lane when lane order
+        // carries no geometry (it was 1/4 against 3/4 when lanes were sorted by head column).
+        let n = 64u32;
+        for generator in [WiringGenerator::Configuration, WiringGenerator::Rounds] {
+            for d in [2u32, 3] {
+                let w = SplitterWiring {
+                    generator,
+                    ..SplitterWiring::default()
+                };
+                // sum[level][lane], count[level][lane]
+                let mut sum = vec![vec![0f64; d as usize]; 6];
+                let mut count = vec![vec![0u32; d as usize]; 6];
+                for seed in 0..100 {
+                    let t = random_splitter(n, d, w, seed).unwrap();
+                    for l in &t.links {
+                        let level = (l.tail / n) as usize;
+                        let half = (n >> level) / 2;
+                        if half < 2 {
+                            continue;
+                        }
+                        let offset = (l.head % n) % half;
+                        sum[level][l.lane as usize] += f64::from(offset) / f64::from(half - 1);
+                        count[level][l.lane as usize] += 1;
+                    }
+                }
+                for level in 0..5 {
+                    let mean: Vec<f64> = (0..d as usize)
+                        .map(|k| sum[level][k] / f64::from(count[level][k]))
+                        .collect();
+                    for k in 1..d as usize {
+                        assert!(
+                            (mean[k] - mean[0]).abs() < 0.02,
+                            "{generator:?} d = {d}, level {level}: lane means {mean:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn butterfly_plus_random_keeps_the_butterfly_edge_on_lane_0() {
+        let w = SplitterWiring {
+            generator: WiringGenerator::ButterflyPlusRandom,
+            ..SplitterWiring::default()
+        };
+        for (n, d) in [(64u32, 2u32), (64, 3), (256, 2)] {
+            for seed in 0..5 {
+                let t = random_splitter(n, d, w, seed).unwrap();
+                let mut inn = vec![0u32; t.node_count()];
+                for l in &t.links {
+                    inn[l.head as usize] += 1;
+                    if l.lane == 0 {
+                        let level = l.tail / n;
+                        let (m, row) = (n >> level, l.tail % n);
+                        let half = m / 2;
+                        let expected = row - row % m + u32::from(l.direction) * half + row % half;
+                        assert_eq!(l.head % n, expected, "n {n} d {d} seed {seed} {l:?}");
+                    }
+                }
+                assert!(inn[n as usize..].iter().all(|&c| c == 2 * d));
+                // Levels whose children have at least d rows can avoid parallel links.
+                let levels = (0..n.trailing_zeros())
+                    .filter(|&l| (n >> l) / 2 >= d)
+                    .count();
+                let last = levels * n as usize * 2 * d as usize;
+                let avoidable = Topology {
+                    links: t.links[..last].to_vec(),
+                    ..t.clone()
+                };
+                assert_eq!(parallel_links(&avoidable), 0, "n {n} d {d} seed {seed}");
+            }
+        }
     }
 }
