@@ -134,3 +134,45 @@ fn streaming_statistics_equal_the_kept_records() {
         }
     }
 }
+
+/// Threads split each level's evaluation and the clock edge by runs of switches; the run is the
+/// one a single thread gives, cycle by cycle (networks of 512 inputs, so that every level is
+/// split).
+#[test]
+fn any_number_of_threads_gives_an_identical_run() {
+    for c in configs() {
+        let c = SimConfig {
+            inputs: 512,
+            traffic: Traffic::Uniform { q: 2 },
+            ..c
+        };
+        let mut one = Simulation::new(c.clone()).unwrap();
+        one.keep_records(true);
+        let mut many: Vec<Simulation> = [2, 3]
+            .into_iter()
+            .map(|t| {
+                let mut s = Simulation::new(c.clone()).unwrap();
+                s.set_threads(t).unwrap();
+                s.keep_records(true);
+                s
+            })
+            .collect();
+        while !one.finished() {
+            one.step().unwrap();
+            for s in &mut many {
+                s.step().unwrap();
+                assert_eq!(
+                    one.last_transfers(),
+                    s.last_transfers(),
+                    "{:?} cycle {}",
+                    c.topology,
+                    one.cycle()
+                );
+            }
+        }
+        for s in &many {
+            assert!(s.finished());
+            assert_eq!(one.report(true).to_json(), s.report(true).to_json());
+        }
+    }
+}

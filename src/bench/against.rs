@@ -98,7 +98,7 @@ pub struct Row {
 }
 
 fn model_side(config: &SimConfig) -> Result<Side> {
-    let r: BenchResult = run(config.clone())?;
+    let r: BenchResult = run(config.clone(), 1)?;
     Ok(Side {
         tool: "flitforge".into(),
         cycles: r.cycles,

@@ -36,10 +36,12 @@ pub struct BenchResult {
     pub flits_delivered_per_cycle: f64,
 }
 
-/// Runs `config` with invariant checks off and measures the cycle loop (not set-up).
-pub fn run(config: SimConfig) -> Result<BenchResult> {
+/// Runs `config` with invariant checks off on `threads` threads ([`Simulation::set_threads`])
+/// and measures the cycle loop (not set-up).
+pub fn run(config: SimConfig, threads: usize) -> Result<BenchResult> {
     let mut sim = Simulation::new(config)?;
     sim.set_check_invariants(false);
+    sim.set_threads(threads)?;
     let start = Instant::now();
     let report = sim.run()?;
     let seconds = start.elapsed().as_secs_f64();

@@ -33,6 +33,11 @@ pub struct BenchArgs {
     /// Write into a non-empty directory another command wrote.
     #[arg(long, help_heading = "Comparison")]
     pub force: bool,
+    /// Threads evaluating each level's switches and committing the clock edge (0: every
+    /// core); the run is the same on any number, and networks under 256 inputs run on one.
+    /// Comparisons run one thread, like the simulators they are compared with.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 /// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
@@ -118,6 +123,13 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     if let Some(against) = &args.against {
+        if args.threads != 1 {
+            return Err(Error::invalid(
+                "threads",
+                args.threads,
+                "1 with --against (each simulator runs one thread)",
+            ));
+        }
         return bench_against(args, against);
     }
     for (flag, given) in [
@@ -137,7 +149,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     match flags.resolve(flitforge::bench::default_config())? {
         RunConfig::Network(config) => {
-            let r = flitforge::bench::run(config)?;
+            let r = flitforge::bench::run(config, args.threads)?;
             say!(
                 "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
                 r.switches,
@@ -148,6 +160,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             );
         }
         RunConfig::PrunedButterfly(mut config) => {
+            if args.threads != 1 {
+                return Err(Error::invalid(
+                    "threads",
+                    args.threads,
+                    "1 with --topology pruned-butterfly (threads split VC networks)",
+                ));
+            }
             if args.net.inputs.is_none() && args.net.config.is_none() {
                 config.inputs = flitforge::bench::default_pruned_config().inputs;
             }

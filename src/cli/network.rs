@@ -39,6 +39,11 @@ pub struct OutputArgs {
     /// [default: cycle]
     #[arg(long, value_parser = ["cycle", "golden"])]
     pub engine: Option<String>,
+    /// VC networks: threads evaluating each level's switches and committing the clock edge
+    /// (0: every core). The run, its report and its waveform are the same, byte for byte, on
+    /// any number of threads; networks under 256 inputs run on one.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 /// `flitforge sim`.
@@ -235,6 +240,7 @@ pub fn sim(args: &SimArgs) -> Result<()> {
 /// A VC network run: the library's summary on standard output (unless the report goes there).
 fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
     let mut sim = Simulation::new(config)?;
+    sim.set_threads(o.threads)?;
     sim.keep_records(o.per_message);
     if o.check {
         sim.set_check_invariants(true);

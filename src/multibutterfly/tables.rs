@@ -279,7 +279,8 @@ impl Tables {
 }
 
 /// The kebab-case name a configuration file uses for an enum value.
-fn name_of(value: impl Serialize) -> String {
+/// The name a configuration file uses for `value` (its serde name).
+pub(super) fn name_of(value: impl Serialize) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

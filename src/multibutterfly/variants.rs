@@ -5,7 +5,7 @@
 
 use super::experiment::{LeightonMaggsConfig, leighton_maggs_batches, trial_count};
 use super::faults::{FaultDraw, Interior};
-use super::tables::{Tables, fx};
+use super::tables::{Tables, fx, name_of};
 use crate::config::LaneChoice;
 use crate::error::Result;
 use crate::shard::Jobs;
@@ -40,13 +40,6 @@ const LANE_CHOICES: [LaneChoice; 3] = [
     LaneChoice::LeastLoaded,
 ];
 const FAULT_DRAWS: [FaultDraw; 2] = [FaultDraw::WithReplacement, FaultDraw::Distinct];
-
-fn name_of(value: impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
 
 /// The axes of the grid for `base`'s network size: interior levels are [LM]'s default
 /// `0..lg N − 2` or `1..lg N − 2` (the first splitter level kept fault-free).

@@ -31,6 +31,9 @@ pub fn build_topology(config: &SimConfig) -> Result<Topology> {
     )
 }
 
+/// Fewest inputs (switches per level) for which [`Simulation::set_threads`] splits a cycle.
+pub const MIN_PARALLEL_INPUTS: u32 = 256;
+
 /// A network under simulation.
 pub struct Simulation {
     pub config: SimConfig,
@@ -57,6 +60,8 @@ pub struct Simulation {
     retry_rng: crate::rng::Rng,
     /// Most message records the memory limit leaves room for.
     max_held: u64,
+    /// Threads that evaluate a level's switches ([`Simulation::set_threads`]); `None`: one.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl Simulation {
@@ -119,10 +124,43 @@ impl Simulation {
             retry_rng: stream(config.seed, Stream::Retry),
             max_held: crate::config::MEMORY_LIMIT_BYTES.saturating_sub(config.memory_estimate().0)
                 / crate::config::RECORD_BYTES,
+            pool: None,
             config,
         };
         sim.clock = Clock::settled(&sim);
         Ok(sim)
+    }
+
+    /// Evaluates each level's switches, and commits the clock edge, on `threads` threads (0:
+    /// every core; 1: this thread only). The run is the same, byte for byte, on any number
+    /// of threads: a switch reads only registered state and the `LEAVING` flags of the level
+    /// below, which is done, and writes only its own registers. Networks of fewer than
+    /// [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting costs more than it saves).
+    pub fn set_threads(&mut self, threads: usize) -> Result<()> {
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        };
+        self.pool = if threads > 1
+            && self.config.inputs >= MIN_PARALLEL_INPUTS
+            && self.config.mode != crate::config::FlowControl::Greedy
+        {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| {
+                        Error::invalid(
+                            "threads",
+                            threads,
+                            format!("a thread count this machine can start ({e})"),
+                        )
+                    })?,
+            )
+        } else {
+            None
+        };
+        Ok(())
     }
 
     /// Evaluate components in `order` (sweeping until stable) instead of the settle order.
@@ -466,6 +504,36 @@ impl Clocked for Simulation {
         order
     }
 
+    /// Levels from the last (each on the thread pool if there is one), then the sources: the
+    /// settle order, one level at a time.
+    fn evaluate_settled(&mut self, order: &[usize]) {
+        if self.config.mode == crate::config::FlowControl::Greedy {
+            for &c in order {
+                self.evaluate(c);
+            }
+            return;
+        }
+        let headers = self.messages.headers();
+        let fabric = &mut self.fabric;
+        let levels = fabric.topo.levels;
+        match &self.pool {
+            Some(pool) => pool.install(|| {
+                for level in (0..levels).rev() {
+                    fabric.evaluate_level(level, headers, true);
+                }
+            }),
+            None => {
+                for level in (0..levels).rev() {
+                    fabric.evaluate_level(level, headers, false);
+                }
+            }
+        }
+        let switches = self.fabric.topo.node_count();
+        for s in switches..switches + self.config.inputs as usize {
+            self.evaluate(s);
+        }
+    }
+
     fn evaluate(&mut self, c: usize) -> bool {
         let switches = self.fabric.topo.node_count();
         if c < switches {
@@ -479,8 +547,23 @@ impl Clocked for Simulation {
 
     fn commit(&mut self) {
         self.transfers.clear();
-        self.fabric.commit_departures(&mut self.transfers);
+        match &self.pool {
+            Some(pool) => {
+                // Several runs per thread, so that a thread with idle switches takes another.
+                let parts = 4 * pool.current_num_threads();
+                let (fabric, transfers) = (&mut self.fabric, &mut self.transfers);
+                pool.install(|| fabric.commit_departures_split(transfers, parts));
+            }
+            None => self.fabric.commit_departures(&mut self.transfers),
+        }
         self.sources.commit(&mut self.transfers, &self.fabric);
-        self.fabric.commit_arrivals(&self.transfers);
+        match &self.pool {
+            Some(pool) => {
+                let parts = pool.current_num_threads();
+                let (fabric, transfers) = (&mut self.fabric, &self.transfers);
+                pool.install(|| fabric.commit_arrivals_split(transfers, parts));
+            }
+            None => self.fabric.commit_arrivals(&self.transfers),
+        }
     }
 }

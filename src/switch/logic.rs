@@ -28,11 +28,16 @@
 //! per-switch bound A only output VCs into switches that held fewer than A packets at the end of
 //! the previous cycle count as free. Last-level switches pass every front flit to the
 //! destination each cycle. Faulty switches pass nothing.
+//!
+//! A switch's evaluation writes only its own VCs' grants and `LEAVING` flags and its pointers'
+//! proposals, and reads registered state and the next level's flags: it works on a view of
+//! those (`Part`), so the switches of one level evaluate in parallel runs
+//! ([`Fabric::evaluate_level`]) with the result of one sweep. The clock edge is [`super::edge`].
 
-use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, VcState};
+use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcState};
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
-use crate::topology::{NodeId, RouteField};
+use crate::topology::{NodeId, RouteField, Topology};
 
 /// The fields a header carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -138,48 +143,40 @@ fn next(j: usize, n: usize) -> usize {
     if j + 1 == n { 0 } else { j + 1 }
 }
 
+/// Register `vc` can take a flit this cycle: it has room, or (combinational back-pressure)
+/// its front flit leaves in this cycle.
+#[inline]
+fn ready(p: &SwitchParams, vc: &Vc) -> bool {
+    u32::from(vc.count) < p.depth || (p.backpressure == Backpressure::Combinational && vc.leaving())
+}
+
+/// Register `vc` (input VC `d`, FIFO `fifo`) can take the header of a new worm this cycle: it
+/// is idle, or (combinational back-pressure) it holds only its worm's tail, which leaves in
+/// this cycle.
+#[inline]
+fn accepts_new_worm(p: &SwitchParams, fifo: &[FlitSlot], d: u32, vc: &Vc) -> bool {
+    if vc.state == VcState::Idle as u8 {
+        return true;
+    }
+    p.backpressure == Backpressure::Combinational
+        && vc.count == 1
+        && vc.leaving()
+        && u32::from(fifo[d as usize * p.depth as usize + vc.front as usize].seq) == p.flits - 1
+}
+
 impl Fabric {
     /// Register `d` can take a flit this cycle: it has room, or (combinational back-pressure)
     /// its front flit leaves in this cycle.
     #[inline]
     pub(crate) fn ready(&self, d: u32) -> bool {
-        let vc = &self.vcs[d as usize];
-        u32::from(vc.count) < self.params.depth
-            || (self.params.backpressure == Backpressure::Combinational && vc.leaving())
+        ready(&self.params, &self.vcs[d as usize])
     }
 
     /// Register `d` can take the header of a new worm this cycle: it is idle, or
     /// (combinational back-pressure) it holds only its worm's tail, which leaves in this cycle.
     #[inline]
     pub(crate) fn accepts_new_worm(&self, d: u32) -> bool {
-        let vc = &self.vcs[d as usize];
-        if vc.state == VcState::Idle as u8 {
-            return true;
-        }
-        self.params.backpressure == Backpressure::Combinational
-            && vc.count == 1
-            && vc.leaving()
-            && u32::from(self.fifo[d as usize * self.params.depth as usize + vc.front as usize].seq)
-                == self.params.flits - 1
-    }
-
-    /// Output VC `ov` can be allocated to a new worm this cycle.
-    #[inline]
-    fn free(&self, ov: u32) -> bool {
-        let d = self.down[ov as usize];
-        if self.alloc[ov as usize] != 0
-            || self.vcs[d as usize].flags & FAULTY != 0
-            || !self.accepts_new_worm(d)
-        {
-            return false;
-        }
-        match self.params.switch_queue {
-            Some(a) if !self.is_ejection_vc(d) => {
-                let (head, _) = self.vc_switch(d);
-                u32::from(self.occupancy[head as usize]) < a
-            }
-            _ => true,
-        }
+        accepts_new_worm(&self.params, &self.fifo, d, &self.vcs[d as usize])
     }
 
     /// Evaluates switch `s`: sets its VCs' `LEAVING` flags and header grants from registered
@@ -193,34 +190,272 @@ impl Fabric {
             // Idle: no flit, no grant, no LEAVING flag (the last edge cleared them).
             return false;
         }
-        let base = self.vc_base(s) as usize;
-        let nv = self.vc_count(s) as usize;
+        let own_end = self.vc_base(s) as usize + self.vc_count(s) as usize;
+        let (shared, mut part) = self.split(s..s + 1, own_end);
+        part.evaluate(&shared, s, headers)
+    }
+
+    /// Evaluates every switch of `level` (all of whose downstream switches are evaluated),
+    /// split over the threads of the current rayon pool when `parallel`: each switch reads
+    /// only registered state and the next level's `LEAVING` flags, so the result is the one
+    /// switch-by-switch evaluation gives, whatever the split.
+    pub fn evaluate_level(&mut self, level: u32, headers: Headers<'_>, parallel: bool) {
+        debug_assert_ne!(self.params.mode, FlowControl::Greedy);
+        let n = self.topo.n;
+        let switches = level * n..(level + 1) * n;
+        let below = if level + 1 < self.topo.levels {
+            self.vc_base((level + 1) * n) as usize
+        } else {
+            self.vcs.len()
+        };
+        let (shared, part) = self.split(switches.clone(), below);
+        let grain = if parallel { PARALLEL_GRAIN } else { u32::MAX };
+        part.evaluate_range(&shared, switches, headers, grain);
+    }
+
+    /// The view an evaluation of `switches` needs: their VCs and pointer proposals mutable,
+    /// the VCs from `below` on (those the switches feed) and every other array read-only.
+    fn split(&mut self, switches: std::ops::Range<u32>, below: usize) -> (Shared<'_>, Part<'_>) {
+        let own = self.vc_base(switches.start) as usize..self.vc_base_end(switches.end - 1);
+        let links = 2 * self.topo.multiplicity as usize;
+        let link_lo = (switches.start as usize * links).min(self.link_rr.len());
+        let link_hi = (switches.end as usize * links).min(self.link_rr.len());
+        let (lower, upper) = self.vcs.split_at_mut(below);
+        let part = Part {
+            own_start: own.start,
+            own: &mut lower[own],
+            below_start: below,
+            below: upper,
+            rr_start: switches.start as usize * 2,
+            rr_next: &mut self.rr_next[switches.start as usize * 2..switches.end as usize * 2],
+            link_start: link_lo,
+            link_rr_next: &mut self.link_rr_next[link_lo..link_hi],
+        };
+        let shared = Shared {
+            p: self.params,
+            topo: &self.topo,
+            vc_shift: self.vc_shift,
+            down: &self.down,
+            fifo: &self.fifo,
+            alloc: &self.alloc,
+            rr: &self.rr,
+            link_rr: &self.link_rr,
+            lfsr: &self.lfsr,
+            occupancy: &self.occupancy,
+            switch_flits: &self.switch_flits,
+            last_base: self.last_base as usize,
+            route: &self.route,
+        };
+        (shared, part)
+    }
+
+    /// One past the last input VC of switch `s`.
+    fn vc_base_end(&self, s: NodeId) -> usize {
+        self.vc_base(s) as usize + self.vc_count(s) as usize
+    }
+}
+
+/// Switches below which a parallel level evaluation stops splitting.
+const PARALLEL_GRAIN: u32 = 256;
+
+/// What an evaluation reads and never writes.
+struct Shared<'a> {
+    p: SwitchParams,
+    topo: &'a Topology,
+    vc_shift: u32,
+    down: &'a [u32],
+    fifo: &'a [FlitSlot],
+    alloc: &'a [u32],
+    rr: &'a [u16],
+    link_rr: &'a [u16],
+    lfsr: &'a [u16],
+    occupancy: &'a [u16],
+    switch_flits: &'a [u32],
+    last_base: usize,
+    route: &'a [(RouteField, u32)],
+}
+
+impl Shared<'_> {
+    /// Switch of input VC `ivc` (an ejection VC's never matters here).
+    fn head_switch(&self, ivc: u32) -> NodeId {
+        let b = self.p.vcs;
+        let n = self.topo.n;
+        if ivc < n * b {
+            ivc / b
+        } else {
+            n + (ivc - n * b) / (2 * self.topo.multiplicity * b)
+        }
+    }
+
+    fn vc_base(&self, s: NodeId) -> usize {
+        let (b, n) = (self.p.vcs, self.topo.n);
+        (if s < n {
+            s * b
+        } else {
+            n * b + (s - n) * 2 * self.topo.multiplicity * b
+        }) as usize
+    }
+
+    fn vc_count(&self, s: NodeId) -> usize {
+        (if s < self.topo.n {
+            self.p.vcs
+        } else {
+            2 * self.topo.multiplicity * self.p.vcs
+        }) as usize
+    }
+}
+
+/// What evaluating a run of consecutive switches writes: their input VCs' grants and
+/// `LEAVING` flags (`own`, VCs from `own_start`) and their pointers' proposed values. The VCs
+/// they feed (`below`, from `below_start`: the next level, at higher indices) are read-only.
+struct Part<'a> {
+    own: &'a mut [Vc],
+    own_start: usize,
+    below: &'a [Vc],
+    below_start: usize,
+    rr_next: &'a mut [u16],
+    rr_start: usize,
+    link_rr_next: &'a mut [u16],
+    link_start: usize,
+}
+
+impl Part<'_> {
+    /// Input VC `i`: one of this part's, or one it feeds.
+    #[inline]
+    fn vc(&self, i: usize) -> &Vc {
+        if i >= self.below_start {
+            &self.below[i - self.below_start]
+        } else {
+            &self.own[i - self.own_start]
+        }
+    }
+
+    /// Evaluates `switches` (all of this part's): serially below `grain` switches, else the
+    /// two halves on the rayon pool.
+    fn evaluate_range(
+        self,
+        sh: &Shared<'_>,
+        switches: std::ops::Range<u32>,
+        headers: Headers<'_>,
+        grain: u32,
+    ) {
+        let count = switches.end - switches.start;
+        if count <= grain {
+            let mut part = self;
+            for s in switches {
+                if sh.switch_flits[s as usize] != 0 {
+                    part.evaluate(sh, s, headers);
+                }
+            }
+            return;
+        }
+        let mid = switches.start + count / 2;
+        let (left, right) = self.split_at(sh, mid);
+        rayon::join(
+            || left.evaluate_range(sh, switches.start..mid, headers, grain),
+            || right.evaluate_range(sh, mid..switches.end, headers, grain),
+        );
+    }
+
+    /// The parts of the switches before `mid` and from `mid` on.
+    fn split_at(self, sh: &Shared<'_>, mid: NodeId) -> (Self, Self) {
+        let vc_mid = sh.vc_base(mid) - self.own_start;
+        let rr_mid = mid as usize * 2 - self.rr_start;
+        let links = 2 * sh.topo.multiplicity as usize;
+        let link_mid = (mid as usize * links)
+            .clamp(self.link_start, self.link_start + self.link_rr_next.len())
+            - self.link_start;
+        let (own_l, own_r) = self.own.split_at_mut(vc_mid);
+        let (rr_l, rr_r) = self.rr_next.split_at_mut(rr_mid);
+        let (link_l, link_r) = self.link_rr_next.split_at_mut(link_mid);
+        (
+            Part {
+                own: own_l,
+                own_start: self.own_start,
+                below: self.below,
+                below_start: self.below_start,
+                rr_next: rr_l,
+                rr_start: self.rr_start,
+                link_rr_next: link_l,
+                link_start: self.link_start,
+            },
+            Part {
+                own: own_r,
+                own_start: self.own_start + vc_mid,
+                below: self.below,
+                below_start: self.below_start,
+                rr_next: rr_r,
+                rr_start: self.rr_start + rr_mid,
+                link_rr_next: link_r,
+                link_start: self.link_start + link_mid,
+            },
+        )
+    }
+
+    /// Output VC `ov` can be allocated to a new worm this cycle.
+    #[inline]
+    fn free(&self, sh: &Shared<'_>, ov: u32) -> bool {
+        let d = sh.down[ov as usize];
+        let vc = self.vc(d as usize);
+        if sh.alloc[ov as usize] != 0
+            || vc.flags & FAULTY != 0
+            || !accepts_new_worm(&sh.p, sh.fifo, d, vc)
+        {
+            return false;
+        }
+        match sh.p.switch_queue {
+            Some(a) if (d as usize) < sh.last_base => {
+                u32::from(sh.occupancy[sh.head_switch(d) as usize]) < a
+            }
+            _ => true,
+        }
+    }
+
+    /// Evaluates switch `s` (one of this part's, holding a flit): sets its VCs' `LEAVING`
+    /// flags and header grants and proposes its pointers. Returns true if a `LEAVING` flag
+    /// changed.
+    fn evaluate(&mut self, sh: &Shared<'_>, s: NodeId, headers: Headers<'_>) -> bool {
+        let base = sh.vc_base(s);
+        let nv = sh.vc_count(s);
+        // Pointers keep their value unless an arbitration moves them (the clock edge copies
+        // the proposal of every switch holding a flit).
+        let slot = s as usize * 2 - self.rr_start;
+        self.rr_next[slot] = sh.rr[s as usize * 2];
+        self.rr_next[slot + 1] = sh.rr[s as usize * 2 + 1];
         let mut leave = VcSet::default();
-        if self.vcs[base].flags & FAULTY != 0 {
+        if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
         }
-        if base >= self.last_base as usize {
+        if base >= sh.last_base {
             for j in 0..nv {
-                if self.vcs[base + j].count > 0 {
+                if self.vc(base + j).count > 0 {
                     leave.insert(j);
                 }
             }
             return self.set_leaving(base, nv, &leave);
         }
-        let p = self.params;
-        let (field, shift) = self.route[(s >> self.topo.log_n) as usize];
+        let p = sh.p;
+        if p.bandwidth == LinkBandwidth::One {
+            let links = 2 * sh.topo.multiplicity as usize;
+            let l = s as usize * links..(s as usize + 1) * links;
+            self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
+                .copy_from_slice(&sh.link_rr[l]);
+        }
+        let (field, shift) = sh.route[(s >> sh.topo.log_n) as usize];
         let mut request = [VcSet::default(); 2];
         for j in 0..nv {
             let i = base + j;
-            self.vcs[i].grant = NO_GRANT;
-            let vc = self.vcs[i];
+            self.own[i - self.own_start].grant = NO_GRANT;
+            let vc = *self.vc(i);
             if vc.count == 0 {
                 continue;
             }
             let whole_packet =
                 p.mode != FlowControl::StoreForward || u32::from(vc.count) == p.flits;
             match VcState::from_u8(vc.state) {
-                VcState::Active if self.ready(self.down[vc.out as usize]) => leave.insert(j),
+                VcState::Active if ready(&p, self.vc(sh.down[vc.out as usize] as usize)) => {
+                    leave.insert(j)
+                }
                 VcState::Dropping => leave.insert(j),
                 VcState::Routing if whole_packet => {
                     let h = headers.get(vc.owner);
@@ -237,17 +472,19 @@ impl Fabric {
             if request[dir as usize].is_empty() {
                 continue;
             }
-            self.allocate(s, dir, base, nv, &request[dir as usize], &mut leave);
+            self.allocate(sh, s, dir, base, nv, &request[dir as usize], &mut leave);
         }
         if p.bandwidth == LinkBandwidth::One {
-            self.arbitrate_links(s, base, nv, &mut leave);
+            self.arbitrate_links(sh, s, base, nv, &mut leave);
         }
         self.set_leaving(base, nv, &leave)
     }
 
     /// VC allocation for direction `dir` of switch `s` (rule 2 and 3 of the module doc).
+    #[allow(clippy::too_many_arguments)]
     fn allocate(
         &mut self,
+        sh: &Shared<'_>,
         s: NodeId,
         dir: u8,
         base: usize,
@@ -255,15 +492,15 @@ impl Fabric {
         request: &VcSet,
         leave: &mut VcSet,
     ) {
-        let p = self.params;
-        let m = self.topo.multiplicity;
+        let p = sh.p;
+        let m = sh.topo.multiplicity;
         let first_lane = match p.lane_choice {
             LaneChoice::Lowest | LaneChoice::LeastLoaded => 0,
-            LaneChoice::Random => u32::from(self.lfsr[s as usize]) % m,
+            LaneChoice::Random => u32::from(sh.lfsr[s as usize]) % m,
         };
         let (mut lane_k, mut vc) = (0u32, 0u32);
         let slot = s as usize * 2 + dir as usize;
-        let start = usize::from(self.rr[slot]);
+        let start = usize::from(sh.rr[slot]);
         let mut last_granted = None;
         let mut j = start;
         for _ in 0..nv {
@@ -275,25 +512,26 @@ impl Fabric {
                     } else {
                         first_lane + lane_k
                     };
-                    let ov = self.output_vc(self.topo.out_link(s, dir, lane), vc);
+                    let ov = sh.topo.out_link(s, dir, lane) << sh.vc_shift | vc;
                     lane_k += 1;
                     if lane_k == m {
                         lane_k = 0;
                         vc += 1;
                     }
-                    if self.free(ov) {
+                    if self.free(sh, ov) {
                         granted = Some(ov);
                         break;
                     }
                 }
+                let own = base + j - self.own_start;
                 match granted {
                     Some(ov) => {
-                        self.vcs[base + j].grant = ov;
+                        self.own[own].grant = ov;
                         leave.insert(j);
                         last_granted = Some(j);
                     }
                     None if p.mode == FlowControl::Drop => {
-                        self.vcs[base + j].grant = DROP;
+                        self.own[own].grant = DROP;
                         leave.insert(j);
                     }
                     None => {}
@@ -302,26 +540,32 @@ impl Fabric {
             j = next(j, nv);
         }
         // Written on every evaluation: a later sweep of the same cycle may grant differently.
-        self.rr_next[slot] = last_granted.map_or(start, |j| next(j, nv)) as u16;
-        self.rr_dirty.push(slot as u32);
+        self.rr_next[slot - self.rr_start] = last_granted.map_or(start, |j| next(j, nv)) as u16;
     }
 
     /// One flit per link per cycle: of the VCs about to cross each out link of `s`, only the
     /// first in the link's round-robin order does.
-    fn arbitrate_links(&mut self, s: NodeId, base: usize, nv: usize, leave: &mut VcSet) {
-        let links = 2 * self.topo.multiplicity;
+    fn arbitrate_links(
+        &mut self,
+        sh: &Shared<'_>,
+        s: NodeId,
+        base: usize,
+        nv: usize,
+        leave: &mut VcSet,
+    ) {
+        let links = 2 * sh.topo.multiplicity;
         for l in s * links..(s + 1) * links {
-            let start = usize::from(self.link_rr[l as usize]);
+            let start = usize::from(sh.link_rr[l as usize]);
             let mut winner = None;
             let mut j = start;
             for _ in 0..nv {
-                let vc = self.vcs[base + j];
+                let vc = self.vc(base + j);
                 let target = match vc.state {
                     st if st == VcState::Active as u8 => vc.out,
                     st if st == VcState::Routing as u8 && vc.grant < DROP => vc.grant,
                     _ => NO_GRANT,
                 };
-                if leave.contains(j) && target != NO_GRANT && self.output_vc_parts(target).0 == l {
+                if leave.contains(j) && target != NO_GRANT && target >> sh.vc_shift == l {
                     if winner.is_none() {
                         winner = Some(j);
                     } else {
@@ -330,14 +574,15 @@ impl Fabric {
                 }
                 j = next(j, nv);
             }
-            self.link_rr_next[l as usize] = winner.map_or(start, |j| next(j, nv)) as u16;
-            self.link_rr_dirty.push(l);
+            self.link_rr_next[l as usize - self.link_start] =
+                winner.map_or(start, |j| next(j, nv)) as u16;
         }
     }
 
     fn set_leaving(&mut self, base: usize, nv: usize, leave: &VcSet) -> bool {
         let mut changed = false;
-        for (j, vc) in self.vcs[base..base + nv].iter_mut().enumerate() {
+        let own = base - self.own_start;
+        for (j, vc) in self.own[own..own + nv].iter_mut().enumerate() {
             let flags = if leave.contains(j) {
                 vc.flags | LEAVING
             } else {
@@ -347,146 +592,5 @@ impl Fabric {
             vc.flags = flags;
         }
         changed
-    }
-
-    /// First half of the clock edge: every leaving front flit is popped and described in
-    /// `transfers`; allocations, tails and drops update the VC state; waiting headers are
-    /// reported as `Stalled`; arbitration pointers and LFSRs advance. Clears the cycle's
-    /// combinational signals.
-    pub fn commit_departures(&mut self, transfers: &mut Vec<Transfer>) {
-        if self.params.mode == FlowControl::Greedy {
-            return self.commit_greedy_departures(transfers);
-        }
-        for s in 0..self.switch_flits.len() {
-            if self.switch_flits[s] != 0 {
-                let base = self.vc_base(s as u32) as usize;
-                let nv = self.vc_count(s as u32) as usize;
-                self.depart(s, base..base + nv, transfers);
-            }
-        }
-        for slot in self.rr_dirty.drain(..) {
-            self.rr[slot as usize] = self.rr_next[slot as usize];
-        }
-        for l in self.link_rr_dirty.drain(..) {
-            self.link_rr[l as usize] = self.link_rr_next[l as usize];
-        }
-        if self.params.lane_choice == LaneChoice::Random {
-            for v in &mut self.lfsr {
-                *v = super::lfsr_next(*v);
-            }
-        }
-    }
-
-    /// The first half of the clock edge for switch `s`, whose input VCs are `vcs`.
-    #[inline]
-    fn depart(&mut self, s: usize, vcs: std::ops::Range<usize>, transfers: &mut Vec<Transfer>) {
-        let depth = self.params.depth as usize;
-        let tail = (self.params.flits - 1) as u16;
-        let last_base = self.last_base as usize;
-        let shared_queue = self.params.switch_queue.is_some();
-        let store_forward = self.params.mode == FlowControl::StoreForward;
-        for i in vcs {
-            let mut vc = self.vcs[i];
-            if vc.count == 0 {
-                continue;
-            }
-            let g = vc.grant;
-            vc.grant = NO_GRANT;
-            if g < DROP {
-                vc.out = g;
-                vc.state = VcState::Active as u8;
-                self.alloc[g as usize] = i as u32 + 1;
-            }
-            let flit = self.fifo[i * depth + vc.front as usize];
-            if !vc.leaving() {
-                self.vcs[i] = vc;
-                let assembling = store_forward
-                    && vc.state == VcState::Routing as u8
-                    && u32::from(vc.count) < self.params.flits;
-                if flit.seq == 0 && !assembling {
-                    transfers.push(Transfer {
-                        flit,
-                        from: i as u32,
-                        to: NONE,
-                        kind: TransferKind::Stalled,
-                    });
-                }
-                continue;
-            }
-            vc.flags &= !LEAVING;
-            vc.front = if vc.front as usize + 1 == depth {
-                0
-            } else {
-                vc.front + 1
-            };
-            vc.count -= 1;
-            self.held -= 1;
-            self.switch_flits[s] -= 1;
-            let (to, kind) = if i >= last_base {
-                (NONE, TransferKind::Delivered)
-            } else if g == DROP || vc.state == VcState::Dropping as u8 {
-                vc.state = VcState::Dropping as u8;
-                (NONE, TransferKind::Discarded)
-            } else {
-                if flit.seq == tail {
-                    self.alloc[vc.out as usize] = 0;
-                }
-                (
-                    self.down[vc.out as usize],
-                    TransferKind::Crossed { ov: vc.out },
-                )
-            };
-            if flit.seq == tail {
-                vc.state = VcState::Idle as u8;
-                vc.out = NO_GRANT;
-                if shared_queue {
-                    self.occupancy[s] -= 1;
-                }
-            }
-            self.vcs[i] = vc;
-            transfers.push(Transfer {
-                flit,
-                from: i as u32,
-                to,
-                kind,
-            });
-        }
-    }
-
-    /// Second half of the clock edge: every flit that crossed a link or was injected is written
-    /// into its register; a header makes its VC `ROUTING` (or, at the last level, `ACTIVE`:
-    /// ejecting) and names its owner.
-    pub fn commit_arrivals(&mut self, transfers: &[Transfer]) {
-        if self.params.mode == FlowControl::Greedy {
-            return self.commit_greedy_arrivals(transfers);
-        }
-        let depth = self.params.depth as usize;
-        for t in transfers {
-            if t.to == NONE {
-                continue;
-            }
-            let d = t.to as usize;
-            let vc = &mut self.vcs[d];
-            let mut pos = vc.front as usize + vc.count as usize;
-            if pos >= depth {
-                pos -= depth;
-            }
-            self.fifo[d * depth + pos] = t.flit;
-            vc.count += 1;
-            self.held += 1;
-            let sw = self.vc_node[d] as usize;
-            self.switch_flits[sw] += 1;
-            if t.flit.seq == 0 {
-                vc.owner = t.flit.msg;
-                vc.state = if t.to >= self.last_base {
-                    VcState::Active
-                } else {
-                    VcState::Routing
-                } as u8;
-                if self.params.switch_queue.is_some() {
-                    self.occupancy[sw] += 1;
-                }
-            }
-        }
     }
 }

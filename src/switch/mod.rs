@@ -8,7 +8,11 @@
 //! output VC: which input VC holds it. Per output direction: a round-robin pointer. Level 0
 //! switches have one input port, the injection port fed by the source; the last level's switches
 //! drain their registers every cycle into the destination (ejection).
+//!
+//! Next-state logic: `logic` (and `greedy` for [LM]'s store-and-forward); the clock edge:
+//! `edge`.
 
+mod edge;
 mod greedy;
 pub mod layout;
 mod logic;
@@ -140,15 +144,13 @@ pub struct Fabric {
     pub(crate) fifo: Vec<FlitSlot>,
     /// Per output VC: the input VC holding it, plus one (0 = free).
     pub(crate) alloc: Vec<u32>,
-    /// Round-robin pointer per switch direction, and its proposed next value.
+    /// Round-robin pointer per switch direction, and its proposed next value (set by the
+    /// evaluation of every switch holding a flit, taken at the clock edge).
     pub(crate) rr: Vec<u16>,
     pub(crate) rr_next: Vec<u16>,
     /// Round-robin pointer per link (one flit per link per cycle), and its proposed next value.
     pub(crate) link_rr: Vec<u16>,
     pub(crate) link_rr_next: Vec<u16>,
-    /// Pointers whose proposed value may differ (indices into `rr` / `link_rr`).
-    pub(crate) rr_dirty: Vec<u32>,
-    pub(crate) link_rr_dirty: Vec<u32>,
     /// Lane-choice LFSR per switch.
     pub(crate) lfsr: Vec<u16>,
     /// The seed the LFSRs were reset from.
@@ -174,6 +176,8 @@ pub struct Fabric {
     pub(crate) queue_grant: Vec<u32>,
     /// Link class of every level below the last ([`Topology::link_class`]), computed once.
     pub(crate) classes: Vec<LinkClass>,
+    /// Per run of switches, the transfers of a split clock edge (reused every cycle).
+    pub(crate) departure_scratch: Vec<Vec<logic::Transfer>>,
 }
 
 impl Fabric {
@@ -198,8 +202,6 @@ impl Fabric {
             rr_next: vec![0; topo.node_count() * 2],
             link_rr: vec![0; topo.links.len()],
             link_rr_next: vec![0; topo.links.len()],
-            rr_dirty: Vec::new(),
-            link_rr_dirty: Vec::new(),
             lfsr: (0..topo.node_count())
                 .map(|s| lfsr_seed(seed, s as u64))
                 .collect(),
@@ -220,6 +222,7 @@ impl Fabric {
             classes: (0..topo.last_level())
                 .map(|level| topo.link_class(level))
                 .collect(),
+            departure_scratch: Vec::new(),
             topo,
             params,
         };
