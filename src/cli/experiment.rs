@@ -338,7 +338,7 @@ pub struct LeightonMaggsArgs {
     /// (configuration, rounds, butterfly-plus-random) × level −1's first matching × lane
     /// choice × fault draw × interior levels (0..lg N − 2, 1..lg N − 2), 72 variants with the
     /// same trial seeds; writes variants.md (how far each choice moves each cell) and
-    /// variants.csv. About 7 minutes on 2 cores at the default trials.
+    /// variants.csv. About 10 minutes on 2 cores at the default trials.
     #[arg(
         long,
         conflicts_with_all = ["wiring", "first_matching", "lane_choice", "fault_draw", "interior"]
