@@ -34,6 +34,9 @@ pub fn build_topology(config: &SimConfig) -> Result<Topology> {
 /// Fewest inputs (switches per level) for which [`Simulation::set_threads`] splits a cycle.
 pub const MIN_PARALLEL_INPUTS: u32 = 256;
 
+/// Most threads [`Simulation::set_threads`] starts.
+pub const MAX_THREADS: usize = 1024;
+
 /// A network under simulation.
 pub struct Simulation {
     pub config: SimConfig,
@@ -137,6 +140,13 @@ impl Simulation {
     /// below, which is done, and writes only its own registers. Networks of fewer than
     /// [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting costs more than it saves).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
+        if threads > MAX_THREADS {
+            return Err(Error::invalid(
+                "threads",
+                threads,
+                format!("0..={MAX_THREADS} (0: every core)"),
+            ));
+        }
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
