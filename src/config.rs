@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::flit::{HeaderLayout, ProtocolFields};
-use crate::topology::{SplitterWiring, TopologyKind, check_inputs};
+use crate::topology::{SplitterWiring, TopologyKind, check_inputs, check_kary_fly};
 use crate::traffic::Traffic;
 use serde::{Deserialize, Serialize};
 
@@ -113,6 +113,8 @@ pub struct SimConfig {
     pub inputs: u32,
     /// Multiplicity d of dilated and splitter networks.
     pub dilation: u32,
+    /// Switch radix k of the k-ary n-fly.
+    pub radix: u32,
     pub wiring: SplitterWiring,
     /// Virtual channels per link, B.
     pub vcs: u32,
@@ -154,6 +156,7 @@ impl Default for SimConfig {
             topology: TopologyKind::Butterfly,
             inputs: 64,
             dilation: 2,
+            radix: 2,
             wiring: SplitterWiring::default(),
             vcs: 2,
             vc_depth: 1,
@@ -185,7 +188,23 @@ impl SimConfig {
         match self.topology {
             TopologyKind::Dilated | TopologyKind::Splitter => self.dilation,
             TopologyKind::ModifiedSplitter => 2,
-            TopologyKind::Butterfly | TopologyKind::Benes => 1,
+            TopologyKind::Butterfly | TopologyKind::Benes | TopologyKind::KaryFly => 1,
+        }
+    }
+
+    /// Directions per switch: the radix of the k-ary n-fly, 2 for the papers' networks.
+    pub fn switch_radix(&self) -> u32 {
+        match self.topology {
+            TopologyKind::KaryFly => self.radix,
+            _ => 2,
+        }
+    }
+
+    /// Switches per level: `inputs`, or `inputs / k` for the k-ary n-fly.
+    pub fn columns(&self) -> u32 {
+        match self.topology {
+            TopologyKind::KaryFly => (self.inputs / self.radix.max(1)).max(1),
+            _ => self.inputs,
         }
     }
 
@@ -194,6 +213,7 @@ impl SimConfig {
         let log_n = self.inputs.max(2).trailing_zeros();
         match self.topology {
             TopologyKind::Benes => 2 * log_n + 1,
+            TopologyKind::KaryFly => log_n / self.radix.max(2).trailing_zeros().max(1) + 1,
             _ => log_n + 1,
         }
     }
@@ -236,6 +256,9 @@ impl SimConfig {
         if self.topology != Splitter {
             keys.push(("wiring", "topology splitter"));
         }
+        if self.topology != KaryFly {
+            keys.push(("radix", "topology kary-fly"));
+        }
         if self.topology != Benes {
             keys.push(("middle", "topology benes"));
         }
@@ -274,6 +297,10 @@ impl SimConfig {
     /// Checks every parameter against its allowed range.
     pub fn validate(&self) -> Result<()> {
         check_inputs(self.inputs)?;
+        if self.topology == TopologyKind::KaryFly {
+            // The builder's own check, so that a bad size is refused before anything is sized.
+            check_kary_fly(self.inputs, self.radix)?;
+        }
         range("vcs", self.vcs, 1, 16)?;
         range("vc-depth", self.vc_depth, 1, 64)?;
         range("flits", self.flits, 1, 4096)?;
@@ -372,7 +399,8 @@ impl SimConfig {
     /// an error when its records pass the limit, [`Simulation`](crate::Simulation).)
     pub fn memory_estimate(&self) -> (u64, u64) {
         let n = u64::from(self.inputs);
-        let links = u64::from(self.levels() - 1) * n * 2 * u64::from(self.multiplicity());
+        let ports = u64::from(self.switch_radix() * self.multiplicity());
+        let links = u64::from(self.levels() - 1) * u64::from(self.columns()) * ports;
         let vcs = (links + n) * u64::from(self.vcs);
         let per_vc = 28 + 8 * u64::from(self.effective_depth());
         let window = 4 * u64::from(self.levels() + self.flits);

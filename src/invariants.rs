@@ -11,6 +11,8 @@
 //!   worm. No flit is lost or duplicated.
 //! * Every message is pending, waiting, in flight, delivered or dropped, and only in-flight
 //!   messages have flits in the network.
+//! * Every flit that reaches the last level enters a register draining into its message's
+//!   destination.
 
 use crate::config::LinkBandwidth;
 use crate::error::{Error, Result};
@@ -41,6 +43,20 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
     // Link capacity and distinct messages per link (injection links included).
     let mut per_link: BTreeMap<(bool, u32), Vec<u32>> = BTreeMap::new();
     for t in sim.last_transfers() {
+        if let TransferKind::Crossed { .. } = t.kind
+            && f.is_ejection_vc(t.to)
+            && let Some(m) = sim.messages.get(t.flit.msg)
+            && f.ejection_terminal(t.to) != m.record.destination
+        {
+            return fail(format!(
+                "flit {} of message {} (to {}) entered VC {} of output {}: misrouted",
+                t.flit.seq,
+                t.flit.msg,
+                m.record.destination,
+                t.to,
+                f.ejection_terminal(t.to)
+            ));
+        }
         match t.kind {
             TransferKind::Crossed { ov } => per_link
                 .entry((false, f.output_vc_parts(ov).0))

@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod config;
 pub mod cosim;
+pub mod delta;
 pub mod error;
 pub mod files;
 pub mod flit;

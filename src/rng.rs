@@ -22,3 +22,20 @@ pub fn stream(seed: u64, stream: Stream) -> Rng {
     let mixed = seed ^ (stream as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     Rng::seed_from_u64(mixed)
 }
+
+/// A seed for trial `trial` of the row keyed `row` in `table` of an experiment: SplitMix64
+/// over the run seed and the indices, so a trial's seed does not depend on which other rows
+/// or trials run, or where.
+pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
+    let mut z = seed
+        ^ table.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ row.wrapping_mul(0xD1B5_4A32_D192_ED03)
+        ^ trial.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+    for _ in 0..2 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+    }
+    z
+}

@@ -29,6 +29,7 @@ pub const TOPOLOGIES: &[&str] = &[
     "dilated",
     "splitter",
     "benes",
+    "kary-fly",
     "modified-splitter",
     "pruned-butterfly",
     "sorting-fat-tree",
@@ -38,8 +39,8 @@ pub const TOPOLOGIES: &[&str] = &[
 /// What a report's `config` holds: a whole run, selected by its `topology` key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunConfig {
-    /// Butterfly, dilated, splitter and Beneš networks of virtual-channel switches ([CMS],
-    /// [LM]).
+    /// Butterfly, dilated, splitter and Beneš networks and the k-ary n-fly, of
+    /// virtual-channel switches ([CMS], [LM]).
     Network(SimConfig),
     /// The pruned butterfly's stage algorithm on bit-serial switches ([BB] §3).
     PrunedButterfly(PrunedConfig),
@@ -114,7 +115,7 @@ impl RunConfig {
             "flexible-sorter" => {
                 RunConfig::FlexibleSorter(serde_json::from_value(value).map_err(typed)?)
             }
-            "butterfly" | "dilated" | "splitter" | "benes" => {
+            "butterfly" | "dilated" | "splitter" | "benes" | "kary-fly" => {
                 RunConfig::Network(SimConfig::from_value(value, source)?)
             }
             other => return Err(Error::invalid("topology", other, TOPOLOGIES.join("|"))),

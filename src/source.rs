@@ -1,5 +1,5 @@
 //! Sources ([CMS] §1.1): per input an unbounded injection queue outside the network, feeding
-//! the B virtual channels of the level-0 switch's injection port. A source starts its queued
+//! the B virtual channels of its injection port at a level-0 switch. A source starts its queued
 //! messages in order, one per free injection VC, and sends each worm's flits contiguously, one
 //! per cycle. In drop mode a worm whose header was discarded is queued again after the
 //! negative acknowledgement and a back-off, until it has used its attempts.
@@ -95,7 +95,7 @@ impl Sources {
                 LinkBandwidth::One => (start + k) % b,
             };
             let slot = (input * b + v) as usize;
-            let ivc = fabric.vc_base(input) + v;
+            let ivc = fabric.injection_vc(input, v);
             self.send[slot] = None;
             if self.bandwidth == LinkBandwidth::One && sent_one {
                 continue;
@@ -134,7 +134,7 @@ impl Sources {
                 self.sending -= 1;
             }
             self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
-            let to = fabric.vc_base(input) + slot as u32 % b;
+            let to = fabric.injection_vc(input, slot as u32 % b);
             transfers.push(Transfer {
                 flit,
                 from: NONE,

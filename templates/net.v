@@ -10,16 +10,16 @@
 module ff_net (
     input  wire                  clk,
     input  wire                  rst,
-    input  wire [{{ n * b }}-1:0]          inj_valid,
-    input  wire [{{ n * b }}-1:0]          inj_head,
-    input  wire [{{ n * b }}-1:0]          inj_tail,
-    input  wire [{{ n * b * w }}-1:0]        inj_flit,
-    output wire [{{ n * b }}-1:0]          inj_ready,   // the injection VC can take a flit
-    output wire [{{ n * b }}-1:0]          inj_accept,  // ... or the header of a new worm
-    output wire [{{ n * ej }}-1:0]          ej_valid,    // flits delivered, per output and VC
-    output wire [{{ n * ej }}-1:0]          ej_head,
-    output wire [{{ n * ej }}-1:0]          ej_tail,
-    output wire [{{ n * ej * w }}-1:0]        ej_flit
+    input  wire [{{ inj_vcs }}-1:0]          inj_valid,
+    input  wire [{{ inj_vcs }}-1:0]          inj_head,
+    input  wire [{{ inj_vcs }}-1:0]          inj_tail,
+    input  wire [{{ inj_vcs * w }}-1:0]        inj_flit,
+    output wire [{{ inj_vcs }}-1:0]          inj_ready,   // the injection VC can take a flit
+    output wire [{{ inj_vcs }}-1:0]          inj_accept,  // ... or the header of a new worm
+    output wire [{{ ej_vcs }}-1:0]          ej_valid,    // flits delivered, per output and VC
+    output wire [{{ ej_vcs }}-1:0]          ej_head,
+    output wire [{{ ej_vcs }}-1:0]          ej_tail,
+    output wire [{{ ej_vcs * w }}-1:0]        ej_flit
 );
 {%- for l in links %}
     wire [{{ b }}-1:0] lk{{ l.id }}_valid, lk{{ l.id }}_head, lk{{ l.id }}_tail, lk{{ l.id }}_ready, lk{{ l.id }}_accept;

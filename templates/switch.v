@@ -45,6 +45,9 @@ module {{ module }} {% if !eject %}#(
 {%- if !eject %}
     localparam integer B = {{ b }};
     localparam integer M = {{ m }};        // lanes per direction
+{%- if radix > 2 %}
+    localparam integer DW = {{ dw }};       // bits of a routing digit: {{ radix }} directions
+{%- endif %}
 {%- if link_one %}
     localparam integer NOUT = {{ nout }};  // output ports: direction * M + lane
 {%- endif %}
@@ -79,7 +82,7 @@ module {{ module }} {% if !eject %}#(
     reg [NV*NO-1:0]  held_q;     // output VC held, one-hot per VC (vc_out_port/vc_out_vc)
     reg [NO-1:0]     alloc_valid_q;
     reg [NO*RRW-1:0] alloc_in_q;
-    reg [2*RRW-1:0]  rr_q;
+    reg [{{ radix }}*RRW-1:0]  rr_q;
 {%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_q;
 {%- endif %}
@@ -99,7 +102,7 @@ module {{ module }} {% if !eject %}#(
     reg [NV*NO-1:0]  held_d;
     reg [NO-1:0]     alloc_valid_d;
     reg [NO*RRW-1:0] alloc_in_d;
-    reg [2*RRW-1:0]  rr_d;
+    reg [{{ radix }}*RRW-1:0]  rr_d;
 {%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_d;
 {%- endif %}
@@ -209,7 +212,10 @@ module {{ module }} {% if !eject %}#(
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] refused;       // (read in drop mode only)
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [NV-1:0] request, dir, moves, therm, req_c, last_won, ahead;
+        reg [NV-1:0] request, {% if radix == 2 %}dir, {% endif %}moves, therm, req_c, last_won, ahead;
+{%- if radix > 2 %}
+        reg [NV*DW-1:0] dig;        // the routing digit of each VC's front flit
+{%- endif %}
         reg [SC-1:0] free_scan, match;
         reg [SC*NO-1:0] scan_ov;
         reg [SC*(K+1)-1:0] free_rank;
@@ -244,7 +250,11 @@ module {{ module }} {% if !eject %}#(
         r = 0;
 {%- endif %}
         request = {NV{1'b0}};
+{%- if radix == 2 %}
         dir = {NV{1'b0}};
+{%- else %}
+        dig = {(NV*DW){1'b0}};
+{%- endif %}
         moves = {NV{1'b0}};
         is_routing = {NV{1'b0}};
         is_dropping = {NV{1'b0}};
@@ -271,7 +281,11 @@ module {{ module }} {% if !eject %}#(
             is_routing[i] = state_q[i*NS + 1];
             is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
             request[i] = is_routing[i] && {% if store_forward %}count_q[i*CW +: CW] == PACKET{% else %}nonempty[i]{% endif %};
+{%- if radix == 2 %}
             dir[i] = flit_q[i*D*W + ROUTE_BIT];
+{%- else %}
+            dig[i*DW +: DW] = flit_q[i*D*W + ROUTE_BIT +: DW];
+{%- endif %}
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
             // output VC it holds is ready
             moves[i] = nonempty[i] && |(held_q[i*NO +: NO] & out_ready);
@@ -319,8 +333,13 @@ module {{ module }} {% if !eject %}#(
         requests = ZERO;
         served = ZERO;
         rank = ZERO;
-        for (c = 0; c < 2; c = c + 1) begin
+        for (c = 0; c < {{ radix }}; c = c + 1) begin
+{%- if radix == 2 %}
             req_c = request & (c == 1 ? dir : ~dir);
+{%- else %}
+            for (i = 0; i < NV; i = i + 1)
+                req_c[i] = request[i] && dig[i*DW +: DW] == c[DW-1:0];
+{%- endif %}
             // (the guards below skip work whose result is zero anyway: they change nothing
             // in hardware and make a simulator's evaluation cheap when little happens)
             if (|req_c) begin
@@ -553,7 +572,7 @@ module {{ module }} {% if !eject %}#(
 {%- if !eject %}
             held_q <= {(NV*NO){1'b0}};
             alloc_valid_q <= {NO{1'b0}};
-            rr_q <= {(2*RRW){1'b0}};
+            rr_q <= {({{ radix }}*RRW){1'b0}};
 {%- if link_one %}
             link_rr_q <= {(NOUT*RRW){1'b0}};
 {%- endif %}

@@ -12,7 +12,7 @@
 module tb;
     localparam integer CYCLES = {{ cycles }};
     localparam integer SLOT = {{ w + 3 }};
-    localparam integer SLOTS = {{ n * b }};
+    localparam integer SLOTS = {{ inj_vcs }};
 
     reg clk = 1'b0;
     reg rst = 1'b1;
@@ -23,8 +23,8 @@ module tb;
     integer cycle, i;
 
     wire [SLOTS-1:0] inj_ready, inj_accept;
-    wire [{{ n * ej }}-1:0] ej_valid, ej_head, ej_tail;
-    wire [{{ n * ej * w }}-1:0] ej_flit;
+    wire [{{ ej_vcs }}-1:0] ej_valid, ej_head, ej_tail;
+    wire [{{ ej_vcs * w }}-1:0] ej_flit;
 
     ff_net net (
         .clk(clk), .rst(rst),

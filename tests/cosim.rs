@@ -203,6 +203,66 @@ fn drop_mode_on_a_dilated_network_is_identical_under_verilator() {
     assert_identical(config, Simulator::Verilator, "drop-verilator");
 }
 
+/// The k-ary n-fly: 18 configurations over every flow-control mode, radix 2, 4 and 8, B in
+/// {1, 2, 3}, one and several flits, both back-pressures and link bandwidths.
+#[test]
+fn kary_fly_is_identical_under_icarus_across_18_configurations() {
+    let modes = [
+        FlowControl::Wormhole,
+        FlowControl::StoreForward,
+        FlowControl::Drop,
+    ];
+    for k in 0..18u64 {
+        let (radix, inputs) =
+            [(2, 16), (4, 16), (8, 64), (2, 32), (4, 64), (2, 8)][(k % 6) as usize];
+        let config = SimConfig {
+            topology: TopologyKind::KaryFly,
+            radix,
+            inputs,
+            vcs: [1, 2, 3][((k / 2) % 3) as usize],
+            flits: [1, 4, 3][((k / 3) % 3) as usize],
+            flit_bits: 16,
+            vc_depth: 1 + (k % 2) as u32,
+            mode: modes[((k / 6) % 3) as usize],
+            backpressure: if k % 4 == 3 {
+                Backpressure::Registered
+            } else {
+                Backpressure::Combinational
+            },
+            link_bandwidth: if k % 5 == 2 {
+                LinkBandwidth::One
+            } else {
+                LinkBandwidth::PerVc
+            },
+            traffic: if k % 2 == 0 {
+                Traffic::Uniform { q: 3 }
+            } else {
+                Traffic::RandomPermutation
+            },
+            seed: 200 + k,
+            ..SimConfig::default()
+        };
+        assert_identical(config, Simulator::Icarus, &format!("kary-fly-{k}"));
+    }
+}
+
+#[test]
+fn kary_fly_is_identical_under_verilator() {
+    let config = SimConfig {
+        topology: TopologyKind::KaryFly,
+        radix: 4,
+        inputs: 16,
+        vcs: 2,
+        flits: 4,
+        flit_bits: 12,
+        mode: FlowControl::Drop,
+        traffic: Traffic::Uniform { q: 3 },
+        seed: 31,
+        ..SimConfig::default()
+    };
+    assert_identical(config, Simulator::Verilator, "kary-fly-verilator");
+}
+
 /// A broken template (the round-robin pointer of VC allocation never advances) must be caught,
 /// and the report must name the cycle, the signal and both values.
 #[test]

@@ -45,6 +45,12 @@ fn configs() -> Vec<SimConfig> {
         },
         SimConfig {
             topology: TopologyKind::Benes,
+            ..base.clone()
+        },
+        SimConfig {
+            topology: TopologyKind::KaryFly,
+            radix: 2,
+            mode: FlowControl::Drop,
             ..base
         },
     ]
@@ -142,7 +148,12 @@ fn streaming_statistics_equal_the_kept_records() {
 fn any_number_of_threads_gives_an_identical_run() {
     for c in configs() {
         let c = SimConfig {
-            inputs: 512,
+            // The k-ary n-fly has inputs / k switches per level.
+            inputs: if c.topology == TopologyKind::KaryFly {
+                1024
+            } else {
+                512
+            },
             traffic: Traffic::Uniform { q: 2 },
             ..c
         };

@@ -13,6 +13,7 @@ const TOPOLOGIES: &[(&str, &str)] = &[
     ("dilated", "16"),
     ("splitter", "16"),
     ("benes", "16"),
+    ("kary-fly", "16"),
     ("pruned-butterfly", "16"),
     ("sorting-fat-tree", "16"),
 ];
@@ -165,6 +166,17 @@ fn a_reports_config_reruns_to_the_same_report() {
             "16",
             "--middle",
             "3",
+        ],
+        vec![
+            "sim",
+            "--topology",
+            "kary-fly",
+            "--radix",
+            "4",
+            "--inputs",
+            "64",
+            "--mode",
+            "drop",
         ],
         vec![
             "sim",

@@ -42,22 +42,27 @@ pub struct NetworkArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
     /// butterfly, dilated, splitter, benes: networks of virtual-channel switches ([CMS],
-    /// [LM]); pruned-butterfly: the stage algorithm on bit-serial switches ([BB] §3);
-    /// sorting-fat-tree: the eight-step algorithm at the message level ([BB] §4.2-4.3).
-    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "pruned-butterfly", "sorting-fat-tree"])]
+    /// [LM]); kary-fly: the k-ary n-fly of the same switches (k terminals per first- and
+    /// last-stage switch, contended output ports); pruned-butterfly: the stage algorithm on
+    /// bit-serial switches ([BB] §3); sorting-fat-tree: the eight-step algorithm at the
+    /// message level ([BB] §4.2-4.3).
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "kary-fly", "pruned-butterfly", "sorting-fat-tree"])]
     pub topology: Option<String>,
-    /// Inputs n: a power of two from 2 to 2^20 (pruned-butterfly: a power of 4 from 16 to
-    /// 65536; sorting-fat-tree: from 16).
+    /// Inputs n: a power of two from 2 to 2^20 (kary-fly: a power of the radix;
+    /// pruned-butterfly: a power of 4 from 16 to 65536; sorting-fat-tree: from 16).
     #[arg(long, value_name = "N")]
     pub inputs: Option<u32>,
     /// Multiplicity d of dilated and splitter networks, 1..=8.
     #[arg(long, value_name = "D")]
     pub dilation: Option<u32>,
+    /// kary-fly: switch radix k, a power of two from 2 to 16 (n = log_k inputs stages).
+    #[arg(long, value_name = "K")]
+    pub radix: Option<u32>,
 }
 
 /// The virtual-channel switches and their flow control.
 #[derive(Args, Clone, Default)]
-#[command(next_help_heading = "Switches (butterfly, dilated, splitter, benes)")]
+#[command(next_help_heading = "Switches (butterfly, dilated, splitter, benes, kary-fly)")]
 pub struct SwitchArgs {
     /// Virtual channels per link, B, 1..=16 ([CMS] §1.1).
     #[arg(long, value_name = "B")]
@@ -397,7 +402,7 @@ impl RunFlags<'_> {
                     c.topology = parse_name::<TopologyKind>(
                         "topology",
                         &topology,
-                        "butterfly|dilated|splitter|benes",
+                        "butterfly|dilated|splitter|benes|kary-fly",
                     )?;
                 }
                 refuse(
@@ -420,11 +425,12 @@ impl RunFlags<'_> {
                 }
             }
             RunConfig::PrunedButterfly(_) | RunConfig::SortingFatTree(_) => {
-                let only = "with --topology butterfly, dilated, splitter or benes";
+                let only = "with --topology butterfly, dilated, splitter, benes or kary-fly";
                 refuse(&switch_given, only)?;
                 refuse(
                     &[
                         ("dilation", self.net.dilation.is_some()),
+                        ("radix", self.net.radix.is_some()),
                         ("cycles", t.cycles.is_some()),
                     ],
                     only,
@@ -470,7 +476,7 @@ impl RunFlags<'_> {
         macro_rules! set {
             ($src:expr; $($field:ident),*) => { $(if let Some(v) = $src.$field { c.$field = v; })* };
         }
-        set!(n; inputs, dilation);
+        set!(n; inputs, dilation, radix);
         set!(s; vcs, vc_depth, flits, flit_bits, max_attempts, retry_backoff, watchdog);
         set!(t; seed);
         if let Some(v) = t.cycles {
@@ -504,6 +510,7 @@ impl RunFlags<'_> {
         t.apply(&mut c.traffic)?;
         let given = |key: &str| match key {
             "dilation" => n.dilation.is_some(),
+            "radix" => n.radix.is_some(),
             "lane_choice" => s.lane_choice.is_some(),
             "middle" => s.middle.is_some(),
             "switch_queue" => s.switch_queue.is_some(),

@@ -46,6 +46,13 @@ pub enum ExperimentKind {
     /// structure; tables.md names them, and --variants measures how much each such choice
     /// moves every cell (variants.md, variants.csv).
     LeightonMaggs(LeightonMaggsArgs),
+    /// [Pat81]: the unbuffered k-ary n-fly's delivered fraction against Patel's recursion.
+    ///
+    /// Drop mode, one VC, one-flit messages: every input sends one message at cycle 0 to a
+    /// uniformly random output, a switch passes one per output and discards the rest, nothing
+    /// is retried; p_n = 1 - (1 - p_(n-1)/k)^k predicts the fraction delivered. Each radix runs
+    /// the sizes that are a power of it. Writes patel.md, patel.csv, patel.json and patel.svg.
+    Patel(PatelArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///
     /// Fresh modified splitter networks and random fault orders per size; writes
@@ -139,6 +146,32 @@ pub struct SortingFatTreeArgs {
     out: OutDir,
 }
 
+/// `experiment patel` options.
+#[derive(Args)]
+pub struct PatelArgs {
+    /// Terminals N, comma-separated powers of two from 2 to 65536 (each radix runs those that
+    /// are a power of it).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "16,32,64,128,256,512,1024,2048,4096"
+    )]
+    sizes: Vec<u32>,
+    /// Switch radices k, comma-separated powers of two from 2 to 16.
+    #[arg(long, value_delimiter = ',', default_value = "2,4")]
+    radices: Vec<u32>,
+    /// Trials (independent destination draws) per radix and size, 1..=1000000.
+    #[arg(long, default_value_t = 1000)]
+    trials: u64,
+    /// Seed of every trial's destinations.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
+    out: OutDir,
+}
+
 /// `experiment fpga` options.
 #[derive(Args)]
 pub struct FpgaExperimentArgs {
@@ -160,12 +193,13 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
                 | ExperimentKind::FaultTolerance(_)
                 | ExperimentKind::PrunedButterfly(_)
                 | ExperimentKind::SortingFatTree(_)
+                | ExperimentKind::Patel(_)
         )
     {
         return Err(Error::invalid(
             "shards",
             "this experiment",
-            "shards of leighton-maggs, fault-tolerance, pruned-butterfly or sorting-fat-tree",
+            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree or patel",
         ));
     }
     let replay = &mut replay;
@@ -177,7 +211,39 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
         ExperimentKind::SortingFatTree(a) => sorting_fat_tree(&a, replay),
         ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a, replay),
         ExperimentKind::FaultTolerance(a) => fault_tolerance(&a, replay),
+        ExperimentKind::Patel(a) => patel(&a, replay),
     }
+}
+
+/// `experiment patel`.
+fn patel(args: &PatelArgs, replay: &mut Replay) -> Result<()> {
+    use flitforge::delta;
+    let config = delta::PatelConfig {
+        sizes: args.sizes.clone(),
+        radices: args.radices.clone(),
+        trials: args.trials,
+        seed: args.seed,
+    };
+    config.grid()?;
+    let mut jobs = args.shard.jobs(0, replay)?;
+    let dir = args.out.dir("patel")?;
+    let progress = Progress::new("experiment patel", "trials");
+    let trials = delta::run_jobs(&config, &mut jobs, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    let Some(trials) = trials else {
+        return write_shard(&dir, "patel", &jobs);
+    };
+    let rows = delta::rows(&trials);
+    let table = delta::to_markdown(&rows, &config);
+    write(dir.join("patel.md"), &table)?;
+    write(dir.join("patel.csv"), &delta::to_csv(&rows))?;
+    let json = serde_json::json!({ "config": config, "rows": rows });
+    write(dir.join("patel.json"), &format!("{json:#}\n"))?;
+    write(dir.join("patel.svg"), &delta::chart(&rows))?;
+    say!("{table}");
+    Ok(())
 }
 
 /// `experiment fpga`.

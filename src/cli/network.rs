@@ -118,7 +118,7 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
             return Err(Error::invalid(
                 "topology",
                 other.topology(),
-                "a VC network (butterfly, dilated, splitter, benes) with --sweep",
+                "a VC network (butterfly, dilated, splitter, benes, kary-fly) with --sweep",
             ));
         }
     };
@@ -428,6 +428,20 @@ fn describe_network(config: &SimConfig, alpha: f64) -> Result<()> {
     }
     config.validate()?;
     let topo = flitforge::sim::build_topology(config)?;
+    if topo.kind == flitforge::topology::TopologyKind::KaryFly {
+        say!(
+            "kary-fly: {} terminals, k = {}, {} stages of {} switches ({}x{}) and an ejection level, {} links ({} per stage)",
+            topo.terminals(),
+            topo.radix,
+            topo.levels - 1,
+            topo.n,
+            topo.radix,
+            topo.radix,
+            topo.links.len(),
+            topo.terminals()
+        );
+        return Ok(());
+    }
     say!(
         "{}: n = {}, {} levels, {} switches, {} links ({} per level, multiplicity {}), {} parallel links",
         topo.kind.name(),

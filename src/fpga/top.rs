@@ -235,7 +235,10 @@ pub fn design(
     let wd = Widths::of(sim);
     let n = c.inputs;
     let b = c.vcs;
-    let ej = 2 * sim.fabric.topo.multiplicity * b;
+    // Delivery VCs per output terminal: every VC of a last-level switch (the papers'
+    // butterflies), or those of one ejection port (the k-ary n-fly).
+    let topo = &sim.fabric.topo;
+    let ej = topo.ports() * b / topo.ejection_ports();
     let pattern = format!("{BODY_PATTERN:04X}");
     let idw_eff = wd.idw.max(1);
     let sw_started = clog2(u64::from(b) + 1);

@@ -14,6 +14,7 @@ use super::greedy::{GreedyConfig, GreedyRouter, Problem};
 pub use super::tables::{FailureRow, Stat, Tables, Trial};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+pub use crate::rng::trial_seed;
 use crate::shard::Jobs;
 pub use crate::shard::parallel;
 use crate::topology::{
@@ -175,22 +176,6 @@ impl LeightonMaggsConfig {
         }
         Ok(())
     }
-}
-
-/// A seed for trial `trial` of the row keyed `row` in `table`: SplitMix64 over the run seed and
-/// the indices.
-pub fn trial_seed(seed: u64, table: u64, row: u64, trial: u64) -> u64 {
-    let mut z = seed
-        ^ table.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ row.wrapping_mul(0xD1B5_4A32_D192_ED03)
-        ^ trial.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
-    for _ in 0..2 {
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-    }
-    z
 }
 
 /// Builds the network of `row` for a trial seed.

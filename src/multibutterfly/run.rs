@@ -117,10 +117,10 @@ impl GreedyRunConfig {
 
     /// Checks the ranges (the topology builders check the sizes).
     pub fn validate(&self) -> Result<()> {
-        if self.topology == TopologyKind::Benes {
+        if matches!(self.topology, TopologyKind::Benes | TopologyKind::KaryFly) {
             return Err(Error::invalid(
                 "topology",
-                "benes",
+                self.topology.name(),
                 "modified-splitter, splitter, butterfly or dilated",
             ));
         }
@@ -137,6 +137,7 @@ impl GreedyRunConfig {
             self.topology,
             self.inputs,
             self.dilation,
+            2,
             self.wiring,
             self.seed,
         )

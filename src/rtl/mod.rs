@@ -46,11 +46,12 @@ struct NetTemplate<'a> {
     version: &'a str,
     command: &'a str,
     config_hash: &'a str,
-    n: u32,
     b: u32,
     w: u32,
-    /// Input VCs of a last-level switch (its delivery ports).
-    ej: u32,
+    /// Injection VCs of the network: terminals · B.
+    inj_vcs: u32,
+    /// Delivery VCs of the network: last-level switches · their input VCs.
+    ej_vcs: u32,
     links: Vec<LinkWire>,
     levels: Vec<Level>,
 }
@@ -61,10 +62,9 @@ struct TbTemplate<'a> {
     version: &'a str,
     command: &'a str,
     config_hash: &'a str,
-    n: u32,
-    b: u32,
     w: u32,
-    ej: u32,
+    inj_vcs: u32,
+    ej_vcs: u32,
     cycles: u64,
     stimulus: &'a str,
     dumpfile: &'a str,
@@ -141,14 +141,14 @@ impl RtlDesign {
             render(&net_template(sim, version, command, &hash))?,
         ));
         let c = &sim.config;
+        let topo = &sim.fabric.topo;
         let tb = TbTemplate {
             version,
             command,
             config_hash: &hash,
-            n: c.inputs,
-            b: c.vcs,
             w: c.flit_bits,
-            ej: 2 * sim.fabric.topo.multiplicity * c.vcs,
+            inj_vcs: topo.terminals() * c.vcs,
+            ej_vcs: topo.n * topo.ports() * c.vcs,
             cycles: cycles.max(1),
             stimulus: STIMULUS_FILE,
             dumpfile: RTL_VCD_FILE,
@@ -219,7 +219,7 @@ fn net_template<'a>(
                     "l{}_c{} {} lane {} -> l{}_c{} port {}",
                     t.level,
                     t.column,
-                    if l.direction == 0 { "up" } else { "down" },
+                    direction_name(topo.radix, l.direction),
                     l.lane,
                     h.level,
                     h.column,
@@ -246,10 +246,10 @@ fn net_template<'a>(
             let ins: Vec<u32> = if level == 0 {
                 Vec::new()
             } else {
-                (0..2 * topo.multiplicity)
-                    .map(|p| topo.in_link(s, p))
-                    .collect()
+                (0..topo.ports()).map(|p| topo.in_link(s, p)).collect()
             };
+            // A level-0 switch's injection ports: its terminals' VCs, in terminal order.
+            let inj = topo.inject_ports * b;
             for (port, signal) in [
                 ("in_valid", "valid"),
                 ("in_head", "head"),
@@ -257,7 +257,7 @@ fn net_template<'a>(
                 ("in_flit", "flit"),
             ] {
                 let expr = if level == 0 {
-                    let width = if signal == "flit" { b * w } else { b };
+                    let width = if signal == "flit" { inj * w } else { inj };
                     format!("inj_{signal}[{} +: {width}]", column * width)
                 } else {
                     concat(ins.iter().map(|l| format!("lk{l}_{signal}")).collect())
@@ -266,14 +266,14 @@ fn net_template<'a>(
             }
             for (port, signal) in [("in_ready", "ready"), ("in_accept", "accept")] {
                 let expr = if level == 0 {
-                    format!("inj_{signal}[{} +: {b}]", column * b)
+                    format!("inj_{signal}[{} +: {inj}]", column * inj)
                 } else {
                     concat(ins.iter().map(|l| format!("lk{l}_{signal}")).collect())
                 };
                 ports.push((port, expr));
             }
             if kind == SwitchKind::Eject {
-                let ej = 2 * topo.multiplicity * b;
+                let ej = topo.ports() * b;
                 for signal in ["valid", "head", "tail", "flit"] {
                     let width = if signal == "flit" { ej * w } else { ej };
                     ports.push((
@@ -282,9 +282,7 @@ fn net_template<'a>(
                     ));
                 }
             } else {
-                let outs: Vec<u32> = (0..2 * topo.multiplicity)
-                    .map(|o| s * 2 * topo.multiplicity + o)
-                    .collect();
+                let outs: Vec<u32> = (0..topo.ports()).map(|o| s * topo.ports() + o).collect();
                 for (port, signal) in [
                     ("out_valid", "valid"),
                     ("out_head", "head"),
@@ -299,14 +297,15 @@ fn net_template<'a>(
                     ));
                 }
             }
+            // The lowest header bit of the level's routing digit.
             let route_bit = if level < topo.last_level() {
-                let (field, bit) = topo.route_bit(level);
+                let (field, shift) = topo.route_digit(level);
                 let name = match field {
                     RouteField::Destination => "dest",
                     RouteField::Middle => "mid",
                 };
                 let offset = sim.header_layout.field(name).map_or(0, |fl| fl.offset);
-                offset + topo.log_n - 1 - bit
+                offset + shift
             } else {
                 0
             };
@@ -331,9 +330,14 @@ fn net_template<'a>(
     }
     NetTemplate {
         description: format!(
-            "{}-input {} network, B = {}, W = {}, {} levels",
-            topo.n,
+            "{}-input {} network, {}B = {}, W = {}, {} levels",
+            topo.terminals(),
             topo.kind.name(),
+            if topo.kind == crate::topology::TopologyKind::KaryFly {
+                format!("k = {}, ", topo.radix)
+            } else {
+                String::new()
+            },
             b,
             w,
             topo.levels
@@ -341,12 +345,21 @@ fn net_template<'a>(
         version,
         command,
         config_hash: hash,
-        n: topo.n,
         b,
         w,
-        ej: 2 * topo.multiplicity * b,
+        inj_vcs: topo.terminals() * b,
+        ej_vcs: topo.n * topo.ports() * b,
         links,
         levels,
+    }
+}
+
+/// A link's direction as the netlist comments name it: up/down at radix 2, else its digit.
+fn direction_name(radix: u32, direction: u8) -> String {
+    match (radix, direction) {
+        (2, 0) => "up".to_string(),
+        (2, _) => "down".to_string(),
+        (_, d) => format!("dir {d}"),
     }
 }
 

@@ -42,6 +42,16 @@ pub fn configs() -> Vec<(&'static str, SimConfig)> {
                 mode: FlowControl::Drop,
                 link_bandwidth: LinkBandwidth::One,
                 traffic: Traffic::Uniform { q: 2 },
+                ..base.clone()
+            },
+        ),
+        (
+            "karyfly16_k4_b2_l4_w8",
+            SimConfig {
+                topology: TopologyKind::KaryFly,
+                inputs: 16,
+                radix: 4,
+                traffic: Traffic::Uniform { q: 2 },
                 ..base
             },
         ),

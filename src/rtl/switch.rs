@@ -28,6 +28,10 @@ pub(super) struct SwitchTemplate<'a> {
     no: u32,
     nout: u32,
     m: u32,
+    /// Directions (switch radix): 2 but for the k-ary n-fly.
+    radix: u32,
+    /// Bits of a routing digit, `log2 radix`.
+    dw: u32,
     b: u32,
     depth: u32,
     w: u32,
@@ -56,7 +60,7 @@ pub(super) struct SwitchTemplate<'a> {
 
 fn kind_doc(kind: SwitchKind) -> &'static str {
     match kind {
-        SwitchKind::Inject => "level-0 switch, fed by the source through its injection port",
+        SwitchKind::Inject => "level-0 switch, fed by the sources through its injection ports",
         SwitchKind::Route => "interior switch of a leveled butterfly-family network",
         SwitchKind::Eject => "last-level switch, draining into the destination every cycle",
     }
@@ -105,6 +109,8 @@ pub(super) fn switch_template<'a>(
         no,
         nout,
         m: f.topo.multiplicity,
+        radix: f.topo.radix,
+        dw: f.topo.radix.trailing_zeros(),
         b: p.vcs,
         depth: p.depth,
         w,

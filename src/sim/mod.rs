@@ -26,6 +26,7 @@ pub fn build_topology(config: &SimConfig) -> Result<Topology> {
         config.topology,
         config.inputs,
         config.dilation,
+        config.radix,
         config.wiring,
         config.seed,
     )
@@ -507,10 +508,11 @@ impl Clocked for Simulation {
 
     /// Last level first (their registers drain unconditionally), then upward, then sources.
     fn settle_order(&self) -> Vec<usize> {
-        let n = self.config.inputs as usize;
+        let n = self.fabric.topo.n as usize;
         let levels = self.fabric.topo.levels as usize;
         let mut order: Vec<usize> = (0..levels).rev().flat_map(|l| l * n..(l + 1) * n).collect();
-        order.extend(levels * n..(levels + 1) * n);
+        let switches = levels * n;
+        order.extend(switches..switches + self.config.inputs as usize);
         order
     }
 

@@ -7,7 +7,7 @@
 //! one run.
 
 use super::logic::{NONE, Transfer, TransferKind};
-use super::{DROP, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcState};
+use super::{DROP, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcMap, VcState};
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::topology::Topology;
@@ -71,7 +71,8 @@ impl Fabric {
     /// The registers the clock edge's first half reads, and one [`Departures`] per run of
     /// switches `bounds[k]..bounds[k + 1]`.
     fn departure_runs(&mut self, bounds: &[usize]) -> (DepartShared<'_>, Vec<Departures<'_>>) {
-        let links = 2 * self.topo.multiplicity as usize;
+        let links = self.topo.ports() as usize;
+        let radix = self.topo.radix as usize;
         let vc_at = |s: usize| {
             if s == self.switch_flits.len() {
                 self.vcs.len()
@@ -102,7 +103,7 @@ impl Fabric {
             switch_flits = rest;
             let (o, rest) = std::mem::take(&mut occupancy).split_at_mut(count);
             occupancy = rest;
-            let (r, rest) = std::mem::take(&mut rr).split_at_mut(2 * count);
+            let (r, rest) = std::mem::take(&mut rr).split_at_mut(radix * count);
             rr = rest;
             let (l, rest) =
                 std::mem::take(&mut link_rr).split_at_mut(link_bounds[k + 1] - link_bounds[k]);
@@ -124,6 +125,7 @@ impl Fabric {
         let shared = DepartShared {
             p: self.params,
             topo: &self.topo,
+            map: self.map,
             fifo: &self.fifo,
             down: &self.down,
             rr_next: &self.rr_next,
@@ -255,6 +257,7 @@ impl Fabric {
 struct DepartShared<'a> {
     p: SwitchParams,
     topo: &'a Topology,
+    map: VcMap,
     fifo: &'a [FlitSlot],
     down: &'a [u32],
     rr_next: &'a [u16],
@@ -264,20 +267,14 @@ struct DepartShared<'a> {
 
 impl DepartShared<'_> {
     fn vc_range(&self, s: usize) -> std::ops::Range<usize> {
-        let (b, n) = (self.p.vcs as usize, self.topo.n as usize);
-        if s < n {
-            s * b..(s + 1) * b
-        } else {
-            let per = 2 * self.topo.multiplicity as usize * b;
-            let base = n * b + (s - n) * per;
-            base..base + per
-        }
+        let base = self.map.base(s as u32) as usize;
+        base..base + self.map.count(s as u32) as usize
     }
 }
 
 /// The registers the clock edge's first half writes for the switches `first..`: their input
 /// VCs (from `vc_start`), output VC allocations (from `alloc_start`), flit and packet counts,
-/// and pointers (rr from `2 * first`, link pointers from `link_start`).
+/// and pointers (rr from `radix * first`, link pointers from `link_start`).
 struct Departures<'a> {
     first: usize,
     vcs: &'a mut [Vc],
@@ -297,7 +294,8 @@ impl Departures<'_> {
     /// Commits every switch of the run that holds a flit, appending to `transfers` in switch
     /// and VC order.
     fn depart_all(&mut self, sh: &DepartShared<'_>, transfers: &mut Vec<Transfer>) {
-        let links = 2 * sh.topo.multiplicity as usize;
+        let links = sh.topo.ports() as usize;
+        let radix = sh.topo.radix as usize;
         let link_arbitration = sh.p.bandwidth == LinkBandwidth::One;
         for k in 0..self.switch_flits.len() {
             if self.switch_flits[k] == 0 {
@@ -305,8 +303,8 @@ impl Departures<'_> {
             }
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.
-            self.rr[2 * k] = sh.rr_next[2 * s];
-            self.rr[2 * k + 1] = sh.rr_next[2 * s + 1];
+            self.rr[radix * k..radix * (k + 1)]
+                .copy_from_slice(&sh.rr_next[radix * s..radix * (s + 1)]);
             let vcs = sh.vc_range(s);
             if link_arbitration && vcs.start < sh.last_base {
                 let l = s * links..(s + 1) * links;

@@ -27,15 +27,15 @@ pub trait Payload {
 /// One array axis of a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Axis {
-    /// Input port (level 0: the injection port).
+    /// Input port (level 0: the injection ports, one per input terminal).
     InPort,
     /// Virtual channel.
     Vc,
     /// Position in a VC's FIFO, 0 = front.
     Slot,
-    /// Output port: `direction * d + lane` (last level: the ejection port).
+    /// Output port: `direction * d + lane` (last level: the ejection ports).
     OutPort,
-    /// Output direction (0 = up, 1 = down).
+    /// Output direction (radix 2: 0 = up, 1 = down).
     Direction,
 }
 
@@ -109,7 +109,7 @@ pub struct SwitchLayout {
 /// Level classes: the three switch kinds of a leveled network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum SwitchKind {
-    /// Level 0: fed by the source through the injection port.
+    /// Level 0: fed by the sources through the injection ports.
     Inject,
     /// Interior levels.
     Route,
@@ -133,9 +133,17 @@ impl Fabric {
     /// the header's id field (the owner register holds the id truncated to it).
     pub fn layout(&self, kind: SwitchKind, flit_bits: u32, id_bits: u32) -> SwitchLayout {
         let p = self.params;
-        let m = self.topo.multiplicity;
-        let in_ports = if kind == SwitchKind::Inject { 1 } else { 2 * m };
-        let out_ports = if kind == SwitchKind::Eject { 1 } else { 2 * m };
+        let ports = self.topo.ports();
+        let in_ports = if kind == SwitchKind::Inject {
+            self.topo.inject_ports
+        } else {
+            ports
+        };
+        let out_ports = if kind == SwitchKind::Eject {
+            self.topo.ejection_ports()
+        } else {
+            ports
+        };
         let in_vcs = u64::from(in_ports * p.vcs);
         let per_vc = vec![(Axis::InPort, in_ports), (Axis::Vc, p.vcs)];
         let per_slot = vec![
@@ -186,7 +194,7 @@ impl Fabric {
                 reg(
                     "rr_ptr",
                     clog2(in_vcs),
-                    &vec![(Axis::Direction, 2)],
+                    &vec![(Axis::Direction, self.topo.radix)],
                     "round-robin pointer",
                 ),
             ]);
@@ -326,6 +334,6 @@ impl Fabric {
 
     /// Id of the first out link of switch `s` (its out ports are consecutive links).
     fn first_link(&self, s: NodeId) -> u32 {
-        s * 2 * self.topo.multiplicity
+        s * self.topo.ports()
     }
 }

@@ -3,8 +3,8 @@
 //! Per cycle, a switch at level `l` below the last:
 //! 1. An `ACTIVE` VC passes its front flit to the output VC its worm holds if that register is
 //!    *ready*: not full, or its own front flit leaves this cycle (same-cycle reuse).
-//! 2. `ROUTING` VCs (a header at the front) request the direction named by one address bit
-//!    ([`crate::topology::Topology::route_bit`]). Per direction, requesters are served in
+//! 2. `ROUTING` VCs (a header at the front) request the direction named by one address digit
+//!    ([`crate::topology::Topology::route_digit`]). Per direction, requesters are served in
 //!    round-robin order from the direction's pointer; the k-th requester gets the k-th *free*
 //!    output VC in the order (VC 0 of every lane, then VC 1 of every lane, ...), lanes scanned
 //!    from the lowest (or from an LFSR-drawn lane): the lowest-index edge with the fewest busy
@@ -34,10 +34,10 @@
 //! those (`Part`), so the switches of one level evaluate in parallel runs
 //! ([`Fabric::evaluate_level`]) with the result of one sweep. The clock edge is [`super::edge`].
 
-use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcState};
+use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcMap, VcState};
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
-use crate::topology::{NodeId, RouteField, Topology};
+use crate::topology::{MAX_RADIX, NodeId, RouteField, Topology};
 
 /// The fields a header carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,7 +110,8 @@ pub struct Transfer {
 
 /// Marker for "no input VC".
 pub const NONE: u32 = u32::MAX;
-/// Most input VCs one switch can have: 2 directions · 8 lanes · 16 VCs.
+/// Most input VCs one switch can have: 2 directions · 8 lanes · 16 VCs, or 16 directions ·
+/// 16 VCs (radix 16).
 const MAX_SWITCH_VCS: usize = 256;
 const WORDS: usize = MAX_SWITCH_VCS / 64;
 
@@ -217,7 +218,8 @@ impl Fabric {
     /// the VCs from `below` on (those the switches feed) and every other array read-only.
     fn split(&mut self, switches: std::ops::Range<u32>, below: usize) -> (Shared<'_>, Part<'_>) {
         let own = self.vc_base(switches.start) as usize..self.vc_base_end(switches.end - 1);
-        let links = 2 * self.topo.multiplicity as usize;
+        let links = self.topo.ports() as usize;
+        let radix = self.topo.radix as usize;
         let link_lo = (switches.start as usize * links).min(self.link_rr.len());
         let link_hi = (switches.end as usize * links).min(self.link_rr.len());
         let (lower, upper) = self.vcs.split_at_mut(below);
@@ -226,14 +228,16 @@ impl Fabric {
             own: &mut lower[own],
             below_start: below,
             below: upper,
-            rr_start: switches.start as usize * 2,
-            rr_next: &mut self.rr_next[switches.start as usize * 2..switches.end as usize * 2],
+            rr_start: switches.start as usize * radix,
+            rr_next: &mut self.rr_next
+                [switches.start as usize * radix..switches.end as usize * radix],
             link_start: link_lo,
             link_rr_next: &mut self.link_rr_next[link_lo..link_hi],
         };
         let shared = Shared {
             p: self.params,
             topo: &self.topo,
+            map: self.map,
             vc_shift: self.vc_shift,
             down: &self.down,
             fifo: &self.fifo,
@@ -262,6 +266,7 @@ const PARALLEL_GRAIN: u32 = 256;
 struct Shared<'a> {
     p: SwitchParams,
     topo: &'a Topology,
+    map: VcMap,
     vc_shift: u32,
     down: &'a [u32],
     fifo: &'a [FlitSlot],
@@ -278,30 +283,15 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// Switch of input VC `ivc` (an ejection VC's never matters here).
     fn head_switch(&self, ivc: u32) -> NodeId {
-        let b = self.p.vcs;
-        let n = self.topo.n;
-        if ivc < n * b {
-            ivc / b
-        } else {
-            n + (ivc - n * b) / (2 * self.topo.multiplicity * b)
-        }
+        self.map.switch_of(ivc).0
     }
 
     fn vc_base(&self, s: NodeId) -> usize {
-        let (b, n) = (self.p.vcs, self.topo.n);
-        (if s < n {
-            s * b
-        } else {
-            n * b + (s - n) * 2 * self.topo.multiplicity * b
-        }) as usize
+        self.map.base(s) as usize
     }
 
     fn vc_count(&self, s: NodeId) -> usize {
-        (if s < self.topo.n {
-            self.p.vcs
-        } else {
-            2 * self.topo.multiplicity * self.p.vcs
-        }) as usize
+        self.map.count(s) as usize
     }
 }
 
@@ -360,8 +350,8 @@ impl Part<'_> {
     /// The parts of the switches before `mid` and from `mid` on.
     fn split_at(self, sh: &Shared<'_>, mid: NodeId) -> (Self, Self) {
         let vc_mid = sh.vc_base(mid) - self.own_start;
-        let rr_mid = mid as usize * 2 - self.rr_start;
-        let links = 2 * sh.topo.multiplicity as usize;
+        let rr_mid = mid as usize * sh.topo.radix as usize - self.rr_start;
+        let links = sh.topo.ports() as usize;
         let link_mid = (mid as usize * links)
             .clamp(self.link_start, self.link_start + self.link_rr_next.len())
             - self.link_start;
@@ -419,9 +409,10 @@ impl Part<'_> {
         let nv = sh.vc_count(s);
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
         // the proposal of every switch holding a flit).
-        let slot = s as usize * 2 - self.rr_start;
-        self.rr_next[slot] = sh.rr[s as usize * 2];
-        self.rr_next[slot + 1] = sh.rr[s as usize * 2 + 1];
+        let radix = sh.topo.radix as usize;
+        let slot = s as usize * radix;
+        self.rr_next[slot - self.rr_start..slot - self.rr_start + radix]
+            .copy_from_slice(&sh.rr[slot..slot + radix]);
         let mut leave = VcSet::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
@@ -436,13 +427,40 @@ impl Part<'_> {
         }
         let p = sh.p;
         if p.bandwidth == LinkBandwidth::One {
-            let links = 2 * sh.topo.multiplicity as usize;
+            let links = sh.topo.ports() as usize;
             let l = s as usize * links..(s as usize + 1) * links;
             self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
                 .copy_from_slice(&sh.link_rr[l]);
         }
+        // One request set per direction, sized for the radix (the sets are cleared per switch).
+        match sh.topo.radix {
+            2 => self.route_and_allocate::<2>(sh, s, base, nv, headers, &mut leave),
+            4 => self.route_and_allocate::<4>(sh, s, base, nv, headers, &mut leave),
+            8 => self.route_and_allocate::<8>(sh, s, base, nv, headers, &mut leave),
+            _ => self
+                .route_and_allocate::<{ MAX_RADIX as usize }>(sh, s, base, nv, headers, &mut leave),
+        }
+        if p.bandwidth == LinkBandwidth::One {
+            self.arbitrate_links(sh, s, base, nv, &mut leave);
+        }
+        self.set_leaving(base, nv, &leave)
+    }
+
+    /// Rules 1 to 3 for switch `s` (below the last level) of radix at most `R`: the moves of
+    /// `ACTIVE` worms, then per direction the VC allocation of the waiting headers.
+    fn route_and_allocate<const R: usize>(
+        &mut self,
+        sh: &Shared<'_>,
+        s: NodeId,
+        base: usize,
+        nv: usize,
+        headers: Headers<'_>,
+        leave: &mut VcSet,
+    ) {
+        let p = sh.p;
         let (field, shift) = sh.route[(s >> sh.topo.log_n) as usize];
-        let mut request = [VcSet::default(); 2];
+        let digit = sh.topo.radix - 1;
+        let mut request = [VcSet::default(); R];
         for j in 0..nv {
             let i = base + j;
             self.own[i - self.own_start].grant = NO_GRANT;
@@ -463,21 +481,16 @@ impl Part<'_> {
                         RouteField::Destination => h.destination,
                         RouteField::Middle => h.middle,
                     };
-                    request[((addr >> shift) & 1) as usize].insert(j);
+                    request[((addr >> shift) & digit) as usize].insert(j);
                 }
                 _ => {}
             }
         }
-        for dir in 0..2u8 {
-            if request[dir as usize].is_empty() {
-                continue;
+        for (dir, request) in request.iter().enumerate() {
+            if !request.is_empty() {
+                self.allocate(sh, s, dir as u8, base, nv, request, leave);
             }
-            self.allocate(sh, s, dir, base, nv, &request[dir as usize], &mut leave);
         }
-        if p.bandwidth == LinkBandwidth::One {
-            self.arbitrate_links(sh, s, base, nv, &mut leave);
-        }
-        self.set_leaving(base, nv, &leave)
     }
 
     /// VC allocation for direction `dir` of switch `s` (rule 2 and 3 of the module doc).
@@ -499,7 +512,7 @@ impl Part<'_> {
             LaneChoice::Random => u32::from(sh.lfsr[s as usize]) % m,
         };
         let (mut lane_k, mut vc) = (0u32, 0u32);
-        let slot = s as usize * 2 + dir as usize;
+        let slot = s as usize * sh.topo.radix as usize + dir as usize;
         let start = usize::from(sh.rr[slot]);
         let mut last_granted = None;
         let mut j = start;
@@ -553,7 +566,7 @@ impl Part<'_> {
         nv: usize,
         leave: &mut VcSet,
     ) {
-        let links = 2 * sh.topo.multiplicity;
+        let links = sh.topo.ports();
         for l in s * links..(s + 1) * links {
             let start = usize::from(sh.link_rr[l as usize]);
             let mut winner = None;

@@ -127,6 +127,56 @@ impl Vc {
     }
 }
 
+/// Where the input VCs of each switch sit in the flat arrays: a level-0 switch has
+/// `inject_ports · B` of them, every other switch `ports · B`, in switch order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct VcMap {
+    /// Switches per level.
+    n: u32,
+    /// Input VCs of a level-0 switch.
+    inject: u32,
+    /// Input VCs of a switch above level 0.
+    per: u32,
+}
+
+impl VcMap {
+    fn of(topo: &Topology, vcs: u32) -> Self {
+        VcMap {
+            n: topo.n,
+            inject: topo.inject_ports * vcs,
+            per: topo.ports() * vcs,
+        }
+    }
+
+    /// Index of the first input VC of switch `s`.
+    #[inline]
+    pub(crate) fn base(self, s: NodeId) -> u32 {
+        if s < self.n {
+            s * self.inject
+        } else {
+            self.n * self.inject + (s - self.n) * self.per
+        }
+    }
+
+    /// Number of input VCs of switch `s`.
+    #[inline]
+    pub(crate) fn count(self, s: NodeId) -> u32 {
+        if s < self.n { self.inject } else { self.per }
+    }
+
+    /// The switch owning input VC `ivc` and its local index there.
+    #[inline]
+    pub(crate) fn switch_of(self, ivc: u32) -> (NodeId, u32) {
+        let level0 = self.n * self.inject;
+        if ivc < level0 {
+            (ivc / self.inject, ivc % self.inject)
+        } else {
+            let rel = ivc - level0;
+            (self.n + rel / self.per, rel % self.per)
+        }
+    }
+}
+
 /// The registers and combinational signals of every switch of a network.
 ///
 /// Output VCs are numbered `ov = link << vc_shift | vc`, so the link of an output VC is a shift
@@ -135,6 +185,7 @@ impl Vc {
 pub struct Fabric {
     pub topo: Topology,
     pub params: SwitchParams,
+    pub(crate) map: VcMap,
     pub(crate) vc_shift: u32,
     /// `down[ov]`: the input VC at the head of output VC `ov`.
     pub(crate) down: Vec<u32>,
@@ -144,8 +195,8 @@ pub struct Fabric {
     pub(crate) fifo: Vec<FlitSlot>,
     /// Per output VC: the input VC holding it, plus one (0 = free).
     pub(crate) alloc: Vec<u32>,
-    /// Round-robin pointer per switch direction, and its proposed next value (set by the
-    /// evaluation of every switch holding a flit, taken at the clock edge).
+    /// Round-robin pointer per switch direction (`radix` per switch), and its proposed next
+    /// value (set by the evaluation of every switch holding a flit, taken at the clock edge).
     pub(crate) rr: Vec<u16>,
     pub(crate) rr_next: Vec<u16>,
     /// Round-robin pointer per link (one flit per link per cycle), and its proposed next value.
@@ -159,8 +210,8 @@ pub struct Fabric {
     pub(crate) occupancy: Vec<u16>,
     /// First input VC of the last level.
     pub(crate) last_base: u32,
-    /// Per level below the last: the header field and right shift of its routing bit
-    /// ([`Topology::route_bit`]), computed once.
+    /// Per level below the last: the header field and right shift of its routing digit
+    /// ([`Topology::route_digit`]), computed once.
     pub(crate) route: Vec<(RouteField, u32)>,
     /// Flits held by all registers.
     pub(crate) held: u64,
@@ -184,11 +235,12 @@ impl Fabric {
     /// Builds an idle fabric on `topo`. `seed` initialises the lane-choice LFSRs.
     pub fn new(topo: Topology, params: SwitchParams, seed: u64) -> Self {
         let b = params.vcs as usize;
-        let n = topo.n as usize;
-        let total_vcs = n * b + topo.links.len() * b;
+        let total_vcs = topo.terminals() as usize * b + topo.links.len() * b;
         let vc_shift = params.vcs.next_power_of_two().trailing_zeros();
         let ovs = topo.links.len() << vc_shift;
+        let radix = topo.radix as usize;
         let mut f = Fabric {
+            map: VcMap::of(&topo, params.vcs),
             vc_shift,
             down: vec![NO_GRANT; ovs],
             vcs: vec![Vc::IDLE; total_vcs],
@@ -198,8 +250,8 @@ impl Fabric {
                 vec![FlitSlot::default(); total_vcs * params.depth as usize]
             },
             alloc: vec![0; ovs],
-            rr: vec![0; topo.node_count() * 2],
-            rr_next: vec![0; topo.node_count() * 2],
+            rr: vec![0; topo.node_count() * radix],
+            rr_next: vec![0; topo.node_count() * radix],
             link_rr: vec![0; topo.links.len()],
             link_rr_next: vec![0; topo.links.len()],
             lfsr: (0..topo.node_count())
@@ -209,10 +261,7 @@ impl Fabric {
             occupancy: vec![0; topo.node_count()],
             last_base: 0,
             route: (0..topo.last_level())
-                .map(|level| {
-                    let (field, bit) = topo.route_bit(level);
-                    (field, topo.log_n - 1 - bit)
-                })
+                .map(|level| topo.route_digit(level))
                 .collect(),
             held: 0,
             switch_flits: vec![0; topo.node_count()],
@@ -246,22 +295,24 @@ impl Fabric {
 
     /// Index of the first input VC of switch `s`; its VCs are `port * B + vc` above it.
     pub fn vc_base(&self, s: NodeId) -> u32 {
-        let b = self.params.vcs;
-        let n = self.topo.n;
-        if s < n {
-            s * b
-        } else {
-            n * b + (s - n) * 2 * self.topo.multiplicity * b
-        }
+        self.map.base(s)
     }
 
     /// Number of input VCs of switch `s`.
     pub fn vc_count(&self, s: NodeId) -> u32 {
-        if s < self.topo.n {
-            self.params.vcs
-        } else {
-            2 * self.topo.multiplicity * self.params.vcs
-        }
+        self.map.count(s)
+    }
+
+    /// The injection VC `vc` of input terminal `t` (level-0 switches hold their terminals'
+    /// ports in terminal order).
+    pub fn injection_vc(&self, t: u32, vc: u32) -> u32 {
+        t * self.params.vcs + vc
+    }
+
+    /// The destination terminal input VC `ivc` of a last-level switch drains into.
+    pub fn ejection_terminal(&self, ivc: u32) -> u32 {
+        let (s, local) = self.vc_switch(ivc);
+        self.topo.ejection_terminal(s, local / self.params.vcs)
     }
 
     /// Total input VCs of the fabric.
@@ -271,15 +322,7 @@ impl Fabric {
 
     /// The switch owning input VC `ivc` and its local index there.
     pub fn vc_switch(&self, ivc: u32) -> (NodeId, u32) {
-        let b = self.params.vcs;
-        let n = self.topo.n;
-        if ivc < n * b {
-            (ivc / b, ivc % b)
-        } else {
-            let per = 2 * self.topo.multiplicity * b;
-            let rel = ivc - n * b;
-            (n + rel / per, rel % per)
-        }
+        self.map.switch_of(ivc)
     }
 
     /// Whether input VC `ivc` belongs to a last-level (ejecting) switch.
@@ -346,7 +389,7 @@ impl Fabric {
 
     /// Round-robin pointer of switch `s`, direction `dir`.
     pub fn rr(&self, s: NodeId, dir: u8) -> u32 {
-        u32::from(self.rr[s as usize * 2 + dir as usize])
+        u32::from(self.rr[s as usize * self.topo.radix as usize + dir as usize])
     }
 
     /// Round-robin pointer of link `l` (one-flit-per-link bandwidth).

@@ -8,8 +8,8 @@ use crate::error::Result;
 /// `0..=log n` are the butterfly of [`super::butterfly()`]; between levels `log n + j` and
 /// `log n + j + 1` (`j = 0..log n`) the cross link flips 1-based bit position `log n - j`
 /// (0-based `log n - 1 - j`), the mirror image. Direction `b` at level `l` leads to the head
-/// column whose bit [`Topology::route_bit`]`(l).1` is `b`: headers are routed by their middle
-/// column in the first half and by their destination in the second.
+/// column whose bit at the shift [`Topology::route_digit`]`(l)` names is `b`: headers are
+/// routed by their middle column in the first half and by their destination in the second.
 pub fn benes(n: u32) -> Result<Topology> {
     let log_n = check_inputs(n)?;
     let levels = 2 * log_n + 1;
@@ -56,7 +56,7 @@ mod tests {
             let diff = tail.column ^ head.column;
             assert!(diff == 0 || diff == mask, "{l:?}");
             // Level l and its mirror 2 log n - 1 - l flip the same bit.
-            let bit = t.route_bit(i).1;
+            let bit = log_n - 1 - t.route_digit(i).1;
             assert_eq!(bit, pos - 1);
             assert_eq!(
                 u32::from(l.direction),

@@ -3,7 +3,7 @@
 //! Column (= [LM]'s row) `w` is a `log n`-bit number, bit position `p` (0-based, MSB first) is
 //! `(w >> (log_n - 1 - p)) & 1`. Between levels `i` and `i + 1` the cross link flips 0-based
 //! position `i`, which is [CMS]'s 1-based position `i + 1`; the link's direction is the head
-//! column's bit at that position, as [`Topology::route_bit`] requires.
+//! column's bit at that position, as [`Topology::route_digit`] requires.
 
 use super::{Link, NodeId, Topology, TopologyKind, assemble, check_inputs};
 use crate::error::{Error, Result};

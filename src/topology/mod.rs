@@ -2,16 +2,22 @@
 //! and each network's routing rule. No clocks and no flits here (see [`crate::switch`]).
 //!
 //! Every network in this module has `n` switches per level, node id `level * n + column`, and
-//! every switch below the last level has two *directions* (output groups) of `d` links each:
-//! direction `b` leads to the child whose routed address bit equals `b` ("up" = 0, "down" = 1 in
-//! [LM]'s splitter terms). A header is routed at level `l` by reading one bit of its
-//! destination (or, in the first half of a Beneš network, of its middle column): see
-//! [`Topology::route_bit`]. That makes the routing rule a constant bit-select per level, which is
-//! exactly what the generated Verilog does.
+//! every switch below the last level has `radix` *directions* (output groups) of `d` links each:
+//! direction `b` leads to the child whose routed address digit equals `b` (radix 2: "up" = 0,
+//! "down" = 1 in [LM]'s splitter terms). A header is routed at level `l` by reading one digit of
+//! its destination (or, in the first half of a Beneš network, of its middle column): see
+//! [`Topology::route_digit`]. That makes the routing rule a constant bit-select per level, which
+//! is exactly what the generated Verilog does.
+//!
+//! Terminals: a level-0 switch has `inject_ports` injection ports, one per input terminal
+//! (input `t` enters switch `t / inject_ports`); a last-level switch drains every register into
+//! the destination its ports lead to ([`Topology::ejection_terminal`]). The papers' butterflies
+//! have one terminal per column at both ends; the k-ary n-fly has k ([`kary_fly`]).
 
 mod benes;
 mod butterfly;
 pub mod colouring;
+mod fly;
 mod modified;
 pub mod pruned;
 mod splitter;
@@ -21,6 +27,7 @@ pub use butterfly::{
     WrappedButterfly, butterfly, dilated_butterfly, node_of_row_level, row_level_of,
     wrapped_butterfly,
 };
+pub use fly::{MAX_RADIX, check_kary_fly, check_radix, kary_fly};
 pub use modified::modified_splitter;
 pub use splitter::{
     Expansion, FirstMatching, SplitterWiring, WiringGenerator, expansion, parallel_links,
@@ -54,16 +61,20 @@ pub enum TopologyKind {
     /// random matchings and 4×4 complete bipartite graphs in place of the last two splitter
     /// levels ([`modified_splitter`]).
     ModifiedSplitter,
+    /// The k-ary n-fly: k^n terminals, n stages of k^(n−1) radix-k switches, k terminals per
+    /// first-stage switch and k per last-stage switch, whose output ports contend ([`kary_fly`]).
+    KaryFly,
 }
 
 impl TopologyKind {
     /// All kinds with their command-line names, for help texts and errors.
-    pub const ALL: [(&'static str, TopologyKind); 5] = [
+    pub const ALL: [(&'static str, TopologyKind); 6] = [
         ("butterfly", TopologyKind::Butterfly),
         ("dilated", TopologyKind::Dilated),
         ("splitter", TopologyKind::Splitter),
         ("benes", TopologyKind::Benes),
         ("modified-splitter", TopologyKind::ModifiedSplitter),
+        ("kary-fly", TopologyKind::KaryFly),
     ];
 
     /// Command-line name.
@@ -88,7 +99,7 @@ pub struct Node {
 pub struct Link {
     pub tail: NodeId,
     pub head: NodeId,
-    /// Output direction at the tail (0 = up, 1 = down).
+    /// Output direction at the tail (radix 2: 0 = up, 1 = down).
     pub direction: u8,
     /// Index among the `d` links of that direction at the tail.
     pub lane: u16,
@@ -108,7 +119,7 @@ pub enum LinkClass {
     Exact,
 }
 
-/// Which header field a level's routing bit is taken from.
+/// Which header field a level's routing digit is taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum RouteField {
     /// The destination column.
@@ -121,7 +132,8 @@ pub enum RouteField {
 #[derive(Clone, Debug)]
 pub struct Topology {
     pub kind: TopologyKind,
-    /// Number of inputs (= switches per level), a power of two.
+    /// Switches per level, a power of two (the number of inputs, except for the k-ary n-fly:
+    /// [`Topology::terminals`]).
     pub n: u32,
     /// `log2 n`.
     pub log_n: u32,
@@ -129,15 +141,60 @@ pub struct Topology {
     pub levels: u32,
     /// Links per direction (1 for butterfly and Beneš, d for dilated and splitter networks).
     pub multiplicity: u32,
+    /// Directions per switch below the last level, a power of two (2 but for the k-ary n-fly).
+    pub radix: u32,
+    /// Injection ports of a level-0 switch: the input terminals it serves.
+    pub inject_ports: u32,
     /// All links, sorted by (tail, direction, lane), so that the out links of a node are the
-    /// contiguous range starting at `tail * 2 * multiplicity` (see [`Topology::out_link`]).
+    /// contiguous range starting at `tail * ports` (see [`Topology::out_link`],
+    /// [`Topology::ports`]).
     pub links: Vec<Link>,
-    /// In links of every node above level 0, `2 * multiplicity` per node, ordered by head port:
-    /// `in_links[(node - n) * 2 * multiplicity + port]`.
+    /// In links of every node above level 0, [`Topology::ports`] per node, ordered by head
+    /// port: `in_links[(node - n) * ports + port]`.
     pub in_links: Vec<LinkId>,
 }
 
 impl Topology {
+    /// Out links of a switch below the last level, and in links of one above level 0:
+    /// `radix * multiplicity`.
+    pub fn ports(&self) -> u32 {
+        self.radix * self.multiplicity
+    }
+
+    /// Input (and output) terminals: `n * inject_ports`.
+    pub fn terminals(&self) -> u32 {
+        self.n * self.inject_ports
+    }
+
+    /// Bits of a terminal address (a destination or middle column).
+    pub fn address_bits(&self) -> u32 {
+        self.terminals().trailing_zeros()
+    }
+
+    /// The level-0 switch input terminal `t` enters, and its injection port there.
+    pub fn injection_port(&self, t: u32) -> (NodeId, u32) {
+        (t / self.inject_ports, t % self.inject_ports)
+    }
+
+    /// The destination terminal that in port `port` of last-level switch `node` drains into:
+    /// the switch's column for the papers' butterflies (every port delivers to the one
+    /// terminal), `column * radix + port` for the k-ary n-fly (one terminal per port).
+    pub fn ejection_terminal(&self, node: NodeId, port: u32) -> u32 {
+        let column = node - self.last_level() * self.n;
+        match self.kind {
+            TopologyKind::KaryFly => column * self.radix + port / self.multiplicity,
+            _ => column,
+        }
+    }
+
+    /// Ejection ports of a last-level switch: one per destination terminal it serves.
+    pub fn ejection_ports(&self) -> u32 {
+        match self.kind {
+            TopologyKind::KaryFly => self.radix,
+            _ => 1,
+        }
+    }
+
     /// Number of switches.
     pub fn node_count(&self) -> usize {
         (self.n as usize) * (self.levels as usize)
@@ -161,19 +218,31 @@ impl Topology {
         self.levels - 1
     }
 
-    /// Routing rule: at `level` (below the last), the header's direction is bit `bit` (position
-    /// counted from the most significant of `log_n` bits, 0-based) of `field`.
-    pub fn route_bit(&self, level: u32) -> (RouteField, u32) {
+    /// Routing rule: at `level` (below the last), the header's direction is the digit of
+    /// `log2 radix` bits of `field` whose lowest bit is `shift`: `(value >> shift) & (radix - 1)`.
+    /// Radix 2: one bit, position `log_n - 1 - shift` counted from the most significant.
+    pub fn route_digit(&self, level: u32) -> (RouteField, u32) {
         debug_assert!(level < self.last_level());
+        let msb = |bit: u32| self.log_n - 1 - bit;
         match self.kind {
-            TopologyKind::Benes if level < self.log_n => (RouteField::Middle, level),
+            TopologyKind::Benes if level < self.log_n => (RouteField::Middle, msb(level)),
             // Level 0 is [LM]'s level −1 (any link: the bit only orders the matchings); the
             // Exact stage's direction is the destination's second-lowest bit.
-            TopologyKind::ModifiedSplitter => (RouteField::Destination, level.saturating_sub(1)),
+            TopologyKind::ModifiedSplitter => {
+                (RouteField::Destination, msb(level.saturating_sub(1)))
+            }
             // Second butterfly mirrored: between levels log n + j and log n + j + 1 the cross
             // link flips bit position log n - j (1-based), i.e. 0-based log n - 1 - j.
-            TopologyKind::Benes => (RouteField::Destination, 2 * self.log_n - 1 - level),
-            _ => (RouteField::Destination, level),
+            TopologyKind::Benes => (RouteField::Destination, msb(2 * self.log_n - 1 - level)),
+            // Stage s sets the destination's digit s, most significant first.
+            TopologyKind::KaryFly => {
+                let digit = self.radix.trailing_zeros();
+                (
+                    RouteField::Destination,
+                    (self.last_level() - 1 - level) * digit,
+                )
+            }
+            _ => (RouteField::Destination, msb(level)),
         }
     }
 
@@ -192,20 +261,21 @@ impl Topology {
         self.out_link(node, ((destination >> 1) & 1) as u8, destination & 1)
     }
 
-    /// Direction (0 = up, 1 = down) a header for `destination` via `middle` takes at `level`.
+    /// Direction (radix 2: 0 = up, 1 = down) a header for `destination` via `middle` takes at
+    /// `level`.
     pub fn direction(&self, level: u32, destination: u32, middle: u32) -> u8 {
-        let (field, bit) = self.route_bit(level);
+        let (field, shift) = self.route_digit(level);
         let value = match field {
             RouteField::Destination => destination,
             RouteField::Middle => middle,
         };
-        ((value >> (self.log_n - 1 - bit)) & 1) as u8
+        ((value >> shift) & (self.radix - 1)) as u8
     }
 
     /// Out link `lane` of `node` in `direction` (node below the last level).
     pub fn out_link(&self, node: NodeId, direction: u8, lane: u32) -> LinkId {
         let m = self.multiplicity;
-        node * 2 * m + direction as u32 * m + lane
+        node * self.ports() + direction as u32 * m + lane
     }
 
     /// The out links of `node` in `direction`.
@@ -216,8 +286,7 @@ impl Topology {
 
     /// In link at input `port` of `node` (node above level 0).
     pub fn in_link(&self, node: NodeId, port: u32) -> LinkId {
-        let m = self.multiplicity;
-        self.in_links[((node - self.n) * 2 * m + port) as usize]
+        self.in_links[((node - self.n) * self.ports() + port) as usize]
     }
 
     /// Number of link hops from an input to an output.
@@ -247,11 +316,13 @@ impl Topology {
 }
 
 /// Builds a network of `kind` with `n` inputs: `d` is the multiplicity of dilated and splitter
-/// networks, `wiring` and `seed` draw the random splitters (ignored where they do not apply).
+/// networks, `radix` the switch radix of the k-ary n-fly, `wiring` and `seed` draw the random
+/// splitters (ignored where they do not apply).
 pub fn build(
     kind: TopologyKind,
     n: u32,
     d: u32,
+    radix: u32,
     wiring: SplitterWiring,
     seed: u64,
 ) -> Result<Topology> {
@@ -261,6 +332,7 @@ pub fn build(
         TopologyKind::Splitter => random_splitter(n, d, wiring, seed),
         TopologyKind::Benes => benes(n),
         TopologyKind::ModifiedSplitter => modified_splitter(n, wiring, seed),
+        TopologyKind::KaryFly => kary_fly(n, radix),
     }
 }
 
@@ -276,19 +348,33 @@ pub fn check_inputs(n: u32) -> Result<u32> {
     Ok(n.trailing_zeros())
 }
 
-/// Sorts the links, numbers the head ports and builds the in-link table. Shared by every builder
-/// so port numbering is the same everywhere: a switch's input ports are ordered by (tail column,
-/// direction, lane). Every node below the last level must have exactly `multiplicity` links per
-/// direction and every node above level 0 exactly `2 * multiplicity` in links.
+/// Sorts the links, numbers the head ports and builds the in-link table of a radix-2 network
+/// with one terminal per level-0 switch ([`assemble_shaped`]).
 pub(crate) fn assemble(
     kind: TopologyKind,
     n: u32,
     levels: u32,
     multiplicity: u32,
+    links: Vec<Link>,
+) -> Topology {
+    assemble_shaped(kind, n, levels, multiplicity, 2, 1, links)
+}
+
+/// Sorts the links, numbers the head ports and builds the in-link table. Shared by every builder
+/// so port numbering is the same everywhere: a switch's input ports are ordered by (tail column,
+/// direction, lane). Every node below the last level must have exactly `multiplicity` links per
+/// direction (of `radix`) and every node above level 0 exactly `radix * multiplicity` in links.
+pub(crate) fn assemble_shaped(
+    kind: TopologyKind,
+    n: u32,
+    levels: u32,
+    multiplicity: u32,
+    radix: u32,
+    inject_ports: u32,
     mut links: Vec<Link>,
 ) -> Topology {
     let log_n = n.trailing_zeros();
-    let per_node = 2 * multiplicity as usize;
+    let per_node = (radix * multiplicity) as usize;
     links.sort_unstable_by_key(|l| (l.tail, l.direction, l.lane));
     debug_assert_eq!(links.len(), (levels as usize - 1) * n as usize * per_node);
     let mut filled = vec![0u16; (levels as usize - 1) * n as usize];
@@ -307,6 +393,8 @@ pub(crate) fn assemble(
         log_n,
         levels,
         multiplicity,
+        radix,
+        inject_ports,
         links,
         in_links,
     }
