@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::flit::{HeaderLayout, ProtocolFields};
 use crate::topology::{SplitterWiring, TopologyKind, check_inputs, check_kary_fly};
-use crate::traffic::Traffic;
+use crate::traffic::{MAX_CYCLE, Traffic};
 use serde::{Deserialize, Serialize};
 
 /// How a switch treats a header that cannot get a virtual channel on its next link.
@@ -179,9 +179,6 @@ impl Default for SimConfig {
     }
 }
 
-/// Memory a run may plan to use before it is refused.
-pub const MEMORY_LIMIT_BYTES: u64 = 16 << 30;
-
 impl SimConfig {
     /// The multiplicity the topology actually uses.
     pub fn multiplicity(&self) -> u32 {
@@ -327,8 +324,21 @@ impl SimConfig {
                 "a network whose switches route by direction bits (the modified splitter network's matchings and 4x4 stage are routed by the greedy store-and-forward of `flitforge multibutterfly` and `flitforge experiment leighton-maggs`)",
             ));
         }
-        if self.watchdog == 0 {
-            return Err(Error::invalid("watchdog", 0, "at least 1 cycle"));
+        if !(1..=MAX_CYCLE).contains(&self.watchdog) {
+            return Err(Error::invalid(
+                "watchdog",
+                self.watchdog,
+                format!("1..={MAX_CYCLE} cycles (2^40)"),
+            ));
+        }
+        if let Some(c) = self.cycles
+            && c > MAX_CYCLE
+        {
+            return Err(Error::invalid(
+                "cycles",
+                c,
+                format!("0..={MAX_CYCLE} (2^40)"),
+            ));
         }
         if self.mode == FlowControl::StoreForward {
             // A store-and-forward VC buffers a whole packet in an 8-bit-counted FIFO.
@@ -372,22 +382,34 @@ impl SimConfig {
         }
         self.header_layout()?;
         let (network, messages) = self.memory_estimate();
-        if network + messages > MEMORY_LIMIT_BYTES {
-            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-            let why = format!(
-                "a run this machine can hold: it needs about {:.1} GiB (estimate: {:.1} GiB network, {:.1} GiB message records), the limit is {} GiB",
-                gib(network + messages),
-                gib(network),
-                gib(messages),
-                MEMORY_LIMIT_BYTES >> 30
-            );
-            return Err(if messages > network {
-                Error::invalid("cycles", self.cycles.unwrap_or(0), why)
-            } else {
-                Error::invalid("inputs", self.inputs, why)
-            });
-        }
+        let estimate = crate::limits::Estimate::new()
+            .with("network", network)
+            .with("message records", messages);
+        match (&self.traffic, messages > network) {
+            (_, false) => estimate.check_memory("inputs", self.inputs),
+            (Traffic::Uniform { q } | Traffic::QRelation { q }, true) => {
+                estimate.check_memory("q", q)
+            }
+            (t, true) if t.is_continuous() => estimate.check_memory(
+                "cycles",
+                self.cycles.map_or("none".into(), |c| c.to_string()),
+            ),
+            (t, true) => estimate.check_memory("traffic", t.name()),
+        }?;
         Ok(())
+    }
+
+    /// Messages the run offers, as far as the configuration tells (a file's are counted when
+    /// it is read): continuous traffic `n · rate · cycles`, batch patterns their count.
+    pub fn offered_estimate(&self) -> u64 {
+        let n = u64::from(self.inputs);
+        match &self.traffic {
+            Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. } => {
+                (n as f64 * rate.clamp(0.0, 1.0) * self.cycles.unwrap_or(0) as f64) as u64
+            }
+            Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),
+            _ => n,
+        }
     }
 
     /// Rough bytes a run needs: (links and their VC registers, message records). The network
@@ -422,8 +444,13 @@ impl SimConfig {
     }
 }
 
-/// Bytes one live message costs (its record, header and source-queue entry), for estimates.
-pub const RECORD_BYTES: u64 = 128;
+/// Bytes one live message costs (its record, header and source-queue entry), for estimates
+/// (measured: about 200).
+pub const RECORD_BYTES: u64 = 256;
+/// Memory one message's record takes in a `--per-message` report as it is built (measured:
+/// about 2 700 bytes), and bytes of JSON it adds to the file (about 310).
+pub const REPORTED_RECORD_BYTES: u64 = 3000;
+pub const REPORTED_RECORD_JSON: u64 = 350;
 
 /// Refuses every key of `value` (a configuration as JSON) that `inapplicable` lists as
 /// `(key, what it needs)`, naming `source`.

@@ -83,17 +83,39 @@ pub struct Prepared {
 
 /// Runs the model of `config`, recording its waveform and stimulus, and generates the RTL.
 pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
+    prepare_with(config, command, true)
+}
+
+/// Runs the model of `config` recording the stimulus the testbench replays, and generates the
+/// RTL; with `waveform`, also records the model's waveform (in memory, for a comparison). The
+/// memory both take is checked first ([`crate::limits`]).
+pub fn prepare_with(config: SimConfig, command: &str, waveform: bool) -> Result<Prepared> {
     let mut sim = Simulation::new(config)?;
     crate::rtl::check_supported(&sim)?;
+    let mut memory = crate::limits::Estimate::new()
+        .with("network", sim.config.memory_estimate().0)
+        .with("stimulus", stimulus_bytes(&sim))
+        .with("Verilog", crate::rtl::size_estimate(&sim));
+    if waveform {
+        let w = crate::wave::estimate(&sim, &ScopeFilter::default());
+        memory.add(format!("model waveform ({} signals)", w.signals), w.memory);
+        memory.add("model waveform text", w.bytes);
+    }
+    memory.check_memory("inputs", sim.config.inputs)?;
     let mut model_vcd = Vec::new();
     let mut stimulus = Stimulus::default();
-    {
+    if waveform {
         let mut vcd = VcdWriter::new(&mut model_vcd, &sim, &ScopeFilter::default(), command)?;
         sim.run_observed(|s| {
             stimulus.sample(s);
             vcd.sample(s)
         })?;
         vcd.finish()?;
+    } else {
+        sim.run_observed(|s| {
+            stimulus.sample(s);
+            Ok(())
+        })?;
     }
     let design = RtlDesign::new(&sim, command, stimulus.cycles())?;
     Ok(Prepared {
@@ -101,6 +123,17 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
         design,
         stimulus,
     })
+}
+
+/// Bytes of the stimulus a run records (hex lines, and the file they are joined into): per
+/// cycle, every injection VC's valid, head and tail bits and its flit.
+pub fn stimulus_bytes(sim: &Simulation) -> u64 {
+    let per_cycle = u64::from(sim.config.inputs)
+        * u64::from(sim.config.vcs)
+        * u64::from(sim.config.flit_bits + 3).div_ceil(4);
+    sim.cycle_estimate()
+        .saturating_mul(per_cycle + 1)
+        .saturating_mul(2)
 }
 
 /// Everything a co-simulation needs, whichever network produced it: the model's waveform, the

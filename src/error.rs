@@ -34,6 +34,32 @@ pub enum Error {
     /// A checked invariant failed (a bug in a switch model or protocol).
     #[error("invariant violated at cycle {cycle}: {message}")]
     Invariant { cycle: u64, message: String },
+    /// A batch run ended at its cycle limit with messages neither delivered nor dropped.
+    #[error("{0}")]
+    Incomplete(String),
+    /// SIGINT or SIGTERM stopped the work ([`crate::interrupt`]); `kept` says what remains.
+    #[error("interrupted by {}{}", crate::interrupt::name(*signal), if kept.is_empty() { String::new() } else { format!("; {kept}") })]
+    Interrupted { signal: i32, kept: String },
+}
+
+/// Longest value an error message quotes (a parse error must not echo a whole input).
+const MAX_QUOTED: usize = 160;
+/// Longest parse message an error carries (a parser may echo its input).
+const MAX_PARSE_MESSAGE: usize = 400;
+/// Longest output of a failed external tool an error carries.
+const MAX_TOOL_OUTPUT: usize = 4000;
+
+/// `text` cut to `max` characters, with the length it had.
+fn cut(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text;
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{head}… ({} bytes)", text.len())
+}
+
+fn quoted(text: String) -> String {
+    cut(text, MAX_QUOTED)
 }
 
 impl Error {
@@ -41,7 +67,7 @@ impl Error {
     pub fn invalid(name: &str, value: impl Display, allowed: impl Display) -> Self {
         Error::Invalid {
             name: name.to_string(),
-            value: value.to_string(),
+            value: quoted(value.to_string()),
             allowed: allowed.to_string(),
         }
     }
@@ -57,16 +83,39 @@ impl Error {
     /// A parse error in `path`.
     pub fn parse(path: impl Display, message: impl Display) -> Self {
         Error::Parse {
-            path: path.to_string(),
-            message: message.to_string(),
+            path: quoted(path.to_string()),
+            message: cut(message.to_string(), MAX_PARSE_MESSAGE),
         }
     }
 
-    /// Process exit code: 2 for bad input, 1 for a failed simulation.
+    /// A failed external tool `what` and what it printed (the first 4000 characters).
+    pub fn tool_output(what: impl Display, output: impl Display) -> Self {
+        Error::Parse {
+            path: quoted(what.to_string()),
+            message: cut(output.to_string(), MAX_TOOL_OUTPUT),
+        }
+    }
+
+    /// An [`Error::Interrupted`] with what the interrupted command kept; other errors as they
+    /// are.
+    pub fn kept(self, what: impl Display) -> Self {
+        match self {
+            Error::Interrupted { signal, .. } => Error::Interrupted {
+                signal,
+                kept: what.to_string(),
+            },
+            e => e,
+        }
+    }
+
+    /// Process exit code: 2 for bad input, 1 for a failed simulation, 3 for a batch run cut
+    /// short by its cycle limit, 128 + the signal for an interrupt (130 SIGINT, 143 SIGTERM).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Invalid { .. } | Error::Io { .. } | Error::Parse { .. } => 2,
             Error::Deadlock(_) | Error::Invariant { .. } | Error::Diverged => 1,
+            Error::Incomplete(_) => 3,
+            Error::Interrupted { signal, .. } => 128 + signal,
         }
     }
 }

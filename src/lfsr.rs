@@ -22,6 +22,50 @@ pub fn leap(mut v: u16, k: u32) -> u16 {
     v
 }
 
+/// `k` steps at once, for many registers: the step is linear over GF(2), so `k` steps are one
+/// 16×16 bit matrix, found by repeated squaring (the simulator skips idle cycles with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leap {
+    /// Column `i`: the image of bit `i`.
+    columns: [u16; 16],
+}
+
+impl Leap {
+    /// The matrix of `k` steps.
+    pub fn new(k: u64) -> Self {
+        // Every non-zero state recurs after 65 535 steps (and zero stays zero).
+        let mut k = k % 65_535;
+        let mut result = Leap {
+            columns: std::array::from_fn(|i| 1 << i),
+        };
+        let mut power = Leap {
+            columns: std::array::from_fn(|i| next(1 << i)),
+        };
+        while k > 0 {
+            if k & 1 == 1 {
+                result = power.after(&result);
+            }
+            power = power.after(&power);
+            k >>= 1;
+        }
+        result
+    }
+
+    /// The register `v` after the steps.
+    pub fn apply(&self, v: u16) -> u16 {
+        (0..16)
+            .filter(|&i| v >> i & 1 == 1)
+            .fold(0, |acc, i| acc ^ self.columns[i])
+    }
+
+    /// `self` applied after `first`.
+    fn after(&self, first: &Leap) -> Leap {
+        Leap {
+            columns: first.columns.map(|c| self.apply(c)),
+        }
+    }
+}
+
 /// `bits` bits of `v` spaced `16 / bits` apart, bit `i` of the result from bit
 /// `i * (16 / bits)` of `v`: stepping `v` once moves every sampled bit by one place, so draws
 /// taken one step apart share no bit until the spacing is used up. `bits` ≤ 16.
@@ -62,6 +106,21 @@ mod tests {
             assert!(v != 1 || step == 65535, "period {step}");
         }
         assert_eq!(v, 1);
+    }
+
+    #[test]
+    fn a_leap_is_that_many_steps() {
+        for k in [0u64, 1, 2, 7, 100, 65_534, 65_535, 65_536, 1 << 40] {
+            let leap = Leap::new(k);
+            for v in [1u16, 0xACE1, 0x8000, 0xFFFF] {
+                assert_eq!(leap.apply(v), leap_slow(v, k % 65_535), "k {k} v {v:04x}");
+            }
+        }
+        assert_eq!(Leap::new(5).apply(0), 0);
+    }
+
+    fn leap_slow(v: u16, k: u64) -> u16 {
+        (0..k).fold(v, |v, _| next(v))
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl RunConfig {
 
 /// Parses a TOML or JSON config file into its JSON form.
 pub fn read_config_file(path: &str) -> Result<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::limits::read_input_text(path)?;
     if path.ends_with(".json") || text.trim_start().starts_with('{') {
         serde_json::from_str(&text).map_err(|e| Error::parse(path, e))
     } else {

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -72,11 +73,47 @@ enum Mode {
     Replay,
 }
 
+/// Most worker threads a batch starts.
+pub const MAX_THREADS: usize = 1024;
+
+/// Where a run keeps the results of the jobs it finished, so that an interrupted run continues
+/// where it stopped ([`Jobs::with_checkpoint`]).
+struct Checkpoint {
+    path: PathBuf,
+    /// What the results belong to (the command line), checked when a run resumes.
+    key: Vec<String>,
+}
+
+impl Checkpoint {
+    /// Writes `results` to the checkpoint file (atomically).
+    fn write(&self, results: &Results) -> Result<()> {
+        let file = CheckpointFile {
+            schema: 1,
+            flitforge: env!("CARGO_PKG_VERSION").to_string(),
+            args: self.key.clone(),
+            results: results.clone(),
+        };
+        let text =
+            serde_json::to_string(&file).map_err(|e| Error::parse(self.path.display(), e))? + "\n";
+        crate::files::write_atomic(&self.path, text)
+    }
+}
+
+/// What a checkpoint file holds.
+#[derive(Serialize, Deserialize)]
+pub struct CheckpointFile {
+    pub schema: u32,
+    pub flitforge: String,
+    pub args: Vec<String>,
+    pub results: Results,
+}
+
 /// Runs batches of independent jobs: all here, one shard of them, or none (replaying results).
 pub struct Jobs {
     mode: Mode,
     threads: usize,
     results: Results,
+    checkpoint: Option<Checkpoint>,
 }
 
 impl Jobs {
@@ -86,6 +123,7 @@ impl Jobs {
             mode: Mode::All,
             threads,
             results: Results::new(),
+            checkpoint: None,
         }
     }
 
@@ -95,6 +133,7 @@ impl Jobs {
             mode: Mode::Shard(shard),
             threads,
             results: Results::new(),
+            checkpoint: None,
         }
     }
 
@@ -104,6 +143,47 @@ impl Jobs {
             mode: Mode::Replay,
             threads: 1,
             results,
+            checkpoint: None,
+        }
+    }
+
+    /// Keeps the result of every job that finishes in the file `path` (rewritten atomically
+    /// every few seconds, when a batch ends and when it stops on an error or an interrupt),
+    /// labelled `key`; the jobs whose results `resumed` holds (a checkpoint read back) do not
+    /// run again. A result read back equals the one computed (JSON keeps every field, and
+    /// floats round-trip exactly), so a resumed run's files are the ones an uninterrupted run
+    /// writes, byte for byte, as a merge of shards is.
+    pub fn with_checkpoint(mut self, path: PathBuf, key: Vec<String>, resumed: Results) -> Self {
+        if !matches!(self.mode, Mode::Replay) {
+            self.results = resumed;
+            self.checkpoint = Some(Checkpoint { path, key });
+        }
+        self
+    }
+
+    /// Reads a checkpoint file written for the command line `key`.
+    pub fn read_checkpoint(path: &Path, key: &[String]) -> Result<Results> {
+        let text = crate::limits::read_input_text(&path.to_string_lossy())?;
+        let file: CheckpointFile =
+            serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
+        if file.flitforge != env!("CARGO_PKG_VERSION") || file.args != key {
+            return Err(Error::invalid(
+                "resume",
+                path.display(),
+                format!(
+                    "the checkpoint of this command line (it holds `flitforge {}` of flitforge {})",
+                    file.args.join(" "),
+                    file.flitforge
+                ),
+            ));
+        }
+        Ok(file.results)
+    }
+
+    fn save_checkpoint(&self) -> Result<()> {
+        match &self.checkpoint {
+            Some(c) => c.write(&self.results),
+            None => Ok(()),
         }
     }
 
@@ -134,24 +214,13 @@ impl Jobs {
     where
         T: Send + Serialize + DeserializeOwned,
     {
-        match self.mode {
-            Mode::All => parallel(jobs, self.threads, &|d| progress(d, jobs), job).map(Some),
-            Mode::Shard(shard) => {
-                let mine: Vec<usize> = (0..jobs).filter(|&j| shard.owns(j)).collect();
-                let out = parallel(
-                    mine.len(),
-                    self.threads,
-                    &|d| progress(d, mine.len()),
-                    |i| job(mine[i]),
-                )?;
-                let kept = self.results.entry(batch.to_string()).or_default();
-                for (j, r) in mine.into_iter().zip(out) {
-                    let v = serde_json::to_value(&r)
-                        .map_err(|e| Error::parse(batch, format!("job {j}: {e}")))?;
-                    kept.insert(j, v);
-                }
-                Ok(None)
-            }
+        let decode = |j: usize, v: &serde_json::Value| {
+            T::deserialize(v).map_err(|e| Error::parse(batch, format!("job {j}: {e}")))
+        };
+        let encode = |j: usize, r: &T| {
+            serde_json::to_value(r).map_err(|e| Error::parse(batch, format!("job {j}: {e}")))
+        };
+        let shard = match self.mode {
             Mode::Replay => {
                 let empty = BTreeMap::new();
                 let kept = self.results.get(batch).unwrap_or(&empty);
@@ -171,19 +240,101 @@ impl Jobs {
                                 "every shard 0..N of one run",
                             )
                         })?;
-                        T::deserialize(v).map_err(|e| Error::parse(batch, format!("job {j}: {e}")))
+                        decode(j, v)
                     })
                     .collect::<Result<Vec<T>>>()?;
                 progress(jobs, jobs);
-                Ok(Some(out))
+                return Ok(Some(out));
             }
+            Mode::Shard(shard) => Some(shard),
+            Mode::All => None,
+        };
+        let mine: Vec<usize> = (0..jobs)
+            .filter(|&j| shard.is_none_or(|s| s.owns(j)))
+            .collect();
+        let keep = shard.is_some() || self.checkpoint.is_some();
+        let known = self.results.entry(batch.to_string()).or_default().clone();
+        if let Some((&extra, _)) = known.range(jobs..).next() {
+            return Err(Error::invalid(
+                "resume",
+                format!("job {extra} of {batch}"),
+                format!("a checkpoint of jobs 0..{jobs} (it is of another configuration)"),
+            ));
         }
+        let todo: Vec<usize> = mine
+            .iter()
+            .copied()
+            .filter(|j| !known.contains_key(j))
+            .collect();
+        let before = mine.len() - todo.len();
+        let finished = Mutex::new((known, std::time::Instant::now()));
+        let outcome = parallel_with(
+            todo.len(),
+            self.threads,
+            &|d| progress(before + d, mine.len()),
+            |i| job(todo[i]),
+            &|i, r: &T| {
+                if !keep {
+                    return Ok(());
+                }
+                let v = encode(todo[i], r)?;
+                let mut f = finished.lock().unwrap_or_else(|p| p.into_inner());
+                f.0.insert(todo[i], v);
+                if let Some(c) = &self.checkpoint
+                    && f.1.elapsed().as_secs() >= 5
+                {
+                    f.1 = std::time::Instant::now();
+                    let mut snapshot = self.results.clone();
+                    snapshot.insert(batch.to_string(), f.0.clone());
+                    c.write(&snapshot)?;
+                }
+                Ok(())
+            },
+        );
+        let (finished, _) = finished.into_inner().unwrap_or_else(|p| p.into_inner());
+        let count = finished.len();
+        if keep {
+            self.results.insert(batch.to_string(), finished.clone());
+        }
+        let new = match outcome {
+            Ok(new) => new,
+            Err(e) => {
+                if self.results.values().any(|b| !b.is_empty()) {
+                    self.save_checkpoint()?;
+                }
+                let what = match &self.checkpoint {
+                    Some(c) => format!(
+                        "{count} of {} jobs of batch `{batch}` are saved in {}; the same command with --resume continues",
+                        mine.len(),
+                        c.path.display()
+                    ),
+                    None => String::new(),
+                };
+                return Err(e.kept(what));
+            }
+        };
+        if self.checkpoint.is_some() {
+            self.save_checkpoint()?;
+        }
+        if shard.is_some() {
+            return Ok(None);
+        }
+        // Every job's result, in order: the ones run now, the others from the checkpoint.
+        let mut new: BTreeMap<usize, T> = todo.into_iter().zip(new).collect();
+        (0..jobs)
+            .map(|j| match new.remove(&j) {
+                Some(r) => Ok(r),
+                None => decode(j, &finished[&j]),
+            })
+            .collect::<Result<Vec<T>>>()
+            .map(Some)
     }
 }
 
-/// Runs `jobs` independent jobs on `threads` workers (0 = all cores) and returns their
-/// results in job order; `progress` is told how many are done after each. Stops at the first
-/// error (a panicking job is an [`Error::Invariant`]); the error returned is that of the
+/// Runs `jobs` independent jobs on `threads` workers (0 = all cores, at most
+/// [`MAX_THREADS`]) and returns their results in job order; `progress` is told how many are
+/// done after each. Stops at the first error (a panicking job is an [`Error::Invariant`],
+/// SIGINT or SIGTERM an [`Error::Interrupted`]); the error returned is that of the
 /// lowest-numbered failed job.
 pub fn parallel<T: Send>(
     jobs: usize,
@@ -191,6 +342,25 @@ pub fn parallel<T: Send>(
     progress: &(dyn Fn(usize) + Sync),
     job: impl Fn(usize) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
+    parallel_with(jobs, threads, progress, job, &|_, _| Ok(()))
+}
+
+/// [`parallel`], calling `done(i, result)` as each job finishes successfully (an error there
+/// stops the batch like a failed job).
+pub fn parallel_with<T: Send>(
+    jobs: usize,
+    threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+    job: impl Fn(usize) -> Result<T> + Sync,
+    done_with: &(dyn Fn(usize, &T) -> Result<()> + Sync),
+) -> Result<Vec<T>> {
+    if threads > MAX_THREADS {
+        return Err(Error::invalid(
+            "threads",
+            threads,
+            format!("0..={MAX_THREADS} (0: every core)"),
+        ));
+    }
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         t => t,
@@ -199,38 +369,74 @@ pub fn parallel<T: Send>(
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::with_capacity(jobs));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= jobs || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| job(i))).unwrap_or_else(
-                        |_| {
-                            Err(Error::Invariant {
-                                cycle: 0,
-                                message: format!("job {i} panicked (a bug; see the message above)"),
-                            })
-                        },
-                    );
-                    failed.fetch_or(r.is_err(), Ordering::Relaxed);
-                    results
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .push((i, r));
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                }
+    let results: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::new());
+    let push = |i: usize, r: Result<T>| {
+        failed.fetch_or(r.is_err(), Ordering::Relaxed);
+        results
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push((i, r));
+    };
+    let worker = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= jobs || failed.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(e) = crate::interrupt::check() {
+                push(i, Err(e));
+                break;
+            }
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| job(i))).unwrap_or_else(|_| {
+                Err(Error::Invariant {
+                    cycle: 0,
+                    message: format!("job {i} panicked (a bug; see the message above)"),
+                })
             });
+            let r = match r {
+                Ok(v) => done_with(i, &v).map(|()| v),
+                e => e,
+            };
+            push(i, r);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
         }
+    };
+    let spawned: Result<()> = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            std::thread::Builder::new()
+                .spawn_scoped(scope, worker)
+                .map_err(|e| {
+                    failed.store(true, Ordering::Relaxed);
+                    Error::invalid(
+                        "threads",
+                        threads,
+                        format!("a number of threads this machine can start ({e})"),
+                    )
+                })?;
+        }
+        Ok(())
     });
+    spawned?;
     let mut results = results
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    let mut out = Vec::with_capacity(results.len());
+    for (i, r) in results {
+        match r {
+            Ok(v) if i == out.len() => out.push(v),
+            Ok(_) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if out.len() < jobs {
+        // A job after an error stopped; the error is above. (Unreachable otherwise.)
+        return Err(Error::Invariant {
+            cycle: 0,
+            message: format!("{} of {jobs} jobs ran", out.len()),
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

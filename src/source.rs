@@ -72,6 +72,16 @@ impl Sources {
         due
     }
 
+    /// The cycle of the earliest retry not yet due.
+    pub fn next_retry(&self) -> Option<u64> {
+        self.retries.first().map(|&(at, _)| at)
+    }
+
+    /// Whether no message waits in a source queue (retries not yet due aside).
+    pub fn queues_empty(&self) -> bool {
+        self.queues.iter().all(VecDeque::is_empty)
+    }
+
     /// Messages waiting in queues or for a retry.
     pub fn waiting(&self) -> usize {
         self.queues.iter().map(VecDeque::len).sum::<usize>() + self.retries.len()

@@ -206,7 +206,7 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         ),
         (
             vec!["--inputs", "1048576", "--vcs", "16", "--vc-depth", "64"],
-            "GiB (estimate:",
+            "GiB network",
         ),
         (
             vec![

@@ -225,8 +225,8 @@ fn patel(args: &PatelArgs, replay: &mut Replay) -> Result<()> {
         seed: args.seed,
     };
     config.grid()?;
-    let mut jobs = args.shard.jobs(0, replay)?;
     let dir = args.out.dir("patel")?;
+    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
     let progress = Progress::new("experiment patel", "trials");
     let trials = delta::run_jobs(&config, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
@@ -270,8 +270,8 @@ fn pruned_butterfly(args: &PrunedButterflyArgs, replay: &mut Replay) -> Result<(
     use flitforge::pruned::experiment;
     let engine = engine(&args.engine)?;
     let sizes = experiment::checked_sizes(&args.sizes)?;
-    let mut jobs = args.shard.jobs(0, replay)?;
     let dir = args.out.dir("pruned-butterfly")?;
+    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
     let progress = Progress::new("experiment pruned-butterfly", "runs");
     let runs = experiment::run_jobs(&sizes, args.trials, engine, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
@@ -339,8 +339,8 @@ fn flexible_sorter(args: &FlexibleSorterArgs) -> Result<()> {
 /// `experiment sorting-fat-tree`.
 fn sorting_fat_tree(args: &SortingFatTreeArgs, replay: &mut Replay) -> Result<()> {
     use flitforge::sorter::experiment;
-    let mut jobs = args.shard.jobs(0, replay)?;
     let dir = args.out.dir("sorting-fat-tree")?;
+    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
     let progress = Progress::new("experiment sorting-fat-tree", "runs");
     let points =
         experiment::tree_sweep_jobs(&args.sizes, args.trials, &mut jobs, &|done, total| {
@@ -479,8 +479,10 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<(
         ..LeightonMaggsConfig::default()
     };
     config.validate()?;
-    let mut jobs = args.shard.jobs(args.threads, replay)?;
     let dir = args.out.dir("leighton-maggs")?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
     if args.variants {
         let progress = Progress::new("experiment leighton-maggs --variants", "trials");
         let result = variants::variants_jobs(&config, &mut jobs, &|done, total| {
@@ -577,8 +579,10 @@ pub fn fault_tolerance(args: &FaultToleranceArgs, replay: &mut Replay) -> Result
         input_rule: args.network.input_rule()?,
         threads: args.threads,
     };
-    let mut jobs = args.shard.jobs(args.threads, replay)?;
     let dir = args.out.dir("fault-tolerance")?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
     let progress = Progress::new("experiment fault-tolerance", "trials");
     let rows = tolerance::fault_tolerance_jobs(&config, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);

@@ -7,8 +7,26 @@ use flitforge::{Error, Result};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The file that marks a directory as an experiment's own.
+/// The file that marks a directory as a command's own: the command on its first line, then
+/// the files its last complete run wrote there.
 const MARKER: &str = ".flitforge-experiment";
+
+/// A directory this process claimed ([`experiment_dir`]).
+#[derive(Clone)]
+struct Claim {
+    dir: PathBuf,
+    owner: String,
+    /// The files of the previous run.
+    previous: Vec<String>,
+    /// Whether this process created it.
+    created: bool,
+    /// The marker as it was before this run claimed the directory.
+    marker: Option<String>,
+}
+
+static CLAIMED: std::sync::Mutex<Vec<Claim>> = std::sync::Mutex::new(Vec::new());
+/// Every file this process wrote and listed.
+static WRITTEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Writes `text` to `path` atomically and lists it; `-` writes to standard output instead.
 pub fn write(path: impl AsRef<Path>, text: &str) -> Result<()> {
@@ -28,9 +46,41 @@ pub fn write_quietly(path: &Path, text: &str) -> Result<()> {
     flitforge::files::write_atomic(path, text)
 }
 
-/// Lists a file a command wrote (the same line everywhere, on standard error).
+/// Lists a file a command wrote (the same line everywhere, on standard error) and records it
+/// as this run's ([`finish_dirs`]).
 pub fn written(path: &Path) {
     eprintln!("written {}", path.display());
+    if let Ok(mut w) = WRITTEN.lock() {
+        w.push(path.to_path_buf());
+    }
+}
+
+/// Refuses outputs that are one of the command's `inputs` or the same file as another output:
+/// `outputs` are (flag, path) pairs; `-` (standard output) is exempt.
+pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Result<()> {
+    let given: Vec<(&str, &str)> = outputs
+        .iter()
+        .filter_map(|&(flag, path)| path.map(|p| (flag, p)))
+        .filter(|(_, p)| *p != "-")
+        .collect();
+    for (k, &(flag, path)) in given.iter().enumerate() {
+        not_over_input(path, inputs)?;
+        let same = |other: &str| {
+            other == path
+                || matches!(
+                    (std::fs::canonicalize(other), std::fs::canonicalize(path)),
+                    (Ok(a), Ok(b)) if a == b
+                )
+        };
+        if let Some((first, _)) = given[..k].iter().find(|(_, p)| same(p)) {
+            return Err(Error::invalid(
+                flag,
+                path,
+                format!("a different file from --{first}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses to write `output` over one of the command's `inputs`.
@@ -49,31 +99,140 @@ pub fn not_over_input(output: &str, inputs: &[&str]) -> Result<()> {
     }
 }
 
-/// The directory an experiment writes into: `--out` or `results/<experiment>`. An existing
-/// non-empty directory is refused unless this experiment wrote it or `force` is given.
+/// The directory an experiment (or `rtl`, `fpga`, a sweep) writes into: `--out` or
+/// `results/<experiment>`. An existing non-empty directory is refused unless this command wrote
+/// it or `force` is given. Once the command succeeds, [`finish_dirs`] removes the files an
+/// earlier run of it left there that this run did not write again.
 pub fn experiment_dir(experiment: &str, out: Option<&str>, force: bool) -> Result<PathBuf> {
     let dir = PathBuf::from(out.map_or_else(|| format!("results/{experiment}"), str::to_string));
     if dir.is_file() {
         return Err(Error::invalid("out", dir.display(), "a directory"));
     }
-    let owner = std::fs::read_to_string(dir.join(MARKER)).ok();
+    let marker = std::fs::read_to_string(dir.join(MARKER)).ok();
+    let owner = marker
+        .as_deref()
+        .and_then(|m| m.lines().next())
+        .map(|l| l.trim().to_string());
     let non_empty = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some());
-    if non_empty && owner.as_deref().map(str::trim) != Some(experiment) && !force {
+    if non_empty && owner.as_deref() != Some(experiment) && !force {
         return Err(Error::invalid(
             "out",
             dir.display(),
             format!(
-                "an empty or new directory, or one `experiment {experiment}` wrote (--force writes into it anyway){}",
-                owner.map_or(String::new(), |o| format!(
-                    "; it holds `experiment {}`",
-                    o.trim()
-                ))
+                "an empty or new directory, or one `{experiment}` wrote (--force writes into it anyway){}",
+                owner.map_or(String::new(), |o| format!("; it holds `{o}`"))
             ),
         ));
     }
+    let created = !dir.exists();
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
-    write_quietly(&dir.join(MARKER), &format!("{experiment}\n"))?;
+    // The previous run's files: this command's own, so removable once this run is complete.
+    let previous: Vec<String> = match (&owner, &marker) {
+        (Some(o), Some(m)) if o == experiment => m.lines().skip(1).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    let text = std::iter::once(experiment.to_string())
+        .chain(previous.iter().cloned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    write_quietly(&dir.join(MARKER), &format!("{text}\n"))?;
+    if let Ok(mut c) = CLAIMED.lock() {
+        c.push(Claim {
+            dir: dir.clone(),
+            owner: experiment.to_string(),
+            previous,
+            created,
+            marker,
+        });
+    }
     Ok(dir)
+}
+
+/// After a command failed: puts back the marker of every directory it claimed, and removes the
+/// directories it created that hold nothing but their marker (a command refused before it
+/// wrote anything leaves nothing behind).
+pub fn rollback_dirs() {
+    let claimed = CLAIMED.lock().map(|c| c.clone()).unwrap_or_default();
+    for claim in &claimed {
+        if let Some(m) = &claim.marker {
+            let _ = write_quietly(&claim.dir.join(MARKER), m);
+        }
+    }
+    for claim in claimed.iter().filter(|c| c.created) {
+        let only_marker = std::fs::read_dir(&claim.dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|e| e.file_name() == std::ffi::OsStr::new(MARKER))
+        });
+        if only_marker {
+            let _ = std::fs::remove_file(claim.dir.join(MARKER));
+            let _ = std::fs::remove_dir(&claim.dir);
+        }
+    }
+}
+
+/// Files to remove once the command succeeds (an experiment's checkpoint).
+static REMOVE_ON_SUCCESS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes `path` when the command succeeds ([`finish_dirs`]).
+pub fn remove_on_success(path: &Path) {
+    if let Ok(mut r) = REMOVE_ON_SUCCESS.lock() {
+        r.push(path.to_path_buf());
+    }
+}
+
+/// After a command succeeded: removes its checkpoints; in every directory it claimed, removes
+/// the files the previous run listed that this run did not write, and lists this run's files
+/// in the marker.
+pub fn finish_dirs() -> Result<()> {
+    for path in REMOVE_ON_SUCCESS
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default()
+    {
+        let _ = std::fs::remove_file(path);
+    }
+    let claimed = CLAIMED.lock().map(|c| c.clone()).unwrap_or_default();
+    let written = WRITTEN.lock().map(|w| w.clone()).unwrap_or_default();
+    for Claim {
+        dir,
+        owner,
+        previous,
+        ..
+    } in claimed
+    {
+        let mut mine: Vec<String> = written
+            .iter()
+            .filter_map(|p| p.strip_prefix(&dir).ok())
+            .filter(|rel| rel.components().count() >= 1)
+            .map(|rel| rel.to_string_lossy().into_owned())
+            .collect();
+        mine.sort();
+        mine.dedup();
+        for stale in previous.iter().filter(|p| !mine.contains(p)) {
+            // Only plain relative names inside the directory, never a path out of it.
+            let rel = Path::new(stale);
+            if rel.is_absolute() || rel.components().any(|c| c.as_os_str() == "..") {
+                continue;
+            }
+            let path = dir.join(rel);
+            // Not through a link out of the directory.
+            let inside = matches!(
+                (std::fs::canonicalize(&path), std::fs::canonicalize(&dir)),
+                (Ok(p), Ok(d)) if p.starts_with(&d)
+            );
+            let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            if inside && !link && path.is_file() && std::fs::remove_file(&path).is_ok() {
+                eprintln!("removed {} (an earlier run's)", path.display());
+            }
+        }
+        let text = std::iter::once(owner)
+            .chain(mine)
+            .collect::<Vec<_>>()
+            .join("\n");
+        write_quietly(&dir.join(MARKER), &format!("{text}\n"))?;
+    }
+    Ok(())
 }
 
 /// A file written atomically ([`flitforge::files::AtomicFile`]) and listed when committed.

@@ -11,7 +11,7 @@ use flitforge::fpga::{self, Device, StatusPort};
 use flitforge::run::RunConfig;
 use flitforge::traffic::Destinations;
 use flitforge::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Args, Clone)]
 pub struct FpgaArgs {
@@ -29,6 +29,9 @@ pub struct FpgaArgs {
     /// (top.bin) and fpga.json.
     #[arg(long, value_name = "DIR", default_value = "build/fpga")]
     out: String,
+    /// Write into a non-empty directory another command wrote.
+    #[arg(long)]
+    force: bool,
     /// Clock frequency nextpnr's timing-driven placement aims at, in MHz (it reports the Fmax
     /// it reaches either way).
     #[arg(long, value_name = "MHZ", default_value_t = 100.0)]
@@ -124,11 +127,21 @@ fn summary(report: &fpga::FpgaReport) -> String {
 
 pub fn run(args: &FpgaArgs) -> Result<()> {
     let config = args.config()?;
-    let out = PathBuf::from(&args.out);
     let command = command_line();
     if !(1.0..=1000.0).contains(&args.target_mhz) {
         return Err(Error::invalid("target-mhz", args.target_mhz, "1 to 1000"));
     }
+    if config.inputs > fpga::MAX_INPUTS {
+        return Err(Error::invalid(
+            "inputs",
+            config.inputs,
+            format!(
+                "2..={} for an iCE40 board (the largest device holds far fewer)",
+                fpga::MAX_INPUTS
+            ),
+        ));
+    }
+    let out = super::files::experiment_dir("fpga", Some(&args.out), args.force)?;
     if args.largest {
         super::args::refuse(
             &[

@@ -31,9 +31,9 @@ pub struct DesignArgs {
     pub traffic: TrafficArgs,
 }
 
-/// Runs the model these flags describe, recording its waveform and stimulus, and generates
-/// its Verilog.
-fn prepare(args: &DesignArgs) -> Result<cosim::Bundle> {
+/// Runs the model these flags describe, recording its stimulus (and, with `waveform`, its
+/// waveform), and generates its Verilog.
+fn prepare(args: &DesignArgs, waveform: bool) -> Result<cosim::Bundle> {
     let command = command_line();
     let from_file = match &args.net.config {
         Some(path) => Some(RunConfig::from_file(path)?),
@@ -86,7 +86,7 @@ fn prepare(args: &DesignArgs) -> Result<cosim::Bundle> {
         traffic: &args.traffic,
     };
     Ok(match flags.resolve(SimConfig::default())? {
-        RunConfig::Network(c) => cosim::prepare(c, &command)?.into(),
+        RunConfig::Network(c) => cosim::prepare_with(c, &command, waveform)?.into(),
         RunConfig::PrunedButterfly(c) => c.prepare(&command)?.into(),
         _ => {
             return Err(Error::invalid(
@@ -103,16 +103,32 @@ fn prepare(args: &DesignArgs) -> Result<cosim::Bundle> {
 pub struct RtlArgs {
     #[command(flatten)]
     pub design: DesignArgs,
-    /// Directory to write into (created if missing).
+    /// Directory to write into (created if missing); a non-empty one only if `rtl` wrote it
+    /// (its earlier files are replaced, the ones this design does not have removed) or with
+    /// --force.
     #[arg(long, value_name = "DIR", default_value = "flitforge-rtl")]
     pub out: String,
+    /// Write into a non-empty directory another command (or you) wrote; files of the same
+    /// names are replaced.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `flitforge rtl`: writes the design and lists the files.
 pub fn rtl(args: &RtlArgs) -> Result<()> {
-    let bundle = prepare(&args.design)?;
-    let dir = std::path::Path::new(&args.out);
-    for path in bundle.design.write(dir)? {
+    let bundle = prepare(&args.design, false)?;
+    let size: u64 = bundle
+        .design
+        .files
+        .iter()
+        .map(|(_, text)| text.len() as u64)
+        .sum::<u64>()
+        + bundle.stimulus_hex.len() as u64;
+    flitforge::limits::Estimate::new()
+        .with("Verilog and stimulus", size)
+        .check_output("out", std::path::Path::new(&args.out))?;
+    let dir = super::files::experiment_dir("rtl", Some(&args.out), args.force)?;
+    for path in bundle.design.write(&dir)? {
         written(&path);
     }
     write(
@@ -140,22 +156,27 @@ pub struct CosimArgs {
 pub fn cosim(args: &CosimArgs) -> Result<()> {
     let bundle = {
         let _step = Step::start("cosim: running the model and generating the Verilog");
-        prepare(&args.design)?
+        prepare(&args.design, true)?
     };
     let sims: &[Simulator] = match args.simulator.as_str() {
         "verilator" => &[Simulator::Verilator],
         "both" => &[Simulator::Icarus, Simulator::Verilator],
         _ => &[Simulator::Icarus],
     };
+    let kept = match &args.keep {
+        Some(d) => Some(super::files::experiment_dir("cosim", Some(d), false)?),
+        None => None,
+    };
     let mut identical = true;
     for &sim in sims {
-        let dir = match &args.keep {
-            Some(d) => std::path::PathBuf::from(d).join(sim.name()),
-            None => std::env::temp_dir().join(format!(
-                "flitforge-cosim-{}-{}",
-                std::process::id(),
-                sim.name()
-            )),
+        // Removed when it goes out of scope, also when an error or interrupt unwinds.
+        let temp;
+        let dir = match &kept {
+            Some(d) => d.join(sim.name()),
+            None => {
+                temp = flitforge::files::TempDir::new(&format!("cosim-{}", sim.name()))?;
+                temp.path().to_path_buf()
+            }
         };
         let verdict = {
             let what = match sim {
@@ -167,9 +188,6 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
         };
         say!("{verdict}");
         identical &= verdict.divergence.is_none();
-        if args.keep.is_none() {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
     }
     if identical {
         Ok(())

@@ -46,6 +46,43 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// The resource limits every command checks its estimates against (`flitforge::limits`).
+#[derive(clap::Args, Clone, Default)]
+#[command(next_help_heading = "Limits")]
+struct LimitArgs {
+    /// Memory a command may plan to use, e.g. 8G (K, M, G, T: powers of 1024); work estimated
+    /// to need more is refused before it starts. [default: 90 % of the memory available,
+    /// within the address-space limit]
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_memory: Option<String>,
+    /// Largest output file a command writes, e.g. 20G; a waveform or report estimated to be
+    /// larger is refused before the run. [default: the smaller of 4 GiB and the free space
+    /// where it goes]
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_output: Option<String>,
+    /// Largest input file read (--config, --messages, shard files). [default: 256 MiB]
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_input: Option<String>,
+}
+
+impl LimitArgs {
+    fn apply(&self) -> Result<()> {
+        let size = |flag: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(|t| flitforge::limits::parse_size(flag, t))
+                .transpose()
+        };
+        flitforge::limits::set(flitforge::limits::Overrides {
+            memory: size("max-memory", &self.max_memory)?,
+            output: size("max-output", &self.max_output)?,
+            input: size("max-input", &self.max_input)?,
+        });
+        Ok(())
+    }
 }
 
 #[derive(Subcommand)]
@@ -179,9 +216,11 @@ fn replay_target(argv: &[String]) -> Result<Replayable> {
     match Cli::try_parse_from(argv) {
         Ok(Cli {
             command: Command::Experiment { which },
+            ..
         }) => Ok(Replayable::Experiment(Box::new(which))),
         Ok(Cli {
             command: Command::Sim(args),
+            ..
         }) if args.sweep.sweep.is_some() => Ok(Replayable::Sweep(Box::new(args))),
         Ok(_) => Err(flitforge::Error::invalid(
             "shards",
@@ -293,8 +332,25 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    match run(cli) {
+    let result = flitforge::interrupt::install()
+        .and_then(|()| cli.limits.apply())
+        .and_then(|()| run(cli))
+        .and_then(|()| files::finish_dirs());
+    if result.is_err() {
+        files::rollback_dirs();
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(flitforge::Error::Interrupted { signal, kept }) => {
+            let kept = if kept.is_empty() {
+                "no file was written or replaced (every output is renamed into place only once complete), child processes and temporary directories are gone".to_string()
+            } else {
+                kept
+            };
+            let e = flitforge::Error::Interrupted { signal, kept };
+            eprintln!("flitforge: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code() as u8)

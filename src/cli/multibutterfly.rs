@@ -377,6 +377,10 @@ const CONFIG_CONFLICTS: [&str; 17] = [
 
 /// `flitforge multibutterfly`: one routing.
 pub fn route(args: &RouteArgs) -> Result<()> {
+    super::files::outputs_apart(
+        &[("json", args.json.as_deref()), ("vcd", args.vcd.as_deref())],
+        &args.config.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let run = match &args.config {
         Some(path) => RunConfig::from_file(path)?,
         None if args.algorithm == "upfal" => RunConfig::Upfal(upfal_config(args)?),

@@ -2,7 +2,7 @@
 
 use super::args::{NetworkArgs, RunFlags, SerialArgs, SwitchArgs, TrafficArgs, engine};
 use super::command_line;
-use super::files::{AtomicFile, not_over_input, write};
+use super::files::{AtomicFile, write};
 use super::progress::Ticker;
 use clap::Args;
 use flitforge::config::SimConfig;
@@ -34,6 +34,10 @@ pub struct OutputArgs {
     /// VC networks: check every invariant after every cycle (always on in debug builds).
     #[arg(long)]
     pub check: bool,
+    /// VC networks, batch traffic: exit 0 when --cycles ends the run before every message is
+    /// delivered or dropped (without it the run reports what it did and exits 3).
+    #[arg(long)]
+    pub allow_partial: bool,
     /// pruned-butterfly: move batches bit by bit through the register-level switches (cycle)
     /// or as whole messages through the abstract model with the same cycle counts (golden).
     /// [default: cycle]
@@ -130,8 +134,8 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ));
     }
     base.cycles.get_or_insert(2000);
-    let mut jobs = args.sweep.shard.jobs(0, replay)?;
     let dir = super::files::experiment_dir("sweep", args.sweep.out.as_deref(), args.sweep.force)?;
+    let mut jobs = args.sweep.shard.jobs(&dir, 0, replay, args.sweep.force)?;
     let progress = super::progress::Progress::new("sim --sweep", "loads");
     let curve = flitforge::sweep::load_curve(&base, rates, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
@@ -186,16 +190,10 @@ pub fn sim(args: &SimArgs) -> Result<()> {
         .chain(args.traffic.messages.iter())
         .map(String::as_str)
         .collect();
-    for out in o.json.iter().chain(o.vcd.iter()) {
-        not_over_input(out, &inputs)?;
-    }
-    if o.json.is_some() && o.json == o.vcd {
-        return Err(Error::invalid(
-            "vcd",
-            o.vcd.as_deref().unwrap_or_default(),
-            "a different file from --json",
-        ));
-    }
+    super::files::outputs_apart(
+        &[("json", o.json.as_deref()), ("vcd", o.vcd.as_deref())],
+        &inputs,
+    )?;
     if !matches!(run, RunConfig::Network(_)) {
         super::args::refuse(
             &[("per-message", o.per_message), ("check", o.check)],
@@ -209,8 +207,13 @@ pub fn sim(args: &SimArgs) -> Result<()> {
             "no value: --engine applies only with --topology pruned-butterfly",
         ));
     }
+    let mut incomplete = None;
     let report = match run {
-        RunConfig::Network(c) => simulate(c, o)?,
+        RunConfig::Network(c) => {
+            let (report, cut) = simulate(c, o)?;
+            incomplete = cut;
+            report
+        }
         RunConfig::PrunedButterfly(mut c) => {
             if let Some(e) = &o.engine {
                 c.engine = engine(e)?;
@@ -234,12 +237,69 @@ pub fn sim(args: &SimArgs) -> Result<()> {
     if let Some(path) = &o.json {
         write(path, &report.to_json())?;
     }
+    match incomplete {
+        Some(why) if !o.allow_partial => Err(Error::Incomplete(why)),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a run whose report or waveform would not fit (`flitforge::limits`), before it
+/// starts: every record kept for --per-message, the JSON file, the waveform writer and its file.
+fn check_outputs(sim: &Simulation, o: &OutputArgs, filter: &ScopeFilter) -> Result<()> {
+    use flitforge::config::{RECORD_BYTES, REPORTED_RECORD_BYTES, REPORTED_RECORD_JSON};
+    use flitforge::limits::Estimate;
+    let offered = sim.offered_estimate();
+    let network = sim.config.memory_estimate().0;
+    let mut memory = Estimate::new().with("network", network);
+    if o.per_message {
+        memory.add("records kept", offered.saturating_mul(RECORD_BYTES));
+        memory.add(
+            "per-message report",
+            offered.saturating_mul(REPORTED_RECORD_BYTES),
+        );
+        memory.check_memory("per-message", format!("{offered} messages"))?;
+    }
+    if let Some(path) = o.json.as_deref().filter(|p| *p != "-") {
+        let records = if o.per_message { offered } else { 0 };
+        Estimate::new()
+            .with("report", 4096)
+            .with(
+                "per-message records",
+                records.saturating_mul(REPORTED_RECORD_JSON),
+            )
+            .check_output("json", std::path::Path::new(path))?;
+    }
+    if let Some(path) = &o.vcd {
+        let w = flitforge::wave::estimate(sim, filter);
+        if w.switches == 0 {
+            return Err(Error::invalid(
+                "vcd-scope",
+                o.vcd_scope.as_deref().unwrap_or_default(),
+                "patterns that match at least one switch (scopes are named l{level}_c{column}, e.g. l0_c3)",
+            ));
+        }
+        memory.add(format!("waveform writer ({} signals)", w.signals), w.memory);
+        memory.check_memory("vcd", path)?;
+        Estimate::new()
+            .with(
+                format!(
+                    "waveform of {} switches over about {} cycles",
+                    w.switches,
+                    sim.cycle_estimate()
+                ),
+                w.bytes,
+            )
+            .check_output("vcd", std::path::Path::new(path))?;
+    }
     Ok(())
 }
 
 /// A VC network run: the library's summary on standard output (unless the report goes there).
-fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
+/// Also returns why the run is incomplete when batch traffic was cut short by --cycles.
+fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<String>)> {
     let mut sim = Simulation::new(config)?;
+    let filter = ScopeFilter::new(o.vcd_scope.as_deref().unwrap_or(""))?;
+    check_outputs(&sim, o, &filter)?;
     sim.set_threads(o.threads)?;
     sim.keep_records(o.per_message);
     if o.check {
@@ -253,12 +313,11 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
         }
     };
     let stats = match &o.vcd {
-        None => sim.run_observed(|s| {
+        None => sim.run_watched(|s| {
             tick(s);
             Ok(())
         })?,
         Some(path) => {
-            let filter = ScopeFilter::new(o.vcd_scope.as_deref().unwrap_or(""))?;
             let mut file = AtomicFile::create(path)?;
             let command = command_line();
             let mut vcd = VcdWriter::new(file.writer(), &sim, &filter, &command)?;
@@ -275,12 +334,20 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<RunReport> {
     if o.json.as_deref() != Some("-") {
         say!("{}", stats.summary());
     }
+    let incomplete = (!sim.config.traffic.is_continuous() && !sim.finished()).then(|| {
+        format!(
+            "incomplete run: --cycles {} ended it with {} of {} messages neither delivered nor dropped (the report counts them as in flight or waiting; --allow-partial accepts it)",
+            sim.cycle(),
+            stats.in_flight + stats.waiting,
+            stats.offered
+        )
+    });
     let stats = if o.per_message {
         sim.report(true)
     } else {
         stats
     };
-    Ok(RunReport::network(&stats))
+    Ok((RunReport::network(&stats), incomplete))
 }
 
 /// `sim --topology pruned-butterfly`: the stage algorithm.
@@ -351,7 +418,7 @@ pub fn demo(json: Option<String>, vcd: Option<String>) -> Result<()> {
         vcd,
         ..OutputArgs::default()
     };
-    let report = simulate(SimConfig::default(), &out)?;
+    let (report, _) = simulate(SimConfig::default(), &out)?;
     if let Some(path) = &out.json {
         write(path, &report.to_json())?;
     }

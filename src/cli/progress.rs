@@ -176,7 +176,12 @@ impl Drop for Step {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
             let seconds = self.started.elapsed().as_secs_f64();
-            eprintln!("{}: done in {seconds:.1} s", self.what);
+            let how = if std::thread::panicking() || flitforge::interrupt::received().is_some() {
+                "stopped after"
+            } else {
+                "done in"
+            };
+            eprintln!("{}: {how} {seconds:.1} s", self.what);
         }
     }
 }

@@ -21,7 +21,15 @@ pub struct ShardArgs {
     /// (docs/distributed.md). [default: every trial here]
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
+    /// Continue an interrupted run of the same command from the trials it saved in its
+    /// output directory (.flitforge-checkpoint.json); the files it writes are those an
+    /// uninterrupted run writes, byte for byte.
+    #[arg(long)]
+    resume: bool,
 }
+
+/// The checkpoint file inside an experiment's directory.
+pub const CHECKPOINT_FILE: &str = ".flitforge-checkpoint.json";
 
 /// What a shard file holds.
 #[derive(Serialize, Deserialize)]
@@ -45,15 +53,68 @@ impl ShardArgs {
         self.shard.is_some()
     }
 
-    /// The job runner: the replayed results of a merge, one shard, or every trial.
-    pub fn jobs(&self, threads: usize, replay: &mut Replay) -> Result<Jobs> {
+    /// The job runner: the replayed results of a merge, or one shard or every trial, saving
+    /// the finished ones in `dir`'s checkpoint (read back with --resume; an existing one is
+    /// refused without --resume unless `force`). The checkpoint is removed once the command
+    /// succeeds.
+    pub fn jobs(
+        &self,
+        dir: &Path,
+        threads: usize,
+        replay: &mut Replay,
+        force: bool,
+    ) -> Result<Jobs> {
         if let Some(results) = replay.take() {
+            if self.resume {
+                return Err(Error::invalid(
+                    "resume",
+                    "given",
+                    "no value with merge (a merge runs no trial)",
+                ));
+            }
             return Ok(Jobs::replay(results));
         }
-        Ok(match &self.shard {
+        if threads > flitforge::shard::MAX_THREADS {
+            return Err(Error::invalid(
+                "threads",
+                threads,
+                format!("0..={} (0: every core)", flitforge::shard::MAX_THREADS),
+            ));
+        }
+        let jobs = match &self.shard {
             Some(s) => Jobs::shard(s.parse()?, threads),
             None => Jobs::all(threads),
-        })
+        };
+        let path = dir.join(CHECKPOINT_FILE);
+        // The results depend on the command line without the options that change none, and
+        // on which shard runs.
+        let mut key = replay_args(std::env::args().skip(1));
+        if let Some(s) = &self.shard {
+            key.push(format!("--shard={s}"));
+        }
+        let resumed = if self.resume {
+            if !path.exists() {
+                return Err(Error::invalid(
+                    "resume",
+                    dir.display(),
+                    format!(
+                        "the directory of an interrupted run (it has no {CHECKPOINT_FILE}; run without --resume)"
+                    ),
+                ));
+            }
+            Jobs::read_checkpoint(&path, &key)?
+        } else {
+            if path.exists() && !force {
+                return Err(Error::invalid(
+                    "out",
+                    dir.display(),
+                    "a directory without an interrupted run's checkpoint: --resume continues that run, --force starts over",
+                ));
+            }
+            Results::new()
+        };
+        super::files::remove_on_success(&path);
+        Ok(jobs.with_checkpoint(path, key, resumed))
     }
 }
 
@@ -90,8 +151,10 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
         }
         let name = a.split('=').next().unwrap_or("");
         match name {
-            "--shard" | "--out" | "--threads" => skip_value = !a.contains('='),
-            "--force" => {}
+            "--shard" | "--out" | "--threads" | "--max-memory" | "--max-output" | "--max-input" => {
+                skip_value = !a.contains('=')
+            }
+            "--force" | "--resume" => {}
             _ => out.push(a),
         }
     }
@@ -124,7 +187,7 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         } else {
             PathBuf::from(dir)
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), e))?;
+        let text = flitforge::limits::read_input_text(&path.to_string_lossy())?;
         let file: ShardFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
         if let Some(f) = &first

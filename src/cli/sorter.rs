@@ -3,7 +3,7 @@
 
 use super::args::SorterArgs;
 use super::command_line;
-use super::files::{AtomicFile, not_over_input, write};
+use super::files::{AtomicFile, write};
 use clap::Args;
 use flitforge::run::{RunConfig, RunReport};
 use flitforge::sorter::SortConfig;
@@ -50,14 +50,19 @@ pub fn sort(args: &SortArgs) -> Result<()> {
         },
     };
     let inputs: Vec<&str> = args.config.iter().map(String::as_str).collect();
-    for out in args.json.iter().chain(args.vcd.iter()) {
-        not_over_input(out, &inputs)?;
-    }
+    super::files::outputs_apart(
+        &[("json", args.json.as_deref()), ("vcd", args.vcd.as_deref())],
+        &inputs,
+    )?;
     let config = args.sorter.config(base, args.seed, args.config.is_some())?;
     let command = command_line();
     let run = match &args.vcd {
         None => config.run(None, &command)?,
         Some(path) => {
+            let (signals, bytes) = config.waveform_estimate()?;
+            flitforge::limits::Estimate::new()
+                .with(format!("waveform of {signals} signals"), bytes)
+                .check_output("vcd", std::path::Path::new(path))?;
             let mut file = AtomicFile::create(path)?;
             let run = config.run(Some(file.writer()), &command)?;
             file.commit()?;

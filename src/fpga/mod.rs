@@ -24,6 +24,10 @@ use crate::wave::{ScopeFilter, VcdWriter};
 use serde::Serialize;
 use std::path::Path;
 
+/// Most inputs a board top is built for: no iCE40 holds more than a few switches' worth, and
+/// yosys would take hours on larger netlists.
+pub const MAX_INPUTS: u32 = 64;
+
 /// How the board reports its run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

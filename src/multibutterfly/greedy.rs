@@ -191,7 +191,7 @@ impl GreedyRouter {
             lane_choice: config.lane_choice,
             switch_queue: Some(config.max_held + 1),
         };
-        let mut fabric = Fabric::new(topo, params, seed);
+        let mut fabric = Fabric::new(topo, params, seed)?;
         for s in faults.faulty.iter_ones() {
             fabric.set_faulty(s as u32, true);
         }
@@ -271,6 +271,7 @@ impl GreedyRouter {
         let mut clock = Clock::settled(self);
         let mut idle = 0;
         while self.undelivered > 0 {
+            crate::interrupt::check()?;
             clock.tick(self);
             let moved = self.account(clock.cycle)?;
             observe(&self.fabric, clock.cycle - 1)?;

@@ -127,7 +127,27 @@ impl GreedyRunConfig {
         if !(1..=8).contains(&self.dilation) {
             return Err(Error::invalid("dilation", self.dilation, "1..=8"));
         }
-        self.greedy.validate()
+        self.greedy.validate()?;
+        topology::check_inputs(self.inputs)?;
+        self.memory_estimate().check_memory("inputs", self.inputs)
+    }
+
+    /// What the routing allocates: the switch model in greedy mode (per switch a queue deep
+    /// enough for the problem's copies, per link its registers) and the packets.
+    pub fn memory_estimate(&self) -> crate::limits::Estimate {
+        let n = u64::from(self.inputs);
+        let m = u64::from(match self.topology {
+            TopologyKind::Splitter | TopologyKind::Dilated => self.dilation,
+            TopologyKind::ModifiedSplitter => 2,
+            _ => 1,
+        });
+        let switches = n * (u64::from(self.inputs.trailing_zeros()) + 2);
+        let links = switches * 2 * m;
+        let depth = u64::from((self.greedy.max_held + 2 * m as u32).max(self.problem.copies));
+        crate::limits::Estimate::new()
+            .with("switches", switches * (64 + depth * 8))
+            .with("links", links * 48)
+            .with("packets", n * u64::from(self.problem.copies) * 64)
     }
 
     /// The network this run routes on.

@@ -61,6 +61,9 @@ pub fn workloads() -> Vec<(&'static str, Traffic)> {
     ]
 }
 
+/// Most trials (seeds) per workload and size.
+pub const MAX_TRIALS: u64 = 10_000;
+
 /// Routes every workload on every size with `seeds` seeds. `progress` is told each run.
 pub fn run(
     sizes: &[u32],
@@ -81,8 +84,8 @@ pub fn run_jobs(
     jobs: &mut Jobs,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<Vec<Run>>> {
-    if seeds == 0 {
-        return Err(Error::invalid("seeds", 0, "at least 1"));
+    if !(1..=MAX_TRIALS).contains(&seeds) {
+        return Err(Error::invalid("trials", seeds, format!("1..={MAX_TRIALS}")));
     }
     let sizes = checked_sizes(sizes)?;
     let workloads = workloads();

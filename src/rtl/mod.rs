@@ -121,6 +121,29 @@ pub fn check_supported(sim: &Simulation) -> Result<()> {
     Ok(())
 }
 
+/// Bytes of Verilog [`RtlDesign::new`] writes for `sim`'s network (the stimulus aside): the
+/// switch modules (a mirror line per declared register element), and in the top two wire
+/// lines per link and an instance per switch.
+pub fn size_estimate(sim: &Simulation) -> u64 {
+    let f = &sim.fabric;
+    let w = sim.config.flit_bits;
+    let modules: u64 = [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject]
+        .iter()
+        .map(|&k| {
+            let elements: u64 = f
+                .layout(k, w, sim.header_layout.id_bits())
+                .registers
+                .iter()
+                .map(|r| u64::from(r.elements()))
+                .sum();
+            30_000 + elements * 100
+        })
+        .sum();
+    let links = f.topo.links.len() as u64 * 220;
+    let instances = f.topo.node_count() as u64 * (400 + u64::from(f.topo.ports()) * 10 * 14);
+    modules + links + instances
+}
+
 impl RtlDesign {
     /// Generates the Verilog for `sim`'s network, with a testbench for `cycles` cycles of
     /// stimulus. `command` is named in every file's header.

@@ -32,7 +32,7 @@ pub fn build_topology(config: &SimConfig) -> Result<Topology> {
     )
 }
 
-/// Fewest inputs (switches per level) for which [`Simulation::set_threads`] splits a cycle.
+/// Fewest inputs (terminals) for which [`Simulation::set_threads`] splits a cycle.
 pub const MIN_PARALLEL_INPUTS: u32 = 256;
 
 /// Most threads [`Simulation::set_threads`] starts.
@@ -98,9 +98,11 @@ impl Simulation {
 
     fn with_arrivals(config: SimConfig, arrivals: Arrivals) -> Result<Self> {
         config.validate()?;
+        // Taken before the network is allocated (an address-space limit shrinks with it).
+        let memory_limit = crate::limits::memory_limit().0;
         let header_layout = config.header_layout()?;
         let topo = build_topology(&config)?;
-        let fabric = Fabric::new(topo, SwitchParams::of(&config), config.seed);
+        let fabric = Fabric::new(topo, SwitchParams::of(&config), config.seed)?;
         let sources = Sources::new(
             config.inputs,
             config.vcs,
@@ -126,7 +128,7 @@ impl Simulation {
             retried: 0,
             last_progress: 0,
             retry_rng: stream(config.seed, Stream::Retry),
-            max_held: crate::config::MEMORY_LIMIT_BYTES.saturating_sub(config.memory_estimate().0)
+            max_held: memory_limit.saturating_sub(config.memory_estimate().0)
                 / crate::config::RECORD_BYTES,
             pool: None,
             config,
@@ -242,6 +244,34 @@ impl Simulation {
         }
     }
 
+    /// Messages the run offers: a list's count, or the expected count of continuous traffic
+    /// over its horizon (for estimates).
+    pub fn offered_estimate(&self) -> u64 {
+        if self.config.traffic.is_continuous() {
+            self.config.offered_estimate()
+        } else {
+            u64::from(self.messages.issued()) + self.arrivals.remaining()
+        }
+    }
+
+    /// Cycles the run is expected to take (for estimates): the cycle limit, else the last
+    /// release plus the time the busiest source needs to send and the busiest destination to
+    /// receive (one VC's worth of flits per cycle), and the worms to cross.
+    pub fn cycle_estimate(&self) -> u64 {
+        if let Some(c) = self.config.cycles {
+            return c;
+        }
+        let (source, destination) = self.arrivals.busiest();
+        let average = self.offered_estimate() / u64::from(self.config.inputs).max(1);
+        let flits = u64::from(self.config.flits);
+        let per_source = source.max(average) * flits * 2;
+        let per_destination = destination * flits / u64::from(self.config.vcs).max(1);
+        self.arrivals
+            .last_release()
+            .saturating_add(per_source.max(per_destination) + flits)
+            .saturating_add(4 * u64::from(self.fabric.topo.levels))
+    }
+
     /// Every message is delivered or dropped and the network is empty.
     pub fn finished(&self) -> bool {
         self.arrivals.exhausted()
@@ -274,8 +304,8 @@ impl Simulation {
                 "traffic",
                 self.config.traffic.name(),
                 format!(
-                    "a load whose live messages fit in {} GiB: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
-                    crate::config::MEMORY_LIMIT_BYTES >> 30,
+                    "a load whose live messages fit in {}: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
+                    crate::limits::bytes(crate::limits::memory_limit().0),
                     self.messages.held()
                 ),
             ));
@@ -300,15 +330,30 @@ impl Simulation {
     }
 
     /// Runs to the end: the cycle limit, or (batch traffic without a limit) until every message
-    /// is delivered or dropped.
+    /// is delivered or dropped. Cycles in which the network is empty and nothing is released
+    /// are skipped in one step ([`Simulation::skip_idle_cycles`]).
     pub fn run(&mut self) -> Result<Report> {
-        self.run_observed(|_| Ok(()))
+        self.run_loop(true, |_| Ok(()))
+    }
+
+    /// [`Simulation::run`], calling `watch` after every cycle it simulates (progress): idle
+    /// cycles are skipped as by `run`.
+    pub fn run_watched(&mut self, watch: impl FnMut(&Simulation) -> Result<()>) -> Result<Report> {
+        self.run_loop(true, watch)
     }
 
     /// [`Simulation::run`], calling `observe` after every cycle (a waveform writer samples the
-    /// registers there).
+    /// registers there), idle ones included.
     pub fn run_observed(
         &mut self,
+        observe: impl FnMut(&Simulation) -> Result<()>,
+    ) -> Result<Report> {
+        self.run_loop(false, observe)
+    }
+
+    fn run_loop(
+        &mut self,
+        skip_idle: bool,
         mut observe: impl FnMut(&Simulation) -> Result<()>,
     ) -> Result<Report> {
         loop {
@@ -322,10 +367,43 @@ impl Simulation {
             if !self.config.traffic.is_continuous() && self.finished() {
                 break;
             }
+            crate::interrupt::check()?;
+            if skip_idle && self.skip_idle_cycles() > 0 {
+                // The limit may have been reached: check again.
+                continue;
+            }
             self.step()?;
             observe(self)?;
         }
         Ok(self.report(false))
+    }
+
+    /// When no flit is in the network, no source has a message to send and the next release or
+    /// retry is later than the current cycle, moves the clock to that cycle (or to the cycle
+    /// limit, if sooner): the cycles in between would change nothing but the lane-choice LFSRs,
+    /// which are advanced as far. Returns the cycles skipped.
+    pub fn skip_idle_cycles(&mut self) -> u64 {
+        if self.fabric.flits_in_network() > 0
+            || self.sources.sending() > 0
+            || !self.sources.queues_empty()
+        {
+            return 0;
+        }
+        let cycle = self.clock.cycle;
+        let next = match (self.arrivals.next_release(), self.sources.next_retry()) {
+            (Some(a), Some(r)) => a.min(r),
+            (Some(t), None) | (None, Some(t)) => t,
+            (None, None) => return 0,
+        };
+        let target = self.config.cycles.map_or(next, |limit| next.min(limit));
+        if target <= cycle {
+            return 0;
+        }
+        let skipped = target - cycle;
+        self.fabric.skip_idle_cycles(skipped);
+        self.clock.cycle = target;
+        self.last_progress = target;
+        skipped
     }
 
     /// Gives a released message its id, middle column and header, and queues it at its source.

@@ -9,7 +9,7 @@
 use super::circuit::{FlexibleSorter, SorterParams, sort_cycles};
 use super::fattree::FatTree;
 use super::{SortConfig, check_sorted};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
 use crate::shard::Jobs;
 use crate::stats::Stat;
@@ -214,6 +214,23 @@ pub fn tree_sweep_jobs(
     jobs: &mut Jobs,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<Vec<TreePoint>>> {
+    if !(1..=crate::pruned::experiment::MAX_TRIALS).contains(&seeds) {
+        return Err(Error::invalid(
+            "trials",
+            seeds,
+            format!("1..={}", crate::pruned::experiment::MAX_TRIALS),
+        ));
+    }
+    if let Some(&n) = sizes
+        .iter()
+        .find(|&&n| !(16..=1 << 20).contains(&n) || !n.is_power_of_two())
+    {
+        return Err(Error::invalid(
+            "sizes",
+            n,
+            "powers of two from 16 to 2^20 (terminals of the sorting fat-tree)",
+        ));
+    }
     let trees = sizes
         .iter()
         .map(|&n| FatTree::new(n, 2 * n.trailing_zeros()))

@@ -70,6 +70,7 @@ impl Fabric {
             return;
         }
         let t = &self.topo;
+        debug_assert_eq!(t.radix, 2, "[LM]'s greedy routing runs on radix-2 networks");
         let level = s >> t.log_n;
         let m = t.multiplicity;
         let per = 2 * m;
@@ -230,7 +231,7 @@ mod tests {
             lane_choice,
             switch_queue: Some(5),
         };
-        Fabric::new(dilated_butterfly(16, 2).unwrap(), params, 1)
+        Fabric::new(dilated_butterfly(16, 2).unwrap(), params, 1).unwrap()
     }
 
     #[test]

@@ -20,7 +20,9 @@ mod logic;
 pub use logic::{Header, Headers, NONE, Transfer, TransferKind};
 
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, SimConfig};
+use crate::error::Result;
 use crate::flit::FlitSlot;
+use crate::limits::vec_of;
 use crate::topology::{LinkClass, LinkId, NodeId, RouteField, Topology};
 
 /// State of one input virtual channel.
@@ -232,24 +234,32 @@ pub struct Fabric {
 }
 
 impl Fabric {
-    /// Builds an idle fabric on `topo`. `seed` initialises the lane-choice LFSRs.
-    pub fn new(topo: Topology, params: SwitchParams, seed: u64) -> Self {
+    /// Builds an idle fabric on `topo`. `seed` initialises the lane-choice LFSRs. The arrays
+    /// sized by the network are reserved first: a failed allocation is an error naming the
+    /// size, not an abort.
+    pub fn new(topo: Topology, params: SwitchParams, seed: u64) -> Result<Self> {
         let b = params.vcs as usize;
         let total_vcs = topo.terminals() as usize * b + topo.links.len() * b;
         let vc_shift = params.vcs.next_power_of_two().trailing_zeros();
         let ovs = topo.links.len() << vc_shift;
         let radix = topo.radix as usize;
+        let inputs = topo.terminals();
         let mut f = Fabric {
             map: VcMap::of(&topo, params.vcs),
             vc_shift,
-            down: vec![NO_GRANT; ovs],
-            vcs: vec![Vc::IDLE; total_vcs],
+            down: vec_of(ovs, NO_GRANT, "inputs", inputs)?,
+            vcs: vec_of(total_vcs, Vc::IDLE, "inputs", inputs)?,
             fifo: if params.mode == FlowControl::Greedy {
                 Vec::new()
             } else {
-                vec![FlitSlot::default(); total_vcs * params.depth as usize]
+                vec_of(
+                    total_vcs * params.depth as usize,
+                    FlitSlot::default(),
+                    "inputs",
+                    inputs,
+                )?
             },
-            alloc: vec![0; ovs],
+            alloc: vec_of(ovs, 0, "inputs", inputs)?,
             rr: vec![0; topo.node_count() * radix],
             rr_next: vec![0; topo.node_count() * radix],
             link_rr: vec![0; topo.links.len()],
@@ -290,7 +300,7 @@ impl Fabric {
         }
         f.last_base = f.vc_base(f.topo.node_id(f.topo.last_level(), 0));
         f.vc_node = (0..total_vcs as u32).map(|i| f.vc_switch(i).0).collect();
-        f
+        Ok(f)
     }
 
     /// Index of the first input VC of switch `s`; its VCs are `port * B + vc` above it.
@@ -400,6 +410,18 @@ impl Fabric {
     /// Lane-choice LFSR of switch `s`.
     pub fn lfsr(&self, s: NodeId) -> u16 {
         self.lfsr[s as usize]
+    }
+
+    /// Advances every lane-choice LFSR by `cycles` steps, as that many idle cycles would
+    /// (they step every cycle with random lane choice).
+    pub fn skip_idle_cycles(&mut self, cycles: u64) {
+        debug_assert_eq!(self.held, 0, "only an idle fabric skips cycles");
+        if self.params.lane_choice == LaneChoice::Random {
+            let leap = crate::lfsr::Leap::new(cycles);
+            for v in &mut self.lfsr {
+                *v = leap.apply(*v);
+            }
+        }
     }
 
     /// Reset value of switch `s`'s lane-choice LFSR.

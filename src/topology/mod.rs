@@ -298,8 +298,8 @@ impl Topology {
     /// level, choosing lane 0 wherever there is a choice (and direction by the routing bit at an
     /// [`LinkClass::Any`] level).
     pub fn path_columns(&self, source: u32, destination: u32, middle: u32) -> Vec<u32> {
-        let mut node = self.node_id(0, source);
-        let mut cols = vec![source];
+        let mut node = self.injection_port(source).0;
+        let mut cols = vec![self.node(node).column];
         for level in 0..self.last_level() {
             let link = match self.link_class(level) {
                 LinkClass::Exact => self.links[self.exact_link(node, destination) as usize],

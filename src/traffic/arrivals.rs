@@ -160,6 +160,43 @@ impl Arrivals {
         }
     }
 
+    /// The cycle the next message is released at, if it is known without drawing it: a
+    /// list's next release; for a continuous pattern the current cycle while its horizon lasts
+    /// (every cycle draws).
+    pub fn next_release(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::List { specs, next } => specs.get(*next).map(|s| s.release),
+            Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {
+                (cycle < cycles).then_some(*cycle)
+            }
+        }
+    }
+
+    /// The most messages of a list any one source sends and any one destination receives
+    /// (0, 0 for a continuous pattern).
+    pub fn busiest(&self) -> (u64, u64) {
+        let Kind::List { specs, .. } = &self.kind else {
+            return (0, 0);
+        };
+        let most = |key: &dyn Fn(&MessageSpec) -> u32| {
+            let mut keys: Vec<u32> = specs.iter().map(key).collect();
+            keys.sort_unstable();
+            keys.chunk_by(|a, b| a == b)
+                .map(|c| c.len() as u64)
+                .max()
+                .unwrap_or(0)
+        };
+        (most(&|s| s.source), most(&|s| s.destination))
+    }
+
+    /// The latest release of a list (0 for a continuous pattern).
+    pub fn last_release(&self) -> u64 {
+        match &self.kind {
+            Kind::List { specs, .. } => specs.last().map_or(0, |s| s.release),
+            _ => 0,
+        }
+    }
+
     /// Messages of a list not handed out yet (continuous patterns draw theirs when their cycle
     /// comes, so none is counted before).
     pub fn remaining(&self) -> u64 {

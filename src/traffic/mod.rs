@@ -115,6 +115,10 @@ impl Destinations {
     }
 }
 
+/// Latest cycle a message may be released at, and longest run (`--cycles`): 2^40, about
+/// 10^12 cycles, far beyond any run that ends (the simulator skips idle cycles up to it).
+pub const MAX_CYCLE: u64 = 1 << 40;
+
 /// Largest number of inputs of [`Traffic::Lfsr`]: a destination is drawn from a 16-bit register.
 pub const MAX_LFSR_INPUTS: u32 = 1 << 16;
 
@@ -336,7 +340,7 @@ struct MessageFileRef<'a> {
 /// object `{"messages": [...]}`. Every source and destination must be in `0..n`.
 pub fn load_messages(path: &str, n: u32) -> Result<Vec<MessageSpec>> {
     check_n(n)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::limits::read_input_text(path)?;
     // Dispatch on the first token rather than an untagged enum, so serde's message (with line and
     // column) reaches the user.
     let parsed = if text.trim_start().starts_with('[') {
@@ -346,6 +350,15 @@ pub fn load_messages(path: &str, n: u32) -> Result<Vec<MessageSpec>> {
     };
     let messages = parsed.map_err(|e| Error::parse(path, e))?;
     for (i, m) in messages.iter().enumerate() {
+        if m.release > MAX_CYCLE {
+            return Err(Error::parse(
+                path,
+                format!(
+                    "message {i}: release = {} is out of range 0..={MAX_CYCLE} (2^40 cycles)",
+                    m.release
+                ),
+            ));
+        }
         for (field, value) in [("source", m.source), ("destination", m.destination)] {
             if value >= n {
                 return Err(Error::parse(

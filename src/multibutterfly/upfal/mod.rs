@@ -288,6 +288,7 @@ fn run(
     let mut idle = 0u32;
     let mut stages = 0u64;
     while sim.remaining > 0 {
+        crate::interrupt::check()?;
         stages += 1;
         let mut moves = 0u64;
         for parity in 0..2 {

@@ -272,6 +272,7 @@ impl Router {
     }
 
     fn stage(&mut self, stage: u32, observer: &mut Option<&mut Observer<'_>>) -> Result<()> {
+        crate::interrupt::check()?;
         let g = self.graph.clone();
         let l = g.levels();
         let s = stage as usize;

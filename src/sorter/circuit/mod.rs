@@ -254,6 +254,7 @@ impl FlexibleSorter {
             data: vec![false; p.s as usize],
         };
         loop {
+            crate::interrupt::check()?;
             inputs.start = t == 0;
             inputs.data.fill(false);
             if self.regs.state == LOAD {
