@@ -109,12 +109,18 @@ pub enum Middle {
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     pub topology: TopologyKind,
-    /// Number of inputs n (a power of two).
+    /// Number of inputs n (terminals: a power of two for leveled networks, `k²` for a mesh or
+    /// torus, `n` columns of the wrap-around butterfly, the switches of a random graph; a graph
+    /// file's switches).
     pub inputs: u32,
     /// Multiplicity d of dilated and splitter networks.
     pub dilation: u32,
     /// Switch radix k of the k-ary n-fly.
     pub radix: u32,
+    /// Links out of every switch of a random graph.
+    pub degree: u32,
+    /// The graph file of a `graph` network ([`crate::topology::graph::read_graph`]).
+    pub graph: Option<String>,
     pub wiring: SplitterWiring,
     /// Virtual channels per link, B.
     pub vcs: u32,
@@ -157,6 +163,8 @@ impl Default for SimConfig {
             inputs: 64,
             dilation: 2,
             radix: 2,
+            degree: 2,
+            graph: None,
             wiring: SplitterWiring::default(),
             vcs: 2,
             vc_depth: 1,
@@ -185,14 +193,18 @@ impl SimConfig {
         match self.topology {
             TopologyKind::Dilated | TopologyKind::Splitter => self.dilation,
             TopologyKind::ModifiedSplitter => 2,
-            TopologyKind::Butterfly | TopologyKind::Benes | TopologyKind::KaryFly => 1,
+            _ => 1,
         }
     }
 
-    /// Directions per switch: the radix of the k-ary n-fly, 2 for the papers' networks.
+    /// Directions per switch: the radix of the k-ary n-fly, 2 for the papers' networks, the
+    /// most links out of a graph network's switches.
     pub fn switch_radix(&self) -> u32 {
         match self.topology {
             TopologyKind::KaryFly => self.radix,
+            TopologyKind::Mesh | TopologyKind::Torus => 4,
+            TopologyKind::RandomGraph => self.degree.clamp(1, 4),
+            TopologyKind::Graph => crate::topology::graph::MAX_DEGREE,
             _ => 2,
         }
     }
@@ -205,13 +217,39 @@ impl SimConfig {
         }
     }
 
-    /// Switch levels of the topology.
+    /// Switch levels of the topology: for a graph network, the switches a typical path visits
+    /// (for estimates).
     pub fn levels(&self) -> u32 {
         let log_n = self.inputs.max(2).trailing_zeros();
+        let side = (f64::from(self.inputs).sqrt().ceil() as u32).max(2);
         match self.topology {
             TopologyKind::Benes => 2 * log_n + 1,
             TopologyKind::KaryFly => log_n / self.radix.max(2).trailing_zeros().max(1) + 1,
+            TopologyKind::Mesh => 2 * side + 1,
+            TopologyKind::Torus => side + 1,
+            TopologyKind::RandomGraph | TopologyKind::Graph => 2 * self.address_bits() + 1,
             _ => log_n + 1,
+        }
+    }
+
+    /// Bits of a terminal address: `⌈lg inputs⌉`.
+    pub fn address_bits(&self) -> u32 {
+        self.inputs.max(2).next_power_of_two().trailing_zeros()
+    }
+
+    /// Links of the network (for estimates).
+    pub fn link_count(&self) -> u64 {
+        let n = u64::from(self.inputs);
+        match self.topology {
+            TopologyKind::Mesh | TopologyKind::Torus => 4 * n,
+            TopologyKind::WrappedButterfly => 2 * n * u64::from(self.address_bits()),
+            TopologyKind::RandomGraph => n * u64::from(self.degree.clamp(1, 4)),
+            TopologyKind::Graph => n * u64::from(crate::topology::graph::MAX_DEGREE),
+            _ => {
+                u64::from(self.levels() - 1)
+                    * u64::from(self.columns())
+                    * u64::from(self.switch_radix() * self.multiplicity())
+            }
         }
     }
 
@@ -223,14 +261,24 @@ impl SimConfig {
         }
     }
 
-    /// The header layout this configuration implies.
+    /// The header layout this configuration implies (a run on given paths adds their index:
+    /// [`SimConfig::header_layout_with_paths`]).
     pub fn header_layout(&self) -> Result<HeaderLayout> {
-        let log_n = self.inputs.max(2).trailing_zeros();
+        self.header_layout_with_paths(0)
+    }
+
+    /// The header layout with a path-index field for `paths` paths (0: none).
+    pub fn header_layout_with_paths(&self, paths: u32) -> Result<HeaderLayout> {
         HeaderLayout::new(
             self.flit_bits,
-            log_n,
+            self.address_bits(),
             self.topology == TopologyKind::Benes,
             self.protocol,
+            if paths > 1 {
+                paths.next_power_of_two().trailing_zeros()
+            } else {
+                u32::from(paths == 1)
+            },
         )
     }
 
@@ -255,6 +303,12 @@ impl SimConfig {
         }
         if self.topology != KaryFly {
             keys.push(("radix", "topology kary-fly"));
+        }
+        if self.topology != RandomGraph {
+            keys.push(("degree", "topology random-graph"));
+        }
+        if self.topology != Graph {
+            keys.push(("graph", "topology graph"));
         }
         if self.topology != Benes {
             keys.push(("middle", "topology benes"));
@@ -293,10 +347,67 @@ impl SimConfig {
 
     /// Checks every parameter against its allowed range.
     pub fn validate(&self) -> Result<()> {
-        check_inputs(self.inputs)?;
-        if self.topology == TopologyKind::KaryFly {
-            // The builder's own check, so that a bad size is refused before anything is sized.
-            check_kary_fly(self.inputs, self.radix)?;
+        match self.topology {
+            // The builders' own checks, so that a bad size is refused before anything is sized.
+            TopologyKind::KaryFly => {
+                check_kary_fly(self.inputs, self.radix)?;
+            }
+            TopologyKind::Mesh | TopologyKind::Torus | TopologyKind::RandomGraph => {
+                crate::topology::graph::check_terminals(self.topology, self.inputs, self.degree)?;
+            }
+            TopologyKind::WrappedButterfly => {
+                check_inputs(self.inputs)?;
+                if self.inputs < 4 {
+                    return Err(Error::invalid(
+                        "inputs",
+                        self.inputs,
+                        "a power of two from 4 for the wrap-around butterfly",
+                    ));
+                }
+            }
+            TopologyKind::Graph => {
+                if self.graph.is_none() {
+                    return Err(Error::invalid(
+                        "graph",
+                        "none",
+                        "a graph file (--graph FILE) with --topology graph",
+                    ));
+                }
+                if !matches!(self.traffic, Traffic::Paths { .. }) {
+                    return Err(Error::invalid(
+                        "traffic",
+                        self.traffic.name(),
+                        "paths (--paths FILE) with --topology graph: its messages follow given paths",
+                    ));
+                }
+            }
+            _ => {
+                check_inputs(self.inputs)?;
+            }
+        }
+        if matches!(self.traffic, Traffic::Paths { .. }) && !self.topology.is_graph() {
+            return Err(Error::invalid(
+                "paths",
+                "given",
+                "a graph network (--topology mesh, torus, wrapped-butterfly, random-graph or graph)",
+            ));
+        }
+        if matches!(
+            self.topology,
+            TopologyKind::Mesh
+                | TopologyKind::Torus
+                | TopologyKind::WrappedButterfly
+                | TopologyKind::RandomGraph
+        ) && self.backpressure == Backpressure::Combinational
+        {
+            return Err(Error::invalid(
+                "backpressure",
+                "combinational",
+                format!(
+                    "registered on the {} (its links form cycles, around which same-cycle ready signals have no consistent value)",
+                    self.topology.name()
+                ),
+            ));
         }
         range("vcs", self.vcs, 1, 16)?;
         range("vc-depth", self.vc_depth, 1, 64)?;
@@ -421,8 +532,7 @@ impl SimConfig {
     /// an error when its records pass the limit, [`Simulation`](crate::Simulation).)
     pub fn memory_estimate(&self) -> (u64, u64) {
         let n = u64::from(self.inputs);
-        let ports = u64::from(self.switch_radix() * self.multiplicity());
-        let links = u64::from(self.levels() - 1) * u64::from(self.columns()) * ports;
+        let links = self.link_count();
         let vcs = (links + n) * u64::from(self.vcs);
         let per_vc = 28 + 8 * u64::from(self.effective_depth());
         let window = 4 * u64::from(self.levels() + self.flits);

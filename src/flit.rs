@@ -16,11 +16,13 @@ pub const MAX_FLIT_BITS: u32 = 256;
 pub type FlitBits = BitVec<u64, Lsb0>;
 
 /// One flit in a register: which message it belongs to and its index in the worm
-/// (0 = header, `L - 1` = tail).
+/// (0 = header, `L - 1` = tail), and for a header the links it has crossed (a message on a
+/// given path is routed by its position there; the bits do not change).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FlitSlot {
     pub msg: u32,
     pub seq: u16,
+    pub hop: u16,
 }
 
 /// One header field: name, offset of its least significant bit, width.
@@ -47,6 +49,8 @@ pub struct ProtocolFields {
 pub struct HeaderValues {
     pub destination: u32,
     pub middle: u32,
+    /// The index of the message's path (networks whose messages carry given paths).
+    pub path: u32,
     pub id: u32,
     pub color: u32,
     pub rank: u32,
@@ -54,7 +58,8 @@ pub struct HeaderValues {
     pub copy: u32,
 }
 
-/// Bit layout of the header flit, LSB first: `dest`, then `mid` (Beneš only), the protocol
+/// Bit layout of the header flit, LSB first: `dest`, then `mid` (Beneš only), `path` (the
+/// index of a message's path, on networks whose messages carry given paths), the protocol
 /// fields that are present, and `id` (the message id, truncated) in the bits that remain, up to
 /// 32. The layout is computed once per configuration and drives the model, the waveform and the
 /// Verilog alike.
@@ -72,6 +77,7 @@ impl HeaderLayout {
         address_bits: u32,
         needs_middle: bool,
         protocol: ProtocolFields,
+        path_bits: u32,
     ) -> Result<Self> {
         let mut fields = Vec::new();
         let mut offset = 0;
@@ -89,6 +95,7 @@ impl HeaderLayout {
         if needs_middle {
             push("mid", address_bits);
         }
+        push("path", path_bits);
         push("color", protocol.color_bits);
         push("rank", protocol.rank_bits);
         push("birth", protocol.birth_bits);
@@ -137,6 +144,7 @@ impl HeaderLayout {
             let value: u64 = match f.name {
                 "dest" => v.destination.into(),
                 "mid" => v.middle.into(),
+                "path" => v.path.into(),
                 "id" => v.id.into(),
                 "color" => v.color.into(),
                 "rank" => v.rank.into(),
@@ -201,7 +209,7 @@ mod tests {
 
     #[test]
     fn header_fields_round_trip() {
-        let layout = HeaderLayout::new(32, 6, true, ProtocolFields::default()).unwrap();
+        let layout = HeaderLayout::new(32, 6, true, ProtocolFields::default(), 0).unwrap();
         let v = HeaderValues {
             destination: 45,
             middle: 17,
@@ -217,7 +225,7 @@ mod tests {
 
     #[test]
     fn too_narrow_flit_names_the_needed_width() {
-        let err = HeaderLayout::new(4, 6, false, ProtocolFields::default()).unwrap_err();
+        let err = HeaderLayout::new(4, 6, false, ProtocolFields::default(), 0).unwrap_err();
         let text = err.to_string();
         assert!(
             text.contains("flit-bits = 4") && text.contains("6..=256"),
@@ -228,7 +236,7 @@ mod tests {
 
     #[test]
     fn body_bits_fill_the_width_and_mix_id_and_index() {
-        let layout = HeaderLayout::new(100, 3, false, ProtocolFields::default()).unwrap();
+        let layout = HeaderLayout::new(100, 3, false, ProtocolFields::default(), 0).unwrap();
         let a = layout.body_bits(1, 1);
         assert_eq!(a.len(), 100);
         assert_ne!(a, layout.body_bits(1, 2));

@@ -85,13 +85,40 @@ pub fn check(sim: &Simulation, cycle: u64) -> Result<()> {
             ));
         }
     }
-    // Registers, and each message's footprint.
+    // Registers, and each message's footprint: per VC it owns, its position along the
+    // message's path (the level on a leveled network; the hop on a graph network).
     let mut footprints: BTreeMap<u32, Footprint> = BTreeMap::new();
+    let mut paths: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for ivc in 0..f.total_vcs() as u32 {
         let state = f.state(ivc);
         let count = f.count(ivc);
-        let (s, _) = f.vc_switch(ivc);
-        let level = f.topo.node(s).level;
+        let (s, local) = f.vc_switch(ivc);
+        let level = match &f.topo.graph {
+            None => f.topo.node(s).level,
+            Some(g) if state != VcState::Idle => {
+                let owner = f.owner(ivc).unwrap_or(u32::MAX);
+                let path = paths
+                    .entry(owner)
+                    .or_insert_with(|| sim.message_path(owner).unwrap_or_default());
+                let port = local / sim.config.vcs;
+                let terminal = g.switch_terminal[s as usize] != crate::topology::NO_TERMINAL;
+                if terminal && port == 0 {
+                    0
+                } else {
+                    let link = f.topo.in_link(s, port);
+                    match path.iter().position(|&l| l == link) {
+                        Some(k) => k as u32 + 1,
+                        None => {
+                            return fail(format!(
+                                "VC {ivc} (switch {}, in link {link}) holds message {owner}, whose path {path:?} does not cross that link",
+                                g.labels[s as usize]
+                            ));
+                        }
+                    }
+                }
+            }
+            Some(_) => 0,
+        };
         if count > f.params.depth {
             return fail(format!(
                 "VC {ivc} holds {count} flits, depth {}",

@@ -30,6 +30,11 @@ pub const TOPOLOGIES: &[&str] = &[
     "splitter",
     "benes",
     "kary-fly",
+    "mesh",
+    "torus",
+    "wrapped-butterfly",
+    "random-graph",
+    "graph",
     "modified-splitter",
     "pruned-butterfly",
     "sorting-fat-tree",
@@ -115,7 +120,8 @@ impl RunConfig {
             "flexible-sorter" => {
                 RunConfig::FlexibleSorter(serde_json::from_value(value).map_err(typed)?)
             }
-            "butterfly" | "dilated" | "splitter" | "benes" | "kary-fly" => {
+            "butterfly" | "dilated" | "splitter" | "benes" | "kary-fly" | "mesh" | "torus"
+            | "wrapped-butterfly" | "random-graph" | "graph" => {
                 RunConfig::Network(SimConfig::from_value(value, source)?)
             }
             other => return Err(Error::invalid("topology", other, TOPOLOGIES.join("|"))),
@@ -236,6 +242,10 @@ impl RunReport {
             "stalled_cycles": report.stalled_cycles,
             "link_utilisation": report.link_utilisation,
         });
+        if let Some(p) = &report.paths {
+            details["congestion"] = json!(p.congestion);
+            details["dilation"] = json!(p.dilation);
+        }
         if let Some(records) = &report.messages {
             details["per_message"] = serde_json::to_value(records).unwrap_or_default();
         }

@@ -114,9 +114,14 @@ impl Sources {
                 fabric.ready(ivc).then(|| FlitSlot {
                     msg: self.worm[slot],
                     seq: self.next_seq[slot],
+                    hop: 0,
                 })
             } else if fabric.accepts_new_worm(ivc) {
-                queued.next().map(|&msg| FlitSlot { msg, seq: 0 })
+                queued.next().map(|&msg| FlitSlot {
+                    msg,
+                    seq: 0,
+                    hop: 0,
+                })
             } else {
                 None
             };

@@ -234,9 +234,21 @@ pub struct Report {
     pub link_utilisation: Utilisation,
     pub config: SimConfig,
     pub seed: u64,
+    /// A graph network's batch of messages: the congestion C and dilation D of their paths
+    /// ([CMS] §1.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<PathParameters>,
     /// Per-message records, when requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<MessageRecord>>,
+}
+
+/// Congestion C (the most paths on one link) and dilation D (the longest path, in links) of a
+/// set of paths, the parameters [CMS], [SV] and [CMSV] state their bounds in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PathParameters {
+    pub congestion: u32,
+    pub dilation: u32,
 }
 
 impl Report {
@@ -251,7 +263,14 @@ impl Report {
     /// A short human-readable summary.
     pub fn summary(&self) -> String {
         let c = &self.config;
-        format!(
+        let paths = match &self.paths {
+            Some(p) => format!(
+                "\npaths: congestion C = {}, dilation D = {}",
+                p.congestion, p.dilation
+            ),
+            None => String::new(),
+        };
+        let text = format!(
             "flitforge: {topo} n={n} B={b} L={l} W={w} mode={mode} traffic={traffic} seed={seed}\n\
              messages: {offered} offered, {inj} injected, {del} delivered, {drop} dropped, {retry} retried, {fl} in flight, {wait} waiting\n\
              makespan: {mk} cycles ({cyc} simulated)\n\
@@ -282,7 +301,8 @@ impl Report {
             um = self.link_utilisation.mean,
             ux = self.link_utilisation.max,
             st = self.stalled_cycles,
-        )
+        );
+        text + &paths
     }
 }
 

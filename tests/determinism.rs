@@ -201,6 +201,7 @@ fn skipping_idle_cycles_changes_nothing() {
                 source: (k * 5 + release as u32) % 16,
                 destination: (k * 3 + 1) % 16,
                 release,
+                path: None,
             })
         })
         .collect();

@@ -103,7 +103,11 @@ fn header_flit_bits_carry_the_routing_fields() {
     assert_eq!(ids.len(), 64);
     for id in ids {
         let h = sim.header(id);
-        let bits = sim.flit_bits(flitforge::flit::FlitSlot { msg: id, seq: 0 });
+        let bits = sim.flit_bits(flitforge::flit::FlitSlot {
+            msg: id,
+            seq: 0,
+            hop: 0,
+        });
         assert_eq!(
             sim.header_layout.read(&bits, "dest"),
             Some(u64::from(h.destination))

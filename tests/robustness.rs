@@ -511,7 +511,7 @@ proptest! {
     ) {
         let specs: Vec<MessageSpec> = specs
             .into_iter()
-            .map(|(source, destination, release)| MessageSpec { source, destination, release })
+            .map(|(source, destination, release)| MessageSpec { source, destination, release, path: None })
             .collect();
         let config = SimConfig { inputs: 16, ..SimConfig::default() };
         match flitforge::Simulation::with_messages(config, specs.clone()) {

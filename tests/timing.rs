@@ -25,6 +25,7 @@ fn msg(source: u32, destination: u32) -> MessageSpec {
         source,
         destination,
         release: 0,
+        path: None,
     }
 }
 

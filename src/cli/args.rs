@@ -43,13 +43,17 @@ pub struct NetworkArgs {
     pub config: Option<String>,
     /// butterfly, dilated, splitter, benes: networks of virtual-channel switches ([CMS],
     /// [LM]); kary-fly: the k-ary n-fly of the same switches (k terminals per first- and
-    /// last-stage switch, contended output ports); pruned-butterfly: the stage algorithm on
-    /// bit-serial switches ([BB] §3); sorting-fat-tree: the eight-step algorithm at the
-    /// message level ([BB] §4.2-4.3).
-    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "kary-fly", "pruned-butterfly", "sorting-fat-tree"])]
+    /// last-stage switch, contended output ports); mesh, torus, wrapped-butterfly,
+    /// random-graph, graph: networks whose worms follow paths (dimension order, bit fixing,
+    /// shortest, or given with --paths; [CMS] §1.1, [SV], [CMSV]); pruned-butterfly: the stage
+    /// algorithm on bit-serial switches ([BB] §3); sorting-fat-tree: the eight-step algorithm
+    /// at the message level ([BB] §4.2-4.3).
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "kary-fly", "mesh", "torus", "wrapped-butterfly", "random-graph", "graph", "pruned-butterfly", "sorting-fat-tree"])]
     pub topology: Option<String>,
-    /// Inputs n: a power of two from 2 to 2^20 (kary-fly: a power of the radix;
-    /// pruned-butterfly: a power of 4 from 16 to 65536; sorting-fat-tree: from 16).
+    /// Inputs n: a power of two from 2 to 2^20 (kary-fly: a power of the radix; mesh, torus:
+    /// k * k switches, k up to 64; wrapped-butterfly: n columns, from 4; random-graph: 3 to
+    /// 4096 switches; graph: its file's switches; pruned-butterfly: a power of 4 from 16 to
+    /// 65536; sorting-fat-tree: from 16).
     #[arg(long, value_name = "N")]
     pub inputs: Option<u32>,
     /// Multiplicity d of dilated and splitter networks, 1..=8.
@@ -58,6 +62,13 @@ pub struct NetworkArgs {
     /// kary-fly: switch radix k, a power of two from 2 to 16 (n = log_k inputs stages).
     #[arg(long, value_name = "K")]
     pub radix: Option<u32>,
+    /// random-graph: links out of every switch, 1..=4 (a ring plus random chords).
+    #[arg(long, value_name = "D")]
+    pub degree: Option<u32>,
+    /// graph: the network, a JSON {"nodes": N, "links": [[tail, head], ...]} or one
+    /// `tail head` pair per line; its messages come from --paths. [default: none]
+    #[arg(long, value_name = "FILE")]
+    pub graph: Option<String>,
 }
 
 /// The virtual-channel switches and their flow control.
@@ -137,7 +148,7 @@ impl SwitchArgs {
 pub struct TrafficArgs {
     /// The message set (batch patterns) or stream (bernoulli, lfsr: need --rate and
     /// --cycles). lfsr is the on-chip generator of `flitforge fpga`.
-    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region", "lfsr"])]
+    #[arg(long, value_parser = ["random-permutation", "transpose", "bit-reversal", "identity", "uniform", "q-relation", "bernoulli", "file", "hot-region", "lfsr", "paths"])]
     pub traffic: Option<String>,
     /// lfsr traffic: where messages go. [default: uniform]
     #[arg(long, value_parser = ["uniform", "transpose", "bit-reversal", "identity", "random-permutation"])]
@@ -155,6 +166,11 @@ pub struct TrafficArgs {
     /// [default: none, required]
     #[arg(long, value_name = "FILE.json")]
     pub messages: Option<String>,
+    /// Graph networks: one message per given path, a JSON list of switch sequences
+    /// [[0, 1, 5], ...] or of {"nodes": [...]} / {"links": [...]} objects with an optional
+    /// "release" (implies --traffic paths). [default: none]
+    #[arg(long, value_name = "FILE.json")]
+    pub paths: Option<String>,
     /// Cycles to simulate: required for bernoulli and lfsr traffic, a limit for batch
     /// traffic.
     #[arg(long, value_name = "C")]
@@ -174,7 +190,11 @@ impl TrafficArgs {
             Traffic::Uniform { q } | Traffic::QRelation { q } => *q,
             _ => 1,
         };
-        if let Some(t) = &self.traffic {
+        let named = match (&self.traffic, &self.paths) {
+            (None, Some(_)) => Some("paths".to_string()),
+            (t, _) => t.clone(),
+        };
+        if let Some(t) = &named {
             let needs = |flag: &str, what: &str| Error::invalid(flag, "none", what);
             *traffic = match t.as_str() {
                 "bernoulli" => Traffic::Bernoulli {
@@ -205,6 +225,12 @@ impl TrafficArgs {
                         needs("messages", "--messages FILE.json with --traffic file")
                     })?,
                 },
+                "paths" => Traffic::Paths {
+                    path: self
+                        .paths
+                        .clone()
+                        .ok_or_else(|| needs("paths", "--paths FILE.json with --traffic paths"))?,
+                },
                 other => serde_json::from_value(serde_json::json!({ "pattern": other }))
                     .map_err(|_| Error::invalid("traffic", other, Traffic::NAMES.join("|")))?,
             };
@@ -216,6 +242,11 @@ impl TrafficArgs {
                 Traffic::Uniform { q } | Traffic::QRelation { q } => *q = self.q.unwrap_or(*q),
                 Traffic::File { path } => {
                     if let Some(p) = &self.messages {
+                        path.clone_from(p)
+                    }
+                }
+                Traffic::Paths { path } => {
+                    if let Some(p) = &self.paths {
                         path.clone_from(p)
                     }
                 }
@@ -250,6 +281,7 @@ impl TrafficArgs {
                 matches!(pattern, "uniform" | "q-relation"),
             ),
             ("messages", self.messages.is_some(), pattern == "file"),
+            ("paths", self.paths.is_some(), pattern == "paths"),
             ("region", self.region.is_some(), pattern == "hot-region"),
         ] {
             if given && !applies {
@@ -258,6 +290,7 @@ impl TrafficArgs {
                     "destinations" => "with --traffic lfsr",
                     "q" => "with --traffic uniform or q-relation",
                     "messages" => "with --traffic file",
+                    "paths" => "with --traffic paths",
                     _ => "with --traffic hot-region",
                 };
                 return Err(Error::invalid(
@@ -402,7 +435,7 @@ impl RunFlags<'_> {
                     c.topology = parse_name::<TopologyKind>(
                         "topology",
                         &topology,
-                        "butterfly|dilated|splitter|benes|kary-fly",
+                        "butterfly|dilated|splitter|benes|kary-fly|mesh|torus|wrapped-butterfly|random-graph|graph",
                     )?;
                 }
                 refuse(
@@ -425,12 +458,14 @@ impl RunFlags<'_> {
                 }
             }
             RunConfig::PrunedButterfly(_) | RunConfig::SortingFatTree(_) => {
-                let only = "with --topology butterfly, dilated, splitter, benes or kary-fly";
+                let only = "with a network of virtual-channel switches (--topology butterfly, dilated, splitter, benes, kary-fly, mesh, torus, wrapped-butterfly, random-graph or graph)";
                 refuse(&switch_given, only)?;
                 refuse(
                     &[
                         ("dilation", self.net.dilation.is_some()),
                         ("radix", self.net.radix.is_some()),
+                        ("degree", self.net.degree.is_some()),
+                        ("graph", self.net.graph.is_some()),
                         ("cycles", t.cycles.is_some()),
                     ],
                     only,
@@ -476,7 +511,10 @@ impl RunFlags<'_> {
         macro_rules! set {
             ($src:expr; $($field:ident),*) => { $(if let Some(v) = $src.$field { c.$field = v; })* };
         }
-        set!(n; inputs, dilation, radix);
+        set!(n; inputs, dilation, radix, degree);
+        if let Some(g) = &n.graph {
+            c.graph = Some(g.clone());
+        }
         set!(s; vcs, vc_depth, flits, flit_bits, max_attempts, retry_backoff, watchdog);
         set!(t; seed);
         if let Some(v) = t.cycles {
@@ -511,6 +549,8 @@ impl RunFlags<'_> {
         let given = |key: &str| match key {
             "dilation" => n.dilation.is_some(),
             "radix" => n.radix.is_some(),
+            "degree" => n.degree.is_some(),
+            "graph" => n.graph.is_some(),
             "lane_choice" => s.lane_choice.is_some(),
             "middle" => s.middle.is_some(),
             "switch_queue" => s.switch_queue.is_some(),

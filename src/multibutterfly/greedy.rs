@@ -246,6 +246,7 @@ impl GreedyRouter {
                 .map(|(k, &destination)| Header {
                     destination,
                     middle: 0,
+                    path: 0,
                     id: k as u32,
                 }),
         );
@@ -383,7 +384,8 @@ impl Clocked for GreedyRouter {
     fn commit(&mut self) {
         self.transfers.clear();
         self.fabric.commit_departures(&mut self.transfers);
-        self.fabric.commit_arrivals(&self.transfers);
+        self.fabric
+            .commit_arrivals(&self.transfers, crate::switch::Headers::all(&self.headers));
     }
 }
 

@@ -20,8 +20,26 @@ use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{Arrivals, MessageSpec, Traffic};
 use rand::RngExt;
 
-/// Builds the topology a configuration names.
+/// Builds the topology a configuration names (a `graph` network from its file).
 pub fn build_topology(config: &SimConfig) -> Result<Topology> {
+    if config.topology == TopologyKind::Graph {
+        let path = config.graph.as_deref().unwrap_or_default();
+        let graph = crate::topology::graph::read_graph(path)?;
+        let terminals: Vec<u32> = (0..graph.nodes).collect();
+        let topo = Topology::from_graph(TopologyKind::Graph, &graph, &terminals, None)?;
+        if topo.graph.as_ref().is_some_and(|g| g.cyclic)
+            && config.backpressure == crate::config::Backpressure::Combinational
+        {
+            return Err(Error::invalid(
+                "backpressure",
+                "combinational",
+                format!(
+                    "registered for {path}: its links form cycles, around which same-cycle ready signals have no consistent value"
+                ),
+            ));
+        }
+        return Ok(topo);
+    }
     crate::topology::build(
         config.topology,
         config.inputs,
@@ -30,6 +48,43 @@ pub fn build_topology(config: &SimConfig) -> Result<Topology> {
         config.wiring,
         config.seed,
     )
+}
+
+/// The messages of a run on given paths: one per path, from the terminal its first link
+/// leaves to the one its last link reaches, released at `releases[i]`, in release order.
+fn path_messages(
+    topo: &Topology,
+    paths: &crate::topology::graph::Paths,
+    releases: &[u64],
+    file: &str,
+) -> Result<Vec<MessageSpec>> {
+    let Some(g) = &topo.graph else {
+        return Err(Error::invalid("paths", file, "a graph network"));
+    };
+    let mut specs = Vec::with_capacity(paths.len());
+    for i in 0..paths.len() {
+        let (from, to) = paths.ends_on(i, &topo.links);
+        let (source, destination) = (
+            g.switch_terminal[from as usize],
+            g.switch_terminal[to as usize],
+        );
+        if source == crate::topology::NO_TERMINAL || destination == crate::topology::NO_TERMINAL {
+            return Err(Error::parse(
+                file,
+                format!(
+                    "path {i} runs from switch {} to switch {}: both ends must be terminals",
+                    g.labels[from as usize], g.labels[to as usize]
+                ),
+            ));
+        }
+        specs.push(MessageSpec {
+            source,
+            destination,
+            release: releases.get(i).copied().unwrap_or(0),
+            path: Some(i as u32),
+        });
+    }
+    Ok(specs)
 }
 
 /// Fewest inputs (terminals) for which [`Simulation::set_threads`] splits a cycle.
@@ -71,15 +126,41 @@ pub struct Simulation {
 impl Simulation {
     /// Validates `config`, builds its network and sets up its traffic (continuous patterns
     /// are drawn cycle by cycle as the run reaches them).
-    pub fn new(config: SimConfig) -> Result<Self> {
+    pub fn new(mut config: SimConfig) -> Result<Self> {
         config.validate()?;
+        let topo = build_topology(&config)?;
+        // A graph file names its own terminals: every switch.
+        config.inputs = topo.terminals();
         let arrivals = match &config.traffic {
             Traffic::File { path } => {
                 Arrivals::list(crate::traffic::load_messages(path, config.inputs)?)
             }
+            Traffic::Paths { path } => {
+                let (paths, releases) = crate::topology::graph::read_paths(path, &topo)?;
+                let specs = path_messages(&topo, &paths, &releases, path)?;
+                let mut sim = Self::assemble(config, topo, Arrivals::list(specs), paths.len())?;
+                sim.fabric.set_paths(std::sync::Arc::new(paths));
+                return Ok(sim);
+            }
             t => Arrivals::new(t, config.inputs, config.cycles.unwrap_or(0), config.seed)?,
         };
-        Self::with_arrivals(config, arrivals)
+        Self::assemble(config, topo, arrivals, 0)
+    }
+
+    /// A graph network's run on the given `paths` (in `topo`'s link ids), released at
+    /// `releases`: the messages follow them and nothing else routes them.
+    pub fn with_paths(
+        mut config: SimConfig,
+        topo: Topology,
+        paths: crate::topology::graph::Paths,
+        releases: &[u64],
+    ) -> Result<Self> {
+        config.validate()?;
+        config.inputs = topo.terminals();
+        let specs = path_messages(&topo, &paths, releases, "paths")?;
+        let mut sim = Self::assemble(config, topo, Arrivals::list(specs), paths.len())?;
+        sim.fabric.set_paths(std::sync::Arc::new(paths));
+        Ok(sim)
     }
 
     /// Builds the network of `config` and injects exactly `specs` (in release order).
@@ -93,15 +174,22 @@ impl Simulation {
                 ));
             }
         }
-        Self::with_arrivals(config, Arrivals::list(specs))
+        config.validate()?;
+        let topo = build_topology(&config)?;
+        Self::assemble(config, topo, Arrivals::list(specs), 0)
     }
 
-    fn with_arrivals(config: SimConfig, arrivals: Arrivals) -> Result<Self> {
-        config.validate()?;
+    /// The simulation of `config` on `topo` with `arrivals`; `paths`: how many given paths
+    /// the headers index (0: none).
+    fn assemble(
+        config: SimConfig,
+        topo: Topology,
+        arrivals: Arrivals,
+        paths: usize,
+    ) -> Result<Self> {
         // Taken before the network is allocated (an address-space limit shrinks with it).
         let memory_limit = crate::limits::memory_limit().0;
-        let header_layout = config.header_layout()?;
-        let topo = build_topology(&config)?;
+        let header_layout = config.header_layout_with_paths(paths as u32)?;
         let fabric = Fabric::new(topo, SwitchParams::of(&config), config.seed)?;
         let sources = Sources::new(
             config.inputs,
@@ -272,6 +360,72 @@ impl Simulation {
             .saturating_add(4 * u64::from(self.fabric.topo.levels))
     }
 
+    /// On a graph network, the links message `id` (live) crosses: its given path, or the
+    /// routing function's from its source to its destination.
+    pub fn message_path(&self, id: u32) -> Option<Vec<u32>> {
+        let g = self.fabric.topo.graph.as_ref()?;
+        let header = self.messages.header(id);
+        if let Some(paths) = &self.fabric.paths {
+            return Some(paths.path(header.path as usize).to_vec());
+        }
+        let table = g.next_link.as_ref()?;
+        let record = &self.messages.get(id)?.record;
+        let terminals = g.terminal_switch.len();
+        let mut s = g.terminal_switch[record.source as usize];
+        let mut path = Vec::new();
+        while path.len() <= self.fabric.topo.links.len() {
+            let l = table[s as usize * terminals + record.destination as usize];
+            if l == crate::topology::NO_TERMINAL {
+                break;
+            }
+            path.push(l);
+            s = self.fabric.topo.links[l as usize].head;
+        }
+        Some(path)
+    }
+
+    /// On a graph network with a batch of messages, the congestion and dilation of their
+    /// paths.
+    pub fn path_parameters(&self) -> Option<crate::stats::PathParameters> {
+        let g = self.fabric.topo.graph.as_ref()?;
+        let specs = self.arrivals.specs()?;
+        let links = &self.fabric.topo.links;
+        let mut load = vec![0u32; links.len()];
+        let mut dilation = 0;
+        for spec in specs {
+            let hops = match (spec.path, &self.fabric.paths) {
+                (Some(p), Some(paths)) => {
+                    let path = paths.path(p as usize);
+                    for &l in path {
+                        load[l as usize] += 1;
+                    }
+                    path.len()
+                }
+                _ => {
+                    let table = g.next_link.as_ref()?;
+                    let terminals = g.terminal_switch.len();
+                    let mut s = g.terminal_switch[spec.source as usize];
+                    let mut hops = 0;
+                    while hops <= links.len() {
+                        let l = table[s as usize * terminals + spec.destination as usize];
+                        if l == crate::topology::NO_TERMINAL {
+                            break;
+                        }
+                        load[l as usize] += 1;
+                        s = links[l as usize].head;
+                        hops += 1;
+                    }
+                    hops
+                }
+            };
+            dilation = dilation.max(hops as u32);
+        }
+        Some(crate::stats::PathParameters {
+            congestion: load.into_iter().max().unwrap_or(0),
+            dilation,
+        })
+    }
+
     /// Every message is delivered or dropped and the network is empty.
     pub fn finished(&self) -> bool {
         self.arrivals.exhausted()
@@ -415,11 +569,12 @@ impl Simulation {
             _ => 0,
         };
         let k = &mut self.sent_by[s.source as usize];
-        let log_n = config.inputs.trailing_zeros();
+        let bits = config.address_bits();
         let header = Header {
             destination: s.destination,
             middle,
-            id: (*k << log_n | u64::from(s.source)) as u32,
+            path: s.path.unwrap_or(0),
+            id: (*k << bits | u64::from(s.source)) as u32,
         };
         *k += 1;
         let id = self.messages.issued();
@@ -471,6 +626,17 @@ impl Simulation {
                         m.record.hops = 0;
                         m.sent = 1;
                         m.gone = 0;
+                    }
+                    // A message to its own terminal (a graph network) leaves where it enters.
+                    if self.fabric.is_ejection_vc(t.to) {
+                        self.flits_delivered += 1;
+                        if t.flit.seq == 0 {
+                            m.record.head_arrival = Some(cycle);
+                        }
+                        if t.flit.seq == tail {
+                            m.record.tail_arrival = Some(cycle);
+                            m.record.status = Status::Delivered;
+                        }
                     }
                 }
                 TransferKind::Crossed { ov } => {
@@ -564,6 +730,7 @@ impl Simulation {
             },
             config: self.config.clone(),
             seed: self.config.seed,
+            paths: self.path_parameters(),
             messages: per_message.then(|| self.records().cloned().collect()),
         }
     }
@@ -586,10 +753,15 @@ impl Clocked for Simulation {
 
     /// Last level first (their registers drain unconditionally), then upward, then sources.
     fn settle_order(&self) -> Vec<usize> {
-        let n = self.fabric.topo.n as usize;
-        let levels = self.fabric.topo.levels as usize;
-        let mut order: Vec<usize> = (0..levels).rev().flat_map(|l| l * n..(l + 1) * n).collect();
-        let switches = levels * n;
+        let f = &self.fabric;
+        let mut order: Vec<usize> = (0..f.topo.levels)
+            .rev()
+            .flat_map(|l| {
+                let r = f.level_switches(l);
+                r.start as usize..r.end as usize
+            })
+            .collect();
+        let switches = f.topo.node_count();
         order.extend(switches..switches + self.config.inputs as usize);
         order
     }
@@ -647,13 +819,14 @@ impl Clocked for Simulation {
             None => self.fabric.commit_departures(&mut self.transfers),
         }
         self.sources.commit(&mut self.transfers, &self.fabric);
+        let headers = self.messages.headers();
         match &self.pool {
             Some(pool) => {
                 let parts = pool.current_num_threads();
                 let (fabric, transfers) = (&mut self.fabric, &self.transfers);
-                pool.install(|| fabric.commit_arrivals_split(transfers, parts));
+                pool.install(|| fabric.commit_arrivals_split(transfers, headers, parts));
             }
-            None => self.fabric.commit_arrivals(&self.transfers),
+            None => self.fabric.commit_arrivals(&self.transfers, headers),
         }
     }
 }

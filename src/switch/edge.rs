@@ -6,8 +6,9 @@
 //! ([`Fabric::commit_departures_split`], [`Fabric::commit_arrivals_split`]) with the result of
 //! one run.
 
+use super::logic::Headers;
 use super::logic::{NONE, Transfer, TransferKind};
-use super::{DROP, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcMap, VcState};
+use super::{DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::topology::Topology;
@@ -71,20 +72,35 @@ impl Fabric {
     /// The registers the clock edge's first half reads, and one [`Departures`] per run of
     /// switches `bounds[k]..bounds[k + 1]`.
     fn departure_runs(&mut self, bounds: &[usize]) -> (DepartShared<'_>, Vec<Departures<'_>>) {
-        let links = self.topo.ports() as usize;
-        let radix = self.topo.radix as usize;
+        let switches = self.switch_flits.len();
         let vc_at = |s: usize| {
-            if s == self.switch_flits.len() {
+            if s == switches {
                 self.vcs.len()
             } else {
                 self.vc_base(s as u32) as usize
             }
         };
         let vc_bounds: Vec<usize> = bounds.iter().map(|&s| vc_at(s)).collect();
-        let link_at = |s: usize| (s * links).min(self.link_rr.len());
+        let link_at = |s: usize| {
+            if s == switches {
+                self.link_rr.len()
+            } else {
+                (self.shape.links(s as u32).start as usize).min(self.link_rr.len())
+            }
+        };
         let link_bounds: Vec<usize> = bounds.iter().map(|&s| link_at(s)).collect();
-        let ov_at = |s: usize| ((s * links) << self.vc_shift).min(self.alloc.len());
-        let ov_bounds: Vec<usize> = bounds.iter().map(|&s| ov_at(s)).collect();
+        let ov_bounds: Vec<usize> = link_bounds
+            .iter()
+            .map(|&l| (l << self.vc_shift).min(self.alloc.len()))
+            .collect();
+        let rr_at = |s: usize| {
+            if s == switches {
+                self.rr.len()
+            } else {
+                self.shape.pointers(s as u32).start
+            }
+        };
+        let rr_bounds: Vec<usize> = bounds.iter().map(|&s| rr_at(s)).collect();
         let mut vcs = &mut self.vcs[..];
         let mut alloc = &mut self.alloc[..];
         let mut switch_flits = &mut self.switch_flits[..];
@@ -103,7 +119,7 @@ impl Fabric {
             switch_flits = rest;
             let (o, rest) = std::mem::take(&mut occupancy).split_at_mut(count);
             occupancy = rest;
-            let (r, rest) = std::mem::take(&mut rr).split_at_mut(radix * count);
+            let (r, rest) = std::mem::take(&mut rr).split_at_mut(rr_bounds[k + 1] - rr_bounds[k]);
             rr = rest;
             let (l, rest) =
                 std::mem::take(&mut link_rr).split_at_mut(link_bounds[k + 1] - link_bounds[k]);
@@ -117,6 +133,7 @@ impl Fabric {
                 switch_flits: f,
                 occupancy: o,
                 rr: r,
+                rr_start: rr_bounds[k],
                 link_rr: l,
                 link_start: link_bounds[k],
                 left: 0,
@@ -124,8 +141,7 @@ impl Fabric {
         }
         let shared = DepartShared {
             p: self.params,
-            topo: &self.topo,
-            map: self.map,
+            shape: &self.shape,
             fifo: &self.fifo,
             down: &self.down,
             rr_next: &self.rr_next,
@@ -137,11 +153,20 @@ impl Fabric {
 
     /// Second half of the clock edge: every flit that crossed a link or was injected is written
     /// into its register; a header makes its VC `ROUTING` (or, at the last level, `ACTIVE`:
-    /// ejecting) and names its owner.
-    pub fn commit_arrivals(&mut self, transfers: &[Transfer]) {
+    /// ejecting) and names its owner. On a graph network the header also looks up where its
+    /// message goes from here ([`Arrival`]): the direction of the next link of its path, or
+    /// out of the network.
+    pub fn commit_arrivals(&mut self, transfers: &[Transfer], headers: Headers<'_>) {
         if self.params.mode == FlowControl::Greedy {
             return self.commit_greedy_arrivals(transfers);
         }
+        let arrival = Arrival {
+            topo: &self.topo,
+            shape: &self.shape,
+            paths: self.paths.as_deref(),
+            headers,
+            last_base: self.last_base,
+        };
         let depth = self.params.depth as usize;
         for t in transfers {
             if t.to == NONE {
@@ -160,11 +185,7 @@ impl Fabric {
             self.switch_flits[sw] += 1;
             if t.flit.seq == 0 {
                 vc.owner = t.flit.msg;
-                vc.state = if t.to >= self.last_base {
-                    VcState::Active
-                } else {
-                    VcState::Routing
-                } as u8;
+                (vc.state, vc.out) = arrival.route(sw as u32, t.to, t.flit);
                 if self.params.switch_queue.is_some() {
                     self.occupancy[sw] += 1;
                 }
@@ -175,14 +196,25 @@ impl Fabric {
     /// [`Fabric::commit_arrivals`] with the switches cut into `parts` runs of consecutive
     /// switches, each run on the current rayon pool writing the flits addressed to its VCs: a
     /// VC receives at most one flit per cycle, so the order of the writes does not matter.
-    pub fn commit_arrivals_split(&mut self, transfers: &[Transfer], parts: usize) {
+    pub fn commit_arrivals_split(
+        &mut self,
+        transfers: &[Transfer],
+        headers: Headers<'_>,
+        parts: usize,
+    ) {
         let switches = self.switch_flits.len();
         let parts = parts.clamp(1, switches.max(1));
         if parts == 1 || self.params.mode == FlowControl::Greedy {
-            return self.commit_arrivals(transfers);
+            return self.commit_arrivals(transfers, headers);
         }
+        let arrival = Arrival {
+            topo: &self.topo,
+            shape: &self.shape,
+            paths: self.paths.as_deref(),
+            headers,
+            last_base: self.last_base,
+        };
         let depth = self.params.depth as usize;
-        let last_base = self.last_base;
         let shared_queue = self.params.switch_queue.is_some();
         let bounds: Vec<usize> = (0..=parts).map(|k| k * switches / parts).collect();
         let vc_bounds: Vec<usize> = bounds
@@ -236,11 +268,7 @@ impl Fabric {
                     switch_flits[sw] += 1;
                     if t.flit.seq == 0 {
                         vc.owner = t.flit.msg;
-                        vc.state = if t.to >= last_base {
-                            VcState::Active
-                        } else {
-                            VcState::Routing
-                        } as u8;
+                        (vc.state, vc.out) = arrival.route(vc_node[d], t.to, t.flit);
                         if shared_queue {
                             occupancy[sw] += 1;
                         }
@@ -253,11 +281,60 @@ impl Fabric {
     }
 }
 
+/// Where a header goes from the VC it arrives in.
+struct Arrival<'a> {
+    topo: &'a Topology,
+    shape: &'a Shape,
+    paths: Option<&'a crate::topology::graph::Paths>,
+    headers: Headers<'a>,
+    last_base: u32,
+}
+
+impl Arrival<'_> {
+    /// The state and `out` register a header arriving in VC `d` of switch `s` gives it: on a
+    /// leveled network `ACTIVE` (draining) at the last level, else `ROUTING`; on a graph
+    /// network `ACTIVE` with [`EJECT`] at the end of its path, else `ROUTING` with the
+    /// direction of the next link (from the message's path, or the network's routing
+    /// function towards its destination).
+    #[inline]
+    fn route(&self, s: u32, d: u32, flit: FlitSlot) -> (u8, u32) {
+        let Some(g) = &self.topo.graph else {
+            return if d >= self.last_base {
+                (VcState::Active as u8, NO_GRANT)
+            } else {
+                (VcState::Routing as u8, NO_GRANT)
+            };
+        };
+        let h = self.headers.get(flit.msg);
+        let next = match (self.paths, &g.next_link) {
+            (Some(paths), _) => paths
+                .path(h.path as usize)
+                .get(usize::from(flit.hop))
+                .copied(),
+            (None, Some(table)) => {
+                let l = table[s as usize * g.terminal_switch.len() + h.destination as usize];
+                (l != crate::topology::NO_TERMINAL).then_some(l)
+            }
+            (None, None) => None,
+        };
+        match next {
+            None => (VcState::Active as u8, EJECT),
+            Some(link) => {
+                let first = self.shape.links(s).start;
+                debug_assert!(
+                    self.shape.links(s).contains(&link),
+                    "link {link} leaves switch {s}"
+                );
+                (VcState::Routing as u8, link - first)
+            }
+        }
+    }
+}
+
 /// What the clock edge's first half reads and never writes.
 struct DepartShared<'a> {
     p: SwitchParams,
-    topo: &'a Topology,
-    map: VcMap,
+    shape: &'a Shape,
     fifo: &'a [FlitSlot],
     down: &'a [u32],
     rr_next: &'a [u16],
@@ -267,8 +344,8 @@ struct DepartShared<'a> {
 
 impl DepartShared<'_> {
     fn vc_range(&self, s: usize) -> std::ops::Range<usize> {
-        let base = self.map.base(s as u32) as usize;
-        base..base + self.map.count(s as u32) as usize
+        let base = self.shape.base(s as u32) as usize;
+        base..base + self.shape.count(s as u32) as usize
     }
 }
 
@@ -284,6 +361,7 @@ struct Departures<'a> {
     switch_flits: &'a mut [u32],
     occupancy: &'a mut [u16],
     rr: &'a mut [u16],
+    rr_start: usize,
     link_rr: &'a mut [u16],
     link_start: usize,
     /// Flits that left these switches.
@@ -294,8 +372,6 @@ impl Departures<'_> {
     /// Commits every switch of the run that holds a flit, appending to `transfers` in switch
     /// and VC order.
     fn depart_all(&mut self, sh: &DepartShared<'_>, transfers: &mut Vec<Transfer>) {
-        let links = sh.topo.ports() as usize;
-        let radix = sh.topo.radix as usize;
         let link_arbitration = sh.p.bandwidth == LinkBandwidth::One;
         for k in 0..self.switch_flits.len() {
             if self.switch_flits[k] == 0 {
@@ -303,11 +379,12 @@ impl Departures<'_> {
             }
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.
-            self.rr[radix * k..radix * (k + 1)]
-                .copy_from_slice(&sh.rr_next[radix * s..radix * (s + 1)]);
+            let r = sh.shape.pointers(s as u32);
+            self.rr[r.start - self.rr_start..r.end - self.rr_start].copy_from_slice(&sh.rr_next[r]);
             let vcs = sh.vc_range(s);
             if link_arbitration && vcs.start < sh.last_base {
-                let l = s * links..(s + 1) * links;
+                let l = sh.shape.links(s as u32);
+                let l = l.start as usize..l.end as usize;
                 self.link_rr[l.start - self.link_start..l.end - self.link_start]
                     .copy_from_slice(&sh.link_rr_next[l]);
             }
@@ -340,7 +417,7 @@ impl Departures<'_> {
                 vc.state = VcState::Active as u8;
                 self.alloc[g as usize - self.alloc_start] = i as u32 + 1;
             }
-            let flit = sh.fifo[i * depth + vc.front as usize];
+            let mut flit = sh.fifo[i * depth + vc.front as usize];
             if !vc.leaving() {
                 self.vcs[i - self.vc_start] = vc;
                 let assembling = store_forward
@@ -365,7 +442,7 @@ impl Departures<'_> {
             vc.count -= 1;
             self.left += 1;
             self.switch_flits[k] -= 1;
-            let (to, kind) = if i >= sh.last_base {
+            let (to, kind) = if i >= sh.last_base || vc.out == EJECT {
                 (NONE, TransferKind::Delivered)
             } else if g == DROP || vc.state == VcState::Dropping as u8 {
                 vc.state = VcState::Dropping as u8;
@@ -373,6 +450,11 @@ impl Departures<'_> {
             } else {
                 if flit.seq == tail {
                     self.alloc[vc.out as usize - self.alloc_start] = 0;
+                }
+                // A header counts the links it crosses (a message on a given path is routed
+                // by its position there).
+                if flit.seq == 0 {
+                    flit.hop += 1;
                 }
                 (
                     sh.down[vc.out as usize],

@@ -158,7 +158,11 @@ impl Fabric {
             let mut kept = 0;
             for j in 0..count {
                 let msg = self.queue[base + j];
-                let flit = FlitSlot { msg, seq: 0 };
+                let flit = FlitSlot {
+                    msg,
+                    seq: 0,
+                    hop: 0,
+                };
                 let g = std::mem::replace(&mut self.queue_grant[base + j], NO_GRANT);
                 if g == NO_GRANT {
                     self.queue[base + kept] = msg;

@@ -34,7 +34,7 @@
 //! those (`Part`), so the switches of one level evaluate in parallel runs
 //! ([`Fabric::evaluate_level`]) with the result of one sweep. The clock edge is [`super::edge`].
 
-use super::{DROP, FAULTY, Fabric, LEAVING, NO_GRANT, SwitchParams, Vc, VcMap, VcState};
+use super::{DROP, EJECT, FAULTY, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::topology::{MAX_RADIX, NodeId, RouteField, Topology};
@@ -44,6 +44,8 @@ use crate::topology::{MAX_RADIX, NodeId, RouteField, Topology};
 pub struct Header {
     pub destination: u32,
     pub middle: u32,
+    /// The index of the message's path, on a network whose messages carry given paths.
+    pub path: u32,
     /// The id field before truncation: `k · n + source` for the `k`-th message (in release
     /// order) of its source, the number a hardware source gives its messages without knowing
     /// any other source's.
@@ -202,10 +204,15 @@ impl Fabric {
     /// switch-by-switch evaluation gives, whatever the split.
     pub fn evaluate_level(&mut self, level: u32, headers: Headers<'_>, parallel: bool) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
-        let n = self.topo.n;
-        let switches = level * n..(level + 1) * n;
-        let below = if level + 1 < self.topo.levels {
-            self.vc_base((level + 1) * n) as usize
+        let switches = self.level_switches(level);
+        let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
+        let below = if cyclic {
+            // Every switch feeds any other: they read the registers as the last edge left
+            // them (registered back-pressure reads nothing else).
+            self.prev.clone_from(&self.vcs);
+            self.vcs.len()
+        } else if level + 1 < self.topo.levels {
+            self.vc_base(switches.end) as usize
         } else {
             self.vcs.len()
         };
@@ -214,30 +221,44 @@ impl Fabric {
         part.evaluate_range(&shared, switches, headers, grain);
     }
 
+    /// The switches of evaluation level `level`.
+    pub fn level_switches(&self, level: u32) -> std::ops::Range<u32> {
+        self.topo.node_id(level, 0)..self.topo.node_id(level + 1, 0)
+    }
+
     /// The view an evaluation of `switches` needs: their VCs and pointer proposals mutable,
-    /// the VCs from `below` on (those the switches feed) and every other array read-only.
+    /// the VCs from `below` on (those the switches feed) and every other array read-only. On
+    /// a cyclic network the VCs the switches feed are read from the copy `prev`.
     fn split(&mut self, switches: std::ops::Range<u32>, below: usize) -> (Shared<'_>, Part<'_>) {
         let own = self.vc_base(switches.start) as usize..self.vc_base_end(switches.end - 1);
-        let links = self.topo.ports() as usize;
-        let radix = self.topo.radix as usize;
-        let link_lo = (switches.start as usize * links).min(self.link_rr.len());
-        let link_hi = (switches.end as usize * links).min(self.link_rr.len());
+        let clamp = |l: u32| (l as usize).min(self.link_rr.len());
+        let link_lo = clamp(self.shape.links(switches.start).start);
+        let link_hi = clamp(self.shape.links(switches.end - 1).end);
+        let rr =
+            self.shape.pointers(switches.start).start..self.shape.pointers(switches.end - 1).end;
+        let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
         let (lower, upper) = self.vcs.split_at_mut(below);
+        let (below_start, below_vcs) = if cyclic {
+            (0, &self.prev[..])
+        } else {
+            (below, &*upper)
+        };
         let part = Part {
             own_start: own.start,
+            own_end: own.end,
             own: &mut lower[own],
-            below_start: below,
-            below: upper,
-            rr_start: switches.start as usize * radix,
-            rr_next: &mut self.rr_next
-                [switches.start as usize * radix..switches.end as usize * radix],
+            cyclic,
+            below_start,
+            below: below_vcs,
+            rr_start: rr.start,
+            rr_next: &mut self.rr_next[rr],
             link_start: link_lo,
             link_rr_next: &mut self.link_rr_next[link_lo..link_hi],
         };
         let shared = Shared {
             p: self.params,
             topo: &self.topo,
-            map: self.map,
+            shape: &self.shape,
             vc_shift: self.vc_shift,
             down: &self.down,
             fifo: &self.fifo,
@@ -266,7 +287,7 @@ const PARALLEL_GRAIN: u32 = 256;
 struct Shared<'a> {
     p: SwitchParams,
     topo: &'a Topology,
-    map: VcMap,
+    shape: &'a Shape,
     vc_shift: u32,
     down: &'a [u32],
     fifo: &'a [FlitSlot],
@@ -283,15 +304,15 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// Switch of input VC `ivc` (an ejection VC's never matters here).
     fn head_switch(&self, ivc: u32) -> NodeId {
-        self.map.switch_of(ivc).0
+        self.shape.switch_of(ivc).0
     }
 
     fn vc_base(&self, s: NodeId) -> usize {
-        self.map.base(s) as usize
+        self.shape.base(s) as usize
     }
 
     fn vc_count(&self, s: NodeId) -> usize {
-        self.map.count(s) as usize
+        self.shape.count(s) as usize
     }
 }
 
@@ -301,6 +322,9 @@ impl Shared<'_> {
 struct Part<'a> {
     own: &'a mut [Vc],
     own_start: usize,
+    own_end: usize,
+    /// Whether `below` is a copy of every VC (a cyclic network), not the ones above `own`.
+    cyclic: bool,
     below: &'a [Vc],
     below_start: usize,
     rr_next: &'a mut [u16],
@@ -313,7 +337,13 @@ impl Part<'_> {
     /// Input VC `i`: one of this part's, or one it feeds.
     #[inline]
     fn vc(&self, i: usize) -> &Vc {
-        if i >= self.below_start {
+        if self.cyclic {
+            if (self.own_start..self.own_end).contains(&i) {
+                &self.own[i - self.own_start]
+            } else {
+                &self.below[i]
+            }
+        } else if i >= self.below_start {
             &self.below[i - self.below_start]
         } else {
             &self.own[i - self.own_start]
@@ -350,9 +380,8 @@ impl Part<'_> {
     /// The parts of the switches before `mid` and from `mid` on.
     fn split_at(self, sh: &Shared<'_>, mid: NodeId) -> (Self, Self) {
         let vc_mid = sh.vc_base(mid) - self.own_start;
-        let rr_mid = mid as usize * sh.topo.radix as usize - self.rr_start;
-        let links = sh.topo.ports() as usize;
-        let link_mid = (mid as usize * links)
+        let rr_mid = sh.shape.pointers(mid).start - self.rr_start;
+        let link_mid = (sh.shape.links(mid).start as usize)
             .clamp(self.link_start, self.link_start + self.link_rr_next.len())
             - self.link_start;
         let (own_l, own_r) = self.own.split_at_mut(vc_mid);
@@ -362,6 +391,8 @@ impl Part<'_> {
             Part {
                 own: own_l,
                 own_start: self.own_start,
+                own_end: self.own_start + vc_mid,
+                cyclic: self.cyclic,
                 below: self.below,
                 below_start: self.below_start,
                 rr_next: rr_l,
@@ -372,6 +403,8 @@ impl Part<'_> {
             Part {
                 own: own_r,
                 own_start: self.own_start + vc_mid,
+                own_end: self.own_end,
+                cyclic: self.cyclic,
                 below: self.below,
                 below_start: self.below_start,
                 rr_next: rr_r,
@@ -409,10 +442,9 @@ impl Part<'_> {
         let nv = sh.vc_count(s);
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
         // the proposal of every switch holding a flit).
-        let radix = sh.topo.radix as usize;
-        let slot = s as usize * radix;
-        self.rr_next[slot - self.rr_start..slot - self.rr_start + radix]
-            .copy_from_slice(&sh.rr[slot..slot + radix]);
+        let pointers = sh.shape.pointers(s);
+        self.rr_next[pointers.start - self.rr_start..pointers.end - self.rr_start]
+            .copy_from_slice(&sh.rr[pointers.clone()]);
         let mut leave = VcSet::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
@@ -427,16 +459,16 @@ impl Part<'_> {
         }
         let p = sh.p;
         if p.bandwidth == LinkBandwidth::One {
-            let links = sh.topo.ports() as usize;
-            let l = s as usize * links..(s as usize + 1) * links;
+            let l = sh.shape.links(s);
+            let l = l.start as usize..l.end as usize;
             self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
                 .copy_from_slice(&sh.link_rr[l]);
         }
         // One request set per direction, sized for the radix (the sets are cleared per switch).
-        match sh.topo.radix {
-            2 => self.route_and_allocate::<2>(sh, s, base, nv, headers, &mut leave),
-            4 => self.route_and_allocate::<4>(sh, s, base, nv, headers, &mut leave),
-            8 => self.route_and_allocate::<8>(sh, s, base, nv, headers, &mut leave),
+        match pointers.len() {
+            0..=2 => self.route_and_allocate::<2>(sh, s, base, nv, headers, &mut leave),
+            3..=4 => self.route_and_allocate::<4>(sh, s, base, nv, headers, &mut leave),
+            5..=8 => self.route_and_allocate::<8>(sh, s, base, nv, headers, &mut leave),
             _ => self
                 .route_and_allocate::<{ MAX_RADIX as usize }>(sh, s, base, nv, headers, &mut leave),
         }
@@ -458,7 +490,14 @@ impl Part<'_> {
         leave: &mut VcSet,
     ) {
         let p = sh.p;
-        let (field, shift) = sh.route[(s >> sh.topo.log_n) as usize];
+        // A leveled network routes by an address digit, a graph network by the direction each
+        // header looked up when it arrived.
+        let graph = sh.topo.graph.is_some();
+        let (field, shift) = if graph {
+            (RouteField::Destination, 0)
+        } else {
+            sh.route[(s >> sh.topo.log_n) as usize]
+        };
         let digit = sh.topo.radix - 1;
         let mut request = [VcSet::default(); R];
         for j in 0..nv {
@@ -471,17 +510,24 @@ impl Part<'_> {
             let whole_packet =
                 p.mode != FlowControl::StoreForward || u32::from(vc.count) == p.flits;
             match VcState::from_u8(vc.state) {
+                // A worm leaving the network here drains every cycle.
+                VcState::Active if vc.out == EJECT => leave.insert(j),
                 VcState::Active if ready(&p, self.vc(sh.down[vc.out as usize] as usize)) => {
                     leave.insert(j)
                 }
                 VcState::Dropping => leave.insert(j),
                 VcState::Routing if whole_packet => {
-                    let h = headers.get(vc.owner);
-                    let addr = match field {
-                        RouteField::Destination => h.destination,
-                        RouteField::Middle => h.middle,
+                    let dir = if graph {
+                        vc.out
+                    } else {
+                        let h = headers.get(vc.owner);
+                        let addr = match field {
+                            RouteField::Destination => h.destination,
+                            RouteField::Middle => h.middle,
+                        };
+                        (addr >> shift) & digit
                     };
-                    request[((addr >> shift) & digit) as usize].insert(j);
+                    request[dir as usize].insert(j);
                 }
                 _ => {}
             }
@@ -512,7 +558,7 @@ impl Part<'_> {
             LaneChoice::Random => u32::from(sh.lfsr[s as usize]) % m,
         };
         let (mut lane_k, mut vc) = (0u32, 0u32);
-        let slot = s as usize * sh.topo.radix as usize + dir as usize;
+        let slot = sh.shape.pointers(s).start + dir as usize;
         let start = usize::from(sh.rr[slot]);
         let mut last_granted = None;
         let mut j = start;
@@ -566,8 +612,7 @@ impl Part<'_> {
         nv: usize,
         leave: &mut VcSet,
     ) {
-        let links = sh.topo.ports();
-        for l in s * links..(s + 1) * links {
+        for l in sh.shape.links(s) {
             let start = usize::from(sh.link_rr[l as usize]);
             let mut winner = None;
             let mut j = start;

@@ -87,6 +87,8 @@ impl SwitchParams {
 pub(crate) const NO_GRANT: u32 = u32::MAX;
 /// Sentinel in [`Vc::grant`]: the header is discarded (drop mode).
 pub(crate) const DROP: u32 = u32::MAX - 1;
+/// Sentinel in [`Vc::out`]: the worm leaves the network here (its VC drains every cycle).
+pub(crate) const EJECT: u32 = u32::MAX - 2;
 /// [`Vc::flags`]: the front flit leaves in the cycle being evaluated (combinational).
 pub(crate) const LEAVING: u8 = 1;
 /// [`Vc::flags`]: the VC belongs to a faulty switch.
@@ -106,7 +108,9 @@ pub(crate) struct Vc {
     pub flags: u8,
     /// Owning message.
     pub owner: u32,
-    /// Output VC held (`ACTIVE`), else [`NO_GRANT`].
+    /// Output VC held (`ACTIVE`), [`EJECT`] for a worm leaving the network here, else
+    /// [`NO_GRANT`]; on a graph network a `ROUTING` header's direction (the index of the out
+    /// link its path takes), looked up when it arrived.
     pub out: u32,
     /// Combinational: output VC granted to the header this cycle, [`DROP`] or [`NO_GRANT`].
     pub grant: u32,
@@ -129,52 +133,132 @@ impl Vc {
     }
 }
 
-/// Where the input VCs of each switch sit in the flat arrays: a level-0 switch has
-/// `inject_ports · B` of them, every other switch `ports · B`, in switch order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct VcMap {
-    /// Switches per level.
-    n: u32,
-    /// Input VCs of a level-0 switch.
-    inject: u32,
-    /// Input VCs of a switch above level 0.
-    per: u32,
+/// Where each switch's registers sit in the flat arrays: its input VCs (`port * B + vc` from
+/// its first), its out links (contiguous ids) and its round-robin pointers (one per direction).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A leveled network of `n` switches per level: a level-0 switch has `inject` input VCs,
+    /// every other `per`; every switch `ports` out links and `radix` directions.
+    Leveled {
+        n: u32,
+        inject: u32,
+        per: u32,
+        ports: u32,
+        radix: u32,
+    },
+    /// A graph network: per switch (and one past the last) its first input VC and its first
+    /// out link, which is also its first round-robin pointer (a direction per out link).
+    Graph {
+        vc_start: std::sync::Arc<[u32]>,
+        link_start: std::sync::Arc<[u32]>,
+    },
 }
 
-impl VcMap {
+impl Shape {
     fn of(topo: &Topology, vcs: u32) -> Self {
-        VcMap {
-            n: topo.n,
-            inject: topo.inject_ports * vcs,
-            per: topo.ports() * vcs,
+        match &topo.graph {
+            None => Shape::Leveled {
+                n: topo.n,
+                inject: topo.inject_ports * vcs,
+                per: topo.ports() * vcs,
+                ports: topo.ports(),
+                radix: topo.radix,
+            },
+            Some(g) => {
+                let mut vc_start = Vec::with_capacity(g.switches as usize + 1);
+                let mut next = 0;
+                for s in 0..g.switches {
+                    vc_start.push(next);
+                    next += g.in_ports(s) * vcs;
+                }
+                vc_start.push(next);
+                Shape::Graph {
+                    vc_start: vc_start.into(),
+                    link_start: g.out_start.clone().into(),
+                }
+            }
         }
     }
 
     /// Index of the first input VC of switch `s`.
     #[inline]
-    pub(crate) fn base(self, s: NodeId) -> u32 {
-        if s < self.n {
-            s * self.inject
-        } else {
-            self.n * self.inject + (s - self.n) * self.per
+    pub(crate) fn base(&self, s: NodeId) -> u32 {
+        match *self {
+            Shape::Leveled { n, inject, per, .. } => {
+                if s < n {
+                    s * inject
+                } else {
+                    n * inject + (s - n) * per
+                }
+            }
+            Shape::Graph { ref vc_start, .. } => vc_start[s as usize],
         }
     }
 
     /// Number of input VCs of switch `s`.
     #[inline]
-    pub(crate) fn count(self, s: NodeId) -> u32 {
-        if s < self.n { self.inject } else { self.per }
+    pub(crate) fn count(&self, s: NodeId) -> u32 {
+        match *self {
+            Shape::Leveled { n, inject, per, .. } => {
+                if s < n {
+                    inject
+                } else {
+                    per
+                }
+            }
+            Shape::Graph { ref vc_start, .. } => vc_start[s as usize + 1] - vc_start[s as usize],
+        }
     }
 
     /// The switch owning input VC `ivc` and its local index there.
     #[inline]
-    pub(crate) fn switch_of(self, ivc: u32) -> (NodeId, u32) {
-        let level0 = self.n * self.inject;
-        if ivc < level0 {
-            (ivc / self.inject, ivc % self.inject)
-        } else {
-            let rel = ivc - level0;
-            (self.n + rel / self.per, rel % self.per)
+    pub(crate) fn switch_of(&self, ivc: u32) -> (NodeId, u32) {
+        match *self {
+            Shape::Leveled { n, inject, per, .. } => {
+                let level0 = n * inject;
+                if ivc < level0 {
+                    (ivc / inject, ivc % inject)
+                } else {
+                    let rel = ivc - level0;
+                    (n + rel / per, rel % per)
+                }
+            }
+            Shape::Graph { ref vc_start, .. } => {
+                let s = (vc_start.partition_point(|&v| v <= ivc) - 1) as u32;
+                (s, ivc - vc_start[s as usize])
+            }
+        }
+    }
+
+    /// The out links of switch `s` (the last level of a leveled network has none in use).
+    #[inline]
+    pub(crate) fn links(&self, s: NodeId) -> std::ops::Range<u32> {
+        match *self {
+            Shape::Leveled { ports, .. } => s * ports..(s + 1) * ports,
+            Shape::Graph { ref link_start, .. } => {
+                link_start[s as usize]..link_start[s as usize + 1]
+            }
+        }
+    }
+
+    /// The round-robin pointers of switch `s`, one per direction.
+    #[inline]
+    pub(crate) fn pointers(&self, s: NodeId) -> std::ops::Range<usize> {
+        match *self {
+            Shape::Leveled { radix, .. } => {
+                s as usize * radix as usize..(s as usize + 1) * radix as usize
+            }
+            Shape::Graph { ref link_start, .. } => {
+                link_start[s as usize] as usize..link_start[s as usize + 1] as usize
+            }
+        }
+    }
+
+    /// Round-robin pointers of the network.
+    fn pointer_count(&self, topo: &Topology) -> usize {
+        match self {
+            Shape::Leveled { radix, .. } => topo.node_count() * *radix as usize,
+            Shape::Graph { .. } => topo.links.len(),
         }
     }
 }
@@ -187,7 +271,7 @@ impl VcMap {
 pub struct Fabric {
     pub topo: Topology,
     pub params: SwitchParams,
-    pub(crate) map: VcMap,
+    pub(crate) shape: Shape,
     pub(crate) vc_shift: u32,
     /// `down[ov]`: the input VC at the head of output VC `ov`.
     pub(crate) down: Vec<u32>,
@@ -231,6 +315,11 @@ pub struct Fabric {
     pub(crate) classes: Vec<LinkClass>,
     /// Per run of switches, the transfers of a split clock edge (reused every cycle).
     pub(crate) departure_scratch: Vec<Vec<logic::Transfer>>,
+    /// The paths messages follow, if they carry them ([`Fabric::set_paths`]).
+    pub(crate) paths: Option<std::sync::Arc<crate::topology::graph::Paths>>,
+    /// A cyclic network's registers as the last clock edge left them, which its evaluation
+    /// reads for the VCs a switch feeds (registered back-pressure reads nothing else).
+    pub(crate) prev: Vec<Vc>,
 }
 
 impl Fabric {
@@ -242,10 +331,11 @@ impl Fabric {
         let total_vcs = topo.terminals() as usize * b + topo.links.len() * b;
         let vc_shift = params.vcs.next_power_of_two().trailing_zeros();
         let ovs = topo.links.len() << vc_shift;
-        let radix = topo.radix as usize;
         let inputs = topo.terminals();
+        let shape = Shape::of(&topo, params.vcs);
+        let pointers = shape.pointer_count(&topo);
         let mut f = Fabric {
-            map: VcMap::of(&topo, params.vcs),
+            shape,
             vc_shift,
             down: vec_of(ovs, NO_GRANT, "inputs", inputs)?,
             vcs: vec_of(total_vcs, Vc::IDLE, "inputs", inputs)?,
@@ -260,8 +350,8 @@ impl Fabric {
                 )?
             },
             alloc: vec_of(ovs, 0, "inputs", inputs)?,
-            rr: vec![0; topo.node_count() * radix],
-            rr_next: vec![0; topo.node_count() * radix],
+            rr: vec![0; pointers],
+            rr_next: vec![0; pointers],
             link_rr: vec![0; topo.links.len()],
             link_rr_next: vec![0; topo.links.len()],
             lfsr: (0..topo.node_count())
@@ -270,18 +360,26 @@ impl Fabric {
             seed,
             occupancy: vec![0; topo.node_count()],
             last_base: 0,
-            route: (0..topo.last_level())
-                .map(|level| topo.route_digit(level))
-                .collect(),
+            route: match topo.graph {
+                Some(_) => Vec::new(),
+                None => (0..topo.last_level())
+                    .map(|level| topo.route_digit(level))
+                    .collect(),
+            },
             held: 0,
             switch_flits: vec![0; topo.node_count()],
             vc_node: Vec::new(),
             queue: Vec::new(),
             queue_grant: Vec::new(),
-            classes: (0..topo.last_level())
-                .map(|level| topo.link_class(level))
-                .collect(),
+            classes: match topo.graph {
+                Some(_) => Vec::new(),
+                None => (0..topo.last_level())
+                    .map(|level| topo.link_class(level))
+                    .collect(),
+            },
             departure_scratch: Vec::new(),
+            paths: None,
+            prev: Vec::new(),
             topo,
             params,
         };
@@ -298,25 +396,46 @@ impl Fabric {
                 f.down[(link << vc_shift) + v as usize] = base + v;
             }
         }
-        f.last_base = f.vc_base(f.topo.node_id(f.topo.last_level(), 0));
-        f.vc_node = (0..total_vcs as u32).map(|i| f.vc_switch(i).0).collect();
+        // A graph network has no level that only delivers: its VCs deliver by message.
+        f.last_base = match f.topo.graph {
+            Some(_) => total_vcs as u32,
+            None => f.vc_base(f.topo.node_id(f.topo.last_level(), 0)),
+        };
+        f.vc_node = (0..f.topo.node_count() as u32)
+            .flat_map(|s| std::iter::repeat_n(s, f.vc_count(s) as usize))
+            .collect();
         Ok(f)
     }
 
     /// Index of the first input VC of switch `s`; its VCs are `port * B + vc` above it.
     pub fn vc_base(&self, s: NodeId) -> u32 {
-        self.map.base(s)
+        self.shape.base(s)
     }
 
     /// Number of input VCs of switch `s`.
     pub fn vc_count(&self, s: NodeId) -> u32 {
-        self.map.count(s)
+        self.shape.count(s)
+    }
+
+    /// The out links of switch `s`.
+    pub fn switch_links(&self, s: NodeId) -> std::ops::Range<u32> {
+        self.shape.links(s)
     }
 
     /// The injection VC `vc` of input terminal `t` (level-0 switches hold their terminals'
-    /// ports in terminal order).
+    /// ports in terminal order; a graph network's terminal switch has its injection port
+    /// first).
     pub fn injection_vc(&self, t: u32, vc: u32) -> u32 {
-        t * self.params.vcs + vc
+        match &self.topo.graph {
+            None => t * self.params.vcs + vc,
+            Some(g) => self.vc_base(g.terminal_switch[t as usize]) + vc,
+        }
+    }
+
+    /// Messages follow the paths of `paths` (internal link ids; a header names its path),
+    /// on a graph network without a routing function, or instead of it.
+    pub fn set_paths(&mut self, paths: std::sync::Arc<crate::topology::graph::Paths>) {
+        self.paths = Some(paths);
     }
 
     /// The destination terminal input VC `ivc` of a last-level switch drains into.
@@ -332,12 +451,13 @@ impl Fabric {
 
     /// The switch owning input VC `ivc` and its local index there.
     pub fn vc_switch(&self, ivc: u32) -> (NodeId, u32) {
-        self.map.switch_of(ivc)
+        self.shape.switch_of(ivc)
     }
 
-    /// Whether input VC `ivc` belongs to a last-level (ejecting) switch.
+    /// Whether input VC `ivc` delivers into a destination: it belongs to a last-level switch, or
+    /// (a graph network) its worm leaves the network there.
     pub fn is_ejection_vc(&self, ivc: u32) -> bool {
-        ivc >= self.last_base
+        ivc >= self.last_base || self.vcs[ivc as usize].out == EJECT
     }
 
     /// Output VC number of (`link`, `vc`).
@@ -399,7 +519,7 @@ impl Fabric {
 
     /// Round-robin pointer of switch `s`, direction `dir`.
     pub fn rr(&self, s: NodeId, dir: u8) -> u32 {
-        u32::from(self.rr[s as usize * self.topo.radix as usize + dir as usize])
+        u32::from(self.rr[self.shape.pointers(s).start + dir as usize])
     }
 
     /// Round-robin pointer of link `l` (one-flit-per-link bandwidth).

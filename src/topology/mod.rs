@@ -18,6 +18,7 @@ mod benes;
 mod butterfly;
 pub mod colouring;
 mod fly;
+pub mod graph;
 mod modified;
 pub mod pruned;
 mod splitter;
@@ -64,18 +65,48 @@ pub enum TopologyKind {
     /// The k-ary n-fly: k^n terminals, n stages of k^(n−1) radix-k switches, k terminals per
     /// first-stage switch and k per last-stage switch, whose output ports contend ([`kary_fly`]).
     KaryFly,
+    /// A `k × k` mesh, links both ways between neighbours, dimension-order paths
+    /// ([`graph::mesh`]).
+    Mesh,
+    /// A `k × k` torus ([`graph::mesh`]).
+    Torus,
+    /// The wrap-around butterfly of [CMS] §1.2 as a network, one-pass bit-fixing paths
+    /// ([`graph::wrapped_butterfly`]).
+    WrappedButterfly,
+    /// A random strongly connected graph, shortest paths ([`graph::random_graph`]).
+    RandomGraph,
+    /// A graph read from a file, messages on paths read from a file ([`graph::read_graph`]).
+    Graph,
 }
 
 impl TopologyKind {
     /// All kinds with their command-line names, for help texts and errors.
-    pub const ALL: [(&'static str, TopologyKind); 6] = [
+    pub const ALL: [(&'static str, TopologyKind); 11] = [
         ("butterfly", TopologyKind::Butterfly),
         ("dilated", TopologyKind::Dilated),
         ("splitter", TopologyKind::Splitter),
         ("benes", TopologyKind::Benes),
         ("modified-splitter", TopologyKind::ModifiedSplitter),
         ("kary-fly", TopologyKind::KaryFly),
+        ("mesh", TopologyKind::Mesh),
+        ("torus", TopologyKind::Torus),
+        ("wrapped-butterfly", TopologyKind::WrappedButterfly),
+        ("random-graph", TopologyKind::RandomGraph),
+        ("graph", TopologyKind::Graph),
     ];
+
+    /// Whether networks of this kind are graphs with path routing ([`graph`]) rather than
+    /// leveled networks routed by address digits.
+    pub fn is_graph(self) -> bool {
+        matches!(
+            self,
+            TopologyKind::Mesh
+                | TopologyKind::Torus
+                | TopologyKind::WrappedButterfly
+                | TopologyKind::RandomGraph
+                | TopologyKind::Graph
+        )
+    }
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
@@ -150,8 +181,61 @@ pub struct Topology {
     /// [`Topology::ports`]).
     pub links: Vec<Link>,
     /// In links of every node above level 0, [`Topology::ports`] per node, ordered by head
-    /// port: `in_links[(node - n) * ports + port]`.
+    /// port: `in_links[(node - n) * ports + port]` (a graph network: [`GraphShape`]).
     pub in_links: Vec<LinkId>,
+    /// A graph network's shape; `None` for a leveled network.
+    pub graph: Option<std::sync::Arc<GraphShape>>,
+}
+
+/// The shape of a graph network ([`graph::Graph`] as a [`Topology`]): switches renumbered so
+/// that each evaluation level is a contiguous range (topological levels of an acyclic graph, one
+/// level for a cyclic one, which only registered back-pressure can run), links sorted by tail.
+#[derive(Clone, Debug)]
+pub struct GraphShape {
+    pub switches: u32,
+    /// Switches `level_start[l]..level_start[l + 1]` form evaluation level `l`.
+    pub level_start: Vec<u32>,
+    pub cyclic: bool,
+    /// Per switch (by id), its name in waveforms and netlists.
+    pub labels: Vec<String>,
+    /// Terminal `t` (a message's source or destination) is switch `terminal_switch[t]`, which
+    /// has an injection port (port 0).
+    pub terminal_switch: Vec<u32>,
+    /// The terminal of each switch, [`NO_TERMINAL`] if none.
+    pub switch_terminal: Vec<u32>,
+    /// Out links of switch `s`: `out_start[s]..out_start[s + 1]`.
+    pub out_start: Vec<u32>,
+    /// In links of switch `s` in port order: `in_links[in_start[s]..in_start[s + 1]]`.
+    pub in_start: Vec<u32>,
+    /// The id each switch of the graph as given (generated or read) has here.
+    pub switch_of: Vec<u32>,
+    /// The id each link of the graph as given has here.
+    pub link_of: Vec<u32>,
+    /// The next link towards every terminal, `next_link[s * terminals + t]` ([`NO_TERMINAL`]
+    /// at the terminal itself or where none leads): the routing function of generated
+    /// networks. `None`: messages carry their paths ([`graph::Paths`]).
+    pub next_link: Option<Vec<u32>>,
+}
+
+/// No terminal, or no link.
+pub const NO_TERMINAL: u32 = u32::MAX;
+
+impl GraphShape {
+    /// The evaluation level of switch `s`.
+    pub fn level_of(&self, s: u32) -> u32 {
+        (self.level_start.partition_point(|&start| start <= s) - 1) as u32
+    }
+
+    /// Input ports of switch `s`: its injection port if it is a terminal, then its in links.
+    pub fn in_ports(&self, s: u32) -> u32 {
+        u32::from(self.switch_terminal[s as usize] != NO_TERMINAL) + self.in_start[s as usize + 1]
+            - self.in_start[s as usize]
+    }
+
+    /// Out links of switch `s`.
+    pub fn out_degree(&self, s: u32) -> u32 {
+        self.out_start[s as usize + 1] - self.out_start[s as usize]
+    }
 }
 
 impl Topology {
@@ -163,7 +247,10 @@ impl Topology {
 
     /// Input (and output) terminals: `n * inject_ports`.
     pub fn terminals(&self) -> u32 {
-        self.n * self.inject_ports
+        match &self.graph {
+            Some(g) => g.terminal_switch.len() as u32,
+            None => self.n * self.inject_ports,
+        }
     }
 
     /// Bits of a terminal address (a destination or middle column).
@@ -171,15 +258,23 @@ impl Topology {
         self.terminals().trailing_zeros()
     }
 
-    /// The level-0 switch input terminal `t` enters, and its injection port there.
+    /// The switch input terminal `t` enters (at level 0 of a leveled network), and its
+    /// injection port there.
     pub fn injection_port(&self, t: u32) -> (NodeId, u32) {
-        (t / self.inject_ports, t % self.inject_ports)
+        match &self.graph {
+            Some(g) => (g.terminal_switch[t as usize], 0),
+            None => (t / self.inject_ports, t % self.inject_ports),
+        }
     }
 
     /// The destination terminal that in port `port` of last-level switch `node` drains into:
     /// the switch's column for the papers' butterflies (every port delivers to the one
     /// terminal), `column * radix + port` for the k-ary n-fly (one terminal per port).
     pub fn ejection_terminal(&self, node: NodeId, port: u32) -> u32 {
+        if let Some(g) = &self.graph {
+            // A graph network delivers at the destination's switch, whatever the port.
+            return g.switch_terminal[node as usize];
+        }
         let column = node - self.last_level() * self.n;
         match self.kind {
             TopologyKind::KaryFly => column * self.radix + port / self.multiplicity,
@@ -197,19 +292,46 @@ impl Topology {
 
     /// Number of switches.
     pub fn node_count(&self) -> usize {
-        (self.n as usize) * (self.levels as usize)
+        match &self.graph {
+            Some(g) => g.switches as usize,
+            None => (self.n as usize) * (self.levels as usize),
+        }
     }
 
     /// Node id of `(level, column)`.
     pub fn node_id(&self, level: u32, column: u32) -> NodeId {
-        level * self.n + column
+        match &self.graph {
+            Some(g) => g.level_start[level as usize] + column,
+            None => level * self.n + column,
+        }
     }
 
-    /// Position of a node id.
+    /// Position of a node id (a graph network: its evaluation level and index there).
     pub fn node(&self, id: NodeId) -> Node {
-        Node {
-            level: id / self.n,
-            column: id % self.n,
+        match &self.graph {
+            Some(g) => {
+                let level = g.level_of(id);
+                Node {
+                    level,
+                    column: id - g.level_start[level as usize],
+                }
+            }
+            None => Node {
+                level: id / self.n,
+                column: id % self.n,
+            },
+        }
+    }
+
+    /// The name of switch `s` in waveforms and netlists: `l{level}_c{column}`, or a graph
+    /// network's label.
+    pub fn scope(&self, s: NodeId) -> String {
+        match &self.graph {
+            Some(g) => g.labels[s as usize].clone(),
+            None => {
+                let node = self.node(s);
+                format!("l{}_c{}", node.level, node.column)
+            }
         }
     }
 
@@ -272,8 +394,12 @@ impl Topology {
         ((value >> shift) & (self.radix - 1)) as u8
     }
 
-    /// Out link `lane` of `node` in `direction` (node below the last level).
+    /// Out link `lane` of `node` in `direction` (node below the last level; a graph network's
+    /// directions are its out links).
     pub fn out_link(&self, node: NodeId, direction: u8, lane: u32) -> LinkId {
+        if let Some(g) = &self.graph {
+            return g.out_start[node as usize] + u32::from(direction) + lane;
+        }
         let m = self.multiplicity;
         node * self.ports() + direction as u32 * m + lane
     }
@@ -284,8 +410,13 @@ impl Topology {
         first..first + self.multiplicity
     }
 
-    /// In link at input `port` of `node` (node above level 0).
+    /// In link at input `port` of `node` (node above level 0; a graph network's ports count
+    /// the injection port first).
     pub fn in_link(&self, node: NodeId, port: u32) -> LinkId {
+        if let Some(g) = &self.graph {
+            let first = u32::from(g.switch_terminal[node as usize] != NO_TERMINAL);
+            return self.in_links[(g.in_start[node as usize] + port - first) as usize];
+        }
         self.in_links[((node - self.n) * self.ports() + port) as usize]
     }
 
@@ -333,6 +464,17 @@ pub fn build(
         TopologyKind::Benes => benes(n),
         TopologyKind::ModifiedSplitter => modified_splitter(n, wiring, seed),
         TopologyKind::KaryFly => kary_fly(n, radix),
+        TopologyKind::Mesh => Topology::routed(kind, graph::mesh(n, false)?),
+        TopologyKind::Torus => Topology::routed(kind, graph::mesh(n, true)?),
+        TopologyKind::WrappedButterfly => Topology::routed(kind, graph::wrapped_butterfly(n)?),
+        TopologyKind::RandomGraph => {
+            Topology::routed(kind, graph::random_graph(n, d.clamp(1, 4), seed)?)
+        }
+        TopologyKind::Graph => Err(Error::invalid(
+            "topology",
+            "graph",
+            "a graph from --graph FILE (build it with graph::read_graph)",
+        )),
     }
 }
 
@@ -397,5 +539,6 @@ pub(crate) fn assemble_shaped(
         inject_ports,
         links,
         in_links,
+        graph: None,
     }
 }

@@ -62,7 +62,10 @@ impl Arrivals {
                     rng: Box::new(stream(seed, Stream::Traffic)),
                 }
             }
-            Traffic::Lfsr { rate, destinations } => lfsr(n, rate, destinations, cycles, seed)?,
+            Traffic::Lfsr { rate, destinations } => {
+                super::power_of_two(n, "lfsr")?;
+                lfsr(n, rate, destinations, cycles, seed)?
+            }
             _ => return Ok(Arrivals::list(traffic.messages(n, cycles, seed)?)),
         };
         Ok(Arrivals { kind, produced: 0 })
@@ -105,6 +108,7 @@ impl Arrivals {
                                 source,
                                 destination: dest.sample(rng.as_mut()),
                                 release: *at,
+                                path: None,
                             });
                         }
                     }
@@ -139,6 +143,7 @@ impl Arrivals {
                                 source,
                                 destination,
                                 release: *at,
+                                path: None,
                             });
                         }
                         *a = next(*a);
@@ -187,6 +192,14 @@ impl Arrivals {
                 .unwrap_or(0)
         };
         (most(&|s| s.source), most(&|s| s.destination))
+    }
+
+    /// Every message of a list, in release order (`None` for a continuous pattern).
+    pub fn specs(&self) -> Option<&[MessageSpec]> {
+        match &self.kind {
+            Kind::List { specs, .. } => Some(specs),
+            _ => None,
+        }
     }
 
     /// The latest release of a list (0 for a continuous pattern).

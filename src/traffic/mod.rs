@@ -26,6 +26,10 @@ pub struct MessageSpec {
     pub destination: u32,
     #[serde(default)]
     pub release: u64,
+    /// On a graph network, the index of the given path the message follows (none: the
+    /// network's routing function takes it to its destination).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<u32>,
 }
 
 /// A traffic pattern on an n-input network (n a power of two, inputs and outputs numbered `0..n`).
@@ -66,6 +70,9 @@ pub enum Traffic {
     /// `0..region`: it overloads the channels into the region and, on the pruned butterfly,
     /// forces conflicts and sidetracking.
     HotRegion { region: u32 },
+    /// A graph network's messages on given paths, one per path of the file ([`crate::topology::graph::read_paths`]),
+    /// each from the switch its path starts at to the one it ends at.
+    Paths { path: String },
 }
 
 /// Where the on-chip generators of [`Traffic::Lfsr`] send their messages.
@@ -130,7 +137,7 @@ pub fn lfsr_threshold(rate: f64) -> u16 {
 
 impl Traffic {
     /// Pattern names, as used on the command line and in configuration files.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "random-permutation",
         "transpose",
         "bit-reversal",
@@ -141,6 +148,7 @@ impl Traffic {
         "file",
         "hot-region",
         "lfsr",
+        "paths",
     ];
 
     /// The pattern's name (one of [`Traffic::NAMES`]).
@@ -156,6 +164,7 @@ impl Traffic {
             Traffic::File { .. } => 7,
             Traffic::HotRegion { .. } => 8,
             Traffic::Lfsr { .. } => 9,
+            Traffic::Paths { .. } => 10,
         };
         Self::NAMES[index]
     }
@@ -197,15 +206,22 @@ impl Traffic {
     /// function of `(self, n, cycles, seed)`.
     pub fn messages(&self, n: u32, cycles: u64, seed: u64) -> Result<Vec<MessageSpec>> {
         self.validate()?;
-        let log_n = check_n(n)?;
+        check_n(n)?;
+        let bits = || power_of_two(n, self.name());
         let mut rng = stream(seed, Stream::Traffic);
         let mut messages = match *self {
             Traffic::RandomPermutation => {
                 let perm = permutation(n, &mut rng);
                 batch(n, |s| perm[s as usize])
             }
-            Traffic::Transpose => batch(n, |s| transpose(s, log_n)),
-            Traffic::BitReversal => batch(n, |s| bit_reversal(s, log_n)),
+            Traffic::Transpose => {
+                let log_n = bits()?;
+                batch(n, |s| transpose(s, log_n))
+            }
+            Traffic::BitReversal => {
+                let log_n = bits()?;
+                batch(n, |s| bit_reversal(s, log_n))
+            }
             Traffic::Identity => batch(n, |s| s),
             Traffic::Uniform { q } => {
                 let mut out = Vec::with_capacity(n as usize * q as usize);
@@ -216,6 +232,7 @@ impl Traffic {
                             source,
                             destination,
                             release: 0,
+                            path: None,
                         });
                     }
                 }
@@ -226,6 +243,13 @@ impl Traffic {
                 return Ok(Arrivals::new(self, n, cycles, seed)?.collect_all());
             }
             Traffic::File { ref path } => load_messages(path, n)?,
+            Traffic::Paths { .. } => {
+                return Err(Error::invalid(
+                    "traffic",
+                    "paths",
+                    "a graph network's run (the paths name their own sources and destinations)",
+                ));
+            }
             Traffic::HotRegion { region } => {
                 if region > n {
                     return Err(Error::invalid(
@@ -257,9 +281,23 @@ pub fn degree(n: u32, messages: impl IntoIterator<Item = (u32, u32)>) -> u32 {
 }
 
 /// Checks that `n` is a power of two, at least 2, and returns `lg n`.
-fn check_n(n: u32) -> Result<u32> {
-    if n < 2 || !n.is_power_of_two() {
-        return Err(Error::invalid("inputs", n, "a power of two, at least 2"));
+/// Checks a terminal count: at least 2.
+fn check_n(n: u32) -> Result<()> {
+    if n < 2 {
+        return Err(Error::invalid("inputs", n, "at least 2 terminals"));
+    }
+    Ok(())
+}
+
+/// `lg n` for the patterns defined on address bits (transpose, bit reversal, the on-chip
+/// generators), which need `n` a power of two.
+fn power_of_two(n: u32, pattern: &str) -> Result<u32> {
+    if !n.is_power_of_two() {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            format!("a power of two with --traffic {pattern} (it works on address bits)"),
+        ));
     }
     Ok(n.trailing_zeros())
 }
@@ -271,6 +309,7 @@ fn batch(n: u32, dest: impl Fn(u32) -> u32) -> Vec<MessageSpec> {
             source,
             destination: dest(source),
             release: 0,
+            path: None,
         })
         .collect()
 }
@@ -306,7 +345,8 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
         MessageSpec {
             source: 0,
             destination: 0,
-            release: 0
+            release: 0,
+            path: None
         };
         n_us * q_us
     ];
@@ -317,6 +357,7 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
                 source: source as u32,
                 destination,
                 release: 0,
+                path: None,
             };
         }
     }

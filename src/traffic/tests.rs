@@ -217,11 +217,17 @@ fn validate_rejects_bad_rates_and_q() {
     assert!(Traffic::QRelation { q: 1024 }.validate().is_ok());
 }
 
+/// Fewer than two terminals is refused; patterns on address bits need a power of two, the
+/// others (graph networks have any number of terminals) do not.
 #[test]
-fn messages_rejects_non_power_of_two_inputs() {
-    for n in [0, 1, 12] {
+fn messages_need_two_terminals_and_bit_patterns_a_power_of_two() {
+    for n in [0, 1] {
         assert!(Traffic::Identity.messages(n, 0, 0).is_err(), "n = {n}");
     }
+    assert_eq!(Traffic::Identity.messages(12, 0, 0).unwrap().len(), 12);
+    assert_eq!(Traffic::RandomPermutation.messages(9, 0, 0).unwrap().len(), 9);
+    assert!(Traffic::Transpose.messages(12, 0, 0).is_err());
+    assert!(Traffic::BitReversal.messages(9, 0, 0).is_err());
 }
 
 #[test]
@@ -256,7 +262,8 @@ fn load_messages_accepts_a_bare_array_with_default_release() {
         MessageSpec {
             source: 2,
             destination: 0,
-            release: 0
+            release: 0,
+            path: None
         }
     );
     assert_eq!(sorted[0], m[1]);
