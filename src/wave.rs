@@ -86,8 +86,26 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 
 /// Scope name of switch `s` in the waveform and in the Verilog netlist.
 pub fn switch_scope(sim: &Simulation, s: NodeId) -> String {
-    let node = sim.fabric.topo.node(s);
-    format!("l{}_c{}", node.level, node.column)
+    sim.fabric.topo.scope(s)
+}
+
+/// The register layouts of `sim`'s switch kinds, and the index of each switch's among them.
+fn switch_layouts(sim: &Simulation) -> (Vec<SwitchLayout>, Vec<u32>) {
+    let f = &sim.fabric;
+    let (w, id_bits) = (sim.config.flit_bits, sim.header_layout.id_bits());
+    let mut kinds: Vec<SwitchKind> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let of_switch = (0..f.topo.node_count() as NodeId)
+        .map(|s| {
+            let kind = f.kind_of(s);
+            *index.entry(kind).or_insert_with(|| {
+                kinds.push(kind);
+                kinds.len() as u32 - 1
+            })
+        })
+        .collect();
+    let layouts = kinds.into_iter().map(|k| f.layout(k, w, id_bits)).collect();
+    (layouts, of_switch)
 }
 
 /// What a waveform of a VC network's run takes, estimated before the writer allocates
@@ -118,26 +136,28 @@ const MEMORY_PER_SIGNAL: u64 = 200;
 pub fn estimate(sim: &Simulation, filter: &ScopeFilter) -> WaveEstimate {
     let f = &sim.fabric;
     let w = sim.config.flit_bits;
-    let id_bits = sim.header_layout.id_bits();
-    let per_kind = [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject].map(|k| {
-        let layout = f.layout(k, w, id_bits);
-        let mut signals = 0u64;
-        let mut reset_bytes = 0u64;
-        for reg in &layout.registers {
-            let n = u64::from(reg.elements());
-            let companion = u64::from(reg.encoding.is_some());
-            signals += n * (1 + companion);
-            reset_bytes += n * (u64::from(reg.width) + 6 + companion * 12);
-        }
-        (signals, reset_bytes)
-    });
+    let (layouts, kind_of) = switch_layouts(sim);
+    let per_kind: Vec<(u64, u64)> = layouts
+        .iter()
+        .map(|layout| {
+            let mut signals = 0u64;
+            let mut reset_bytes = 0u64;
+            for reg in &layout.registers {
+                let n = u64::from(reg.elements());
+                let companion = u64::from(reg.encoding.is_some());
+                signals += n * (1 + companion);
+                reset_bytes += n * (u64::from(reg.width) + 6 + companion * 12);
+            }
+            (signals, reset_bytes)
+        })
+        .collect();
     let (mut switches, mut signals, mut reset) = (0u64, 0u64, 0u64);
     let all = filter.is_all();
     for s in 0..f.topo.node_count() as NodeId {
         if !all && !filter.matches(&switch_scope(sim, s)) {
             continue;
         }
-        let (n, bytes) = per_kind[kind_index(f.switch_kind(f.topo.node(s).level))];
+        let (n, bytes) = per_kind[kind_of[s as usize] as usize];
         switches += 1;
         signals += n;
         reset += bytes;
@@ -180,7 +200,7 @@ struct Signal {
 /// Writes a model's waveform cycle by cycle.
 pub struct VcdWriter<W: Write> {
     out: vcd::Writer<W>,
-    layouts: [SwitchLayout; 3],
+    layouts: Vec<SwitchLayout>,
     signals: Vec<Signal>,
     clk: IdCode,
     id_bits: u32,
@@ -190,23 +210,13 @@ fn io(e: std::io::Error) -> Error {
     Error::io("VCD output", e)
 }
 
-fn kind_index(kind: SwitchKind) -> usize {
-    match kind {
-        SwitchKind::Inject => 0,
-        SwitchKind::Route => 1,
-        SwitchKind::Eject => 2,
-    }
-}
-
 impl<W: Write> VcdWriter<W> {
     /// Declares the signals of the switches `filter` admits and writes the reset state.
     /// `command` is named in the header comment with the configuration hash.
     pub fn new(writer: W, sim: &Simulation, filter: &ScopeFilter, command: &str) -> Result<Self> {
         let f = &sim.fabric;
-        let w = sim.config.flit_bits;
         let id_bits = sim.header_layout.id_bits();
-        let layouts = [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject]
-            .map(|k| f.layout(k, w, id_bits));
+        let (layouts, kind_of) = switch_layouts(sim);
         let mut out = vcd::Writer::new(writer);
         out.comment(&format!(
             "flitforge {} | {command} | config {}",
@@ -225,7 +235,7 @@ impl<W: Write> VcdWriter<W> {
             if !filter.matches(&scope) {
                 continue;
             }
-            let kind = kind_index(f.switch_kind(f.topo.node(s).level));
+            let kind = kind_of[s as usize] as usize;
             out.add_module(&scope).map_err(io)?;
             for (r, reg) in layouts[kind].registers.iter().enumerate() {
                 for k in 0..reg.elements() {

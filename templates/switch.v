@@ -9,7 +9,11 @@
 // are the per-VC flit counters). Back-pressure: {{ backpressure }}.
 `default_nettype none
 
-module {{ module }} {% if !eject %}#(
+module {{ module }} {% if node && !eject %}#(
+    // the route table, entry k in bits [k*DW +: DW]: the out port, or EJ to deliver here
+    parameter [{{ route_keys * dwe }}-1:0] ROUTES = 0{% if random_lane %},
+    parameter [15:0] LFSR_SEED = 16'hACE1{% endif %}
+) {% else if !eject %}#(
     parameter integer ROUTE_BIT = 0{% if random_lane %},
     parameter [15:0] LFSR_SEED = 16'hACE1{% endif %}
 ) {% endif %}(
@@ -32,7 +36,15 @@ module {{ module }} {% if !eject %}#(
     output reg  [{{ no }}-1:0]          out_tail,
     output reg  [{{ no * w }}-1:0]        out_flit,
     input  wire [{{ no }}-1:0]          out_ready,
+{%- if node %}
+    input  wire [{{ no }}-1:0]          out_accept,
+    output reg  [{{ nv }}-1:0]          ej_valid,      // flits of worms whose path ends here
+    output reg  [{{ nv }}-1:0]          ej_head,
+    output reg  [{{ nv }}-1:0]          ej_tail,
+    output reg  [{{ nv * w }}-1:0]        ej_flit
+{%- else %}
     input  wire [{{ no }}-1:0]          out_accept
+{%- endif %}
 {%- endif %}
 );
     localparam integer NV = {{ nv }};      // input VCs: port * B + vc
@@ -45,7 +57,10 @@ module {{ module }} {% if !eject %}#(
 {%- if !eject %}
     localparam integer B = {{ b }};
     localparam integer M = {{ m }};        // lanes per direction
-{%- if radix > 2 %}
+{%- if node %}
+    localparam integer DW = {{ dwe }};       // bits of a direction: {{ radix }} out links, and EJ
+    localparam [DW-1:0] EJ = {DW{1'b1}};  // the worm's path ends here: deliver
+{%- else if radix > 2 %}
     localparam integer DW = {{ dw }};       // bits of a routing digit: {{ radix }} directions
 {%- endif %}
 {%- if link_one %}
@@ -78,6 +93,9 @@ module {{ module }} {% if !eject %}#(
     reg [NV*D-1:0]   tail_q;
     reg [NV*NS-1:0]  state_q;
     reg [NV*IDW-1:0] owner_q;
+{%- if node && !eject %}
+    reg [NV-1:0]     eject_q;    // the worm leaves the network here (vc_eject)
+{%- endif %}
 {%- if !eject %}
     reg [NV*NO-1:0]  held_q;     // output VC held, one-hot per VC (vc_out_port/vc_out_vc)
     reg [NO-1:0]     alloc_valid_q;
@@ -98,6 +116,9 @@ module {{ module }} {% if !eject %}#(
     reg [NV*D-1:0]   tail_d;
     reg [NV*NS-1:0]  state_d;
     reg [NV*IDW-1:0] owner_d;
+{%- if node && !eject %}
+    reg [NV-1:0]     eject_d;
+{%- endif %}
 {%- if !eject %}
     reg [NV*NO-1:0]  held_d;
     reg [NO-1:0]     alloc_valid_d;
@@ -112,6 +133,15 @@ module {{ module }} {% if !eject %}#(
     function integer zx_cw(input [CW-1:0] v); zx_cw = { {(32-CW){1'b0}}, v }; endfunction
     function integer next_slot(input integer s); next_slot = s + 1 < D ? s + 1 : s; endfunction
 {%- if !eject %}
+{%- if node %}
+    // The direction a header takes{% if per_port %} from input VC i{% endif %}: the route table (a ROM) at the key
+    // its header names ({{ key_doc }}).
+    /* verilator lint_off UNUSEDSIGNAL */
+    function [DW-1:0] route_of(input [W-1:0] flit{% if per_port %}, input integer i{% endif %});
+        route_of = ROUTES[({{ route_index }})*DW +: DW];
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+{%- endif %}
 {%- if random_lane %}
     function integer zx_lane(input [15:0] v); zx_lane = {16'd0, v}; endfunction
 {%- endif %}
@@ -212,9 +242,9 @@ module {{ module }} {% if !eject %}#(
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] refused;       // (read in drop mode only)
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [NV-1:0] request, {% if radix == 2 %}dir, {% endif %}moves, therm, req_c, last_won, ahead;
-{%- if radix > 2 %}
-        reg [NV*DW-1:0] dig;        // the routing digit of each VC's front flit
+        reg [NV-1:0] request, {% if radix == 2 && !node %}dir, {% endif %}moves, therm, req_c, last_won, ahead;
+{%- if radix > 2 || node %}
+        reg [NV*DW-1:0] dig;        // the routing digit (a node: the direction) of each VC's front flit
 {%- endif %}
         reg [SC-1:0] free_scan, match;
         reg [SC*NO-1:0] scan_ov;
@@ -250,7 +280,7 @@ module {{ module }} {% if !eject %}#(
         r = 0;
 {%- endif %}
         request = {NV{1'b0}};
-{%- if radix == 2 %}
+{%- if radix == 2 && !node %}
         dir = {NV{1'b0}};
 {%- else %}
         dig = {(NV*DW){1'b0}};
@@ -281,14 +311,16 @@ module {{ module }} {% if !eject %}#(
             is_routing[i] = state_q[i*NS + 1];
             is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
             request[i] = is_routing[i] && {% if store_forward %}count_q[i*CW +: CW] == PACKET{% else %}nonempty[i]{% endif %};
-{%- if radix == 2 %}
+{%- if node %}
+            dig[i*DW +: DW] = route_of(flit_q[i*D*W +: W]{% if per_port %}, i{% endif %});
+{%- else if radix == 2 %}
             dir[i] = flit_q[i*D*W + ROUTE_BIT];
 {%- else %}
             dig[i*DW +: DW] = flit_q[i*D*W + ROUTE_BIT +: DW];
 {%- endif %}
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
-            // output VC it holds is ready
-            moves[i] = nonempty[i] && |(held_q[i*NO +: NO] & out_ready);
+            // output VC it holds is ready{% if node %}; one whose path ends here drains{% endif %}
+            moves[i] = nonempty[i] && ({% if node %}eject_q[i] || {% endif %}|(held_q[i*NO +: NO] & out_ready));
 {%- endif %}
         end
 {%- if eject %}
@@ -334,7 +366,7 @@ module {{ module }} {% if !eject %}#(
         served = ZERO;
         rank = ZERO;
         for (c = 0; c < {{ radix }}; c = c + 1) begin
-{%- if radix == 2 %}
+{%- if radix == 2 && !node %}
             req_c = request & (c == 1 ? dir : ~dir);
 {%- else %}
             for (i = 0; i < NV; i = i + 1)
@@ -418,7 +450,16 @@ module {{ module }} {% if !eject %}#(
         end
         leave = leave & ~lost;
 {%- endif %}
-        forwards = leave & ~drop & ~is_dropping;
+        forwards = leave & ~drop & ~is_dropping{% if node %} & ~eject_q{% endif %};
+{%- if node %}
+
+        // -- delivery: a worm whose path ends here leaves the network from its VC --
+        ej_valid = leave & eject_q;
+        ej_tail = tail0;
+        for (i = 0; i < NV; i = i + 1)
+            ej_head[i] = head_q[i*D];
+        ej_flit = flit0;
+{%- endif %}
 
         // -- crossbar: AND-OR of one-hot selects. The data select is the output VC a VC
         // holds or was granted, without the leave and link-arbitration terms: the bits only
@@ -480,6 +521,9 @@ module {{ module }} {% if !eject %}#(
         integer o;
         reg [NV-1:0] set, clear;
 {%- endif %}
+{%- if node && !eject %}
+        reg ejects;
+{%- endif %}
         i = 0;
         s = 0;
         lv = 1'b0;
@@ -500,6 +544,10 @@ module {{ module }} {% if !eject %}#(
         owner_d = owner_q;
 {%- if !eject %}
         held_d = held_q;
+{%- endif %}
+{%- if node && !eject %}
+        eject_d = eject_q;
+        ejects = 1'b0;
 {%- endif %}
         write = 1'b0;
         for (i = 0; i < NV; i = i + 1) begin
@@ -541,7 +589,14 @@ module {{ module }} {% if !eject %}#(
 {%- endif %}
             if (tail_leaves)
                 st = IDLE;
+{%- if node %}
+            // a header whose path ends here starts delivering at once
+            ejects = route_of(in_flit[i*W +: W]{% if per_port %}, i{% endif %}) == EJ;
+            state_d[i*NS +: NS] = new_worm ? (ejects ? ACTIVE : ROUTING) : st;
+            eject_d[i] = new_worm ? ejects : (tail_leaves ? 1'b0 : eject_q[i]);
+{%- else %}
             state_d[i*NS +: NS] = new_worm ? ROUTING : st;
+{%- endif %}
             held_d[i*NO +: NO] = tail_leaves ? {NO{1'b0}}
                 : grant[i] ? grant_oh[i*NO +: NO] : held_q[i*NO +: NO];
 {%- endif %}
@@ -569,6 +624,9 @@ module {{ module }} {% if !eject %}#(
         if (rst) begin
             count_q <= {(NV*CW){1'b0}};
             state_q <= {NV{IDLE}};
+{%- if node && !eject %}
+            eject_q <= {NV{1'b0}};
+{%- endif %}
 {%- if !eject %}
             held_q <= {(NV*NO){1'b0}};
             alloc_valid_q <= {NO{1'b0}};
@@ -583,6 +641,9 @@ module {{ module }} {% if !eject %}#(
         end else begin
             count_q <= count_d;
             state_q <= state_d;
+{%- if node && !eject %}
+            eject_q <= eject_d;
+{%- endif %}
 {%- if !eject %}
             held_q <= held_d;
             alloc_valid_q <= alloc_valid_d;

@@ -265,6 +265,97 @@ fn kary_fly_is_identical_under_verilator() {
 
 /// A broken template (the round-robin pointer of VC allocation never advances) must be caught,
 /// and the report must name the cycle, the signal and both values.
+/// A 4×4 mesh with dimension-order routes (each switch's route table keyed by destination):
+/// every flow-control mode, B in {1, 2}, both link bandwidths, one and several flits.
+#[test]
+fn mesh_is_identical_under_icarus_across_6_configurations() {
+    let modes = [
+        FlowControl::Wormhole,
+        FlowControl::StoreForward,
+        FlowControl::Drop,
+    ];
+    for k in 0..6u64 {
+        let config = SimConfig {
+            topology: TopologyKind::Mesh,
+            inputs: 16,
+            backpressure: Backpressure::Registered,
+            vcs: 1 + (k % 2) as u32,
+            flits: [1, 3, 4][(k % 3) as usize],
+            vc_depth: if k == 1 { 4 } else { 1 + (k % 2) as u32 },
+            flit_bits: 16,
+            mode: modes[(k / 2) as usize],
+            link_bandwidth: if k % 3 == 1 {
+                LinkBandwidth::One
+            } else {
+                LinkBandwidth::PerVc
+            },
+            traffic: if k % 2 == 0 {
+                Traffic::Uniform { q: 3 }
+            } else {
+                Traffic::RandomPermutation
+            },
+            seed: 300 + k,
+            ..SimConfig::default()
+        };
+        assert_identical(config, Simulator::Icarus, &format!("mesh-{k}"));
+    }
+}
+
+/// A graph file with given paths (route tables keyed by input port and path index), and the
+/// mesh, under Verilator.
+#[test]
+fn graph_networks_are_identical_under_both_simulators() {
+    let dir = workdir("graph-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = dir.join("g.json");
+    let paths = dir.join("p.json");
+    std::fs::write(
+        &graph,
+        r#"{"nodes": 6, "links": [[0,2],[1,2],[2,3],[2,4],[3,5],[4,5],[0,3],[1,4]]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &paths,
+        r#"[[0,2,3,5],[1,2,4,5],[0,3,5],[1,4,5],[0,2,4],{"nodes":[1,2,3],"release":2}]"#,
+    )
+    .unwrap();
+    let on_paths = SimConfig {
+        topology: TopologyKind::Graph,
+        graph: Some(graph.display().to_string()),
+        traffic: Traffic::Paths {
+            path: paths.display().to_string(),
+        },
+        vcs: 2,
+        flits: 3,
+        flit_bits: 16,
+        ..SimConfig::default()
+    };
+    for simulator in [Simulator::Icarus, Simulator::Verilator] {
+        assert_identical(on_paths.clone(), simulator, "graph-paths");
+    }
+    let dropping = SimConfig {
+        vcs: 1,
+        mode: FlowControl::Drop,
+        link_bandwidth: LinkBandwidth::One,
+        ..on_paths
+    };
+    assert_identical(dropping, Simulator::Icarus, "graph-paths-drop");
+    let mesh = SimConfig {
+        topology: TopologyKind::Mesh,
+        inputs: 16,
+        backpressure: Backpressure::Registered,
+        vcs: 2,
+        flits: 4,
+        vc_depth: 2,
+        flit_bits: 16,
+        traffic: Traffic::Uniform { q: 2 },
+        seed: 7,
+        ..SimConfig::default()
+    };
+    assert_identical(mesh, Simulator::Verilator, "mesh-verilator");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_broken_arbitration_rule_yields_a_first_divergence_report() {
     let config = SimConfig {
@@ -329,10 +420,20 @@ fn generated_verilog_lints_clean_and_synthesises() {
         mode: FlowControl::StoreForward,
         ..SimConfig::default()
     };
-    for (name, config) in flitforge::rtl::reference::configs()
-        .into_iter()
-        .chain([("full", full), ("saf2", saf)])
-    {
+    let mesh = SimConfig {
+        topology: TopologyKind::Mesh,
+        inputs: 9,
+        vcs: 2,
+        flits: 2,
+        flit_bits: 12,
+        backpressure: Backpressure::Registered,
+        ..SimConfig::default()
+    };
+    for (name, config) in flitforge::rtl::reference::configs().into_iter().chain([
+        ("full", full),
+        ("saf2", saf),
+        ("mesh9", mesh),
+    ]) {
         let prepared = cosim::prepare(config, "cargo test").unwrap();
         let dir = workdir(&format!("lint-{name}"));
         prepared.design.write(&dir).unwrap();

@@ -68,6 +68,17 @@ const INPUTS: &[(&str, &str)] = &[
     ("keys.toml", "inputs = 16\nbogus = 3\n"),
     ("dilation.toml", "topology = \"butterfly\"\ndilation = 3\n"),
     ("long.toml", ""),
+    ("g.json", r#"{"nodes": 3, "links": [[0, 1], [1, 2]]}"#),
+    ("gp.json", "[[0, 1, 2]]"),
+    ("nolink.json", "[[0, 2]]"),
+    (
+        "labels.json",
+        r#"{"nodes": 3, "links": [[0, 1], [1, 2]], "labels": ["a", "b", "2c"]}"#,
+    ),
+    (
+        "cyclic.json",
+        r#"{"nodes": 3, "links": [[0, 1], [1, 2], [2, 0]]}"#,
+    ),
 ];
 
 /// (arguments, what the message must name)
@@ -87,7 +98,45 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --topology kary-fly --radix 0", "radix"),
         ("sim --radix 4", "radix"),
         ("sim --dilation 2", "dilation"),
-        ("sim --topology torus", "topology"),
+        ("sim --topology torus", "backpressure"),
+        ("sim --topology graph", "graph"),
+        (
+            "sim --topology graph --graph bad.json --paths gp.json",
+            "bad.json",
+        ),
+        (
+            "sim --topology graph --graph g.json --paths far.json",
+            "far.json",
+        ),
+        (
+            "sim --topology graph --graph g.json --paths nolink.json",
+            "link",
+        ),
+        (
+            "sim --topology graph --graph labels.json --paths gp.json",
+            "labels",
+        ),
+        (
+            "sim --topology graph --graph cyclic.json --paths gp.json",
+            "backpressure",
+        ),
+        ("sim --topology butterfly --paths gp.json", "paths"),
+        (
+            "sim --topology mesh --inputs 15 --backpressure registered",
+            "inputs",
+        ),
+        (
+            "sim --topology mesh --inputs 16384 --backpressure registered",
+            "inputs",
+        ),
+        (
+            "sim --topology random-graph --inputs 8 --degree 9 --backpressure registered",
+            "degree",
+        ),
+        (
+            "sim --topology wrapped-butterfly --inputs 2 --backpressure registered",
+            "inputs",
+        ),
         ("sim --topology modified-splitter", "topology"),
         // sim: the switches
         ("sim --vcs 0", "vcs"),

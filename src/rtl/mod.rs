@@ -4,8 +4,9 @@
 //! ([`crate::wave`]), so the two compare by construction.
 //!
 //! Files: one module per switch kind (`ff_switch_inject.v`, `ff_switch.v`,
-//! `ff_switch_eject.v`), the network top `ff_net.v`, the testbench `tb.v` replaying the
-//! model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
+//! `ff_switch_eject.v`; a graph network's `ff_node_i{in}_o{out}.v` per in and out degree, each
+//! instance with its route table), the network top `ff_net.v`, the testbench `tb.v` replaying
+//! the model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
 
 pub mod reference;
 pub mod stimulus;
@@ -17,7 +18,7 @@ use crate::config::LaneChoice;
 use crate::error::{Error, Result};
 use crate::sim::Simulation;
 use crate::switch::layout::SwitchKind;
-use crate::topology::{NodeId, RouteField};
+use crate::topology::{NO_TERMINAL, NodeId, RouteField};
 use askama::Template;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ struct LinkWire {
 }
 
 struct Instance {
-    module: &'static str,
+    module: String,
     name: String,
     /// Parameter overrides, `#(...) ` or empty.
     params: String,
@@ -111,6 +112,15 @@ pub fn instance_params(net: &str, module: &str) -> Vec<(String, String)> {
 
 /// Checks that the RTL back end supports `sim`'s configuration.
 pub fn check_supported(sim: &Simulation) -> Result<()> {
+    if let Some(g) = &sim.fabric.topo.graph
+        && let Some(s) = (0..g.switches).find(|&s| g.in_ports(s) == 0)
+    {
+        return Err(Error::invalid(
+            "graph",
+            format!("switch {} without input ports", g.labels[s as usize]),
+            "a graph whose every switch has a terminal or an in link, for RTL",
+        ));
+    }
     if let Some(a) = sim.config.switch_queue {
         return Err(Error::invalid(
             "switch-queue",
@@ -127,7 +137,18 @@ pub fn check_supported(sim: &Simulation) -> Result<()> {
 pub fn size_estimate(sim: &Simulation) -> u64 {
     let f = &sim.fabric;
     let w = sim.config.flit_bits;
-    let modules: u64 = [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject]
+    // a graph network's route tables: a hex digit per 4 bits in every instance
+    let tables: u64 = match &f.topo.graph {
+        Some(g) => (0..g.switches)
+            .map(|s| {
+                let bits = switch::RouteKey::of(sim).entries(g.in_ports(s))
+                    * u64::from(switch::direction_bits(g.out_degree(s)));
+                bits / 4 + 16
+            })
+            .sum(),
+        None => 0,
+    };
+    let modules: u64 = switch_kinds(sim)
         .iter()
         .map(|&k| {
             let elements: u64 = f
@@ -141,7 +162,25 @@ pub fn size_estimate(sim: &Simulation) -> u64 {
         .sum();
     let links = f.topo.links.len() as u64 * 220;
     let instances = f.topo.node_count() as u64 * (400 + u64::from(f.topo.ports()) * 10 * 14);
-    modules + links + instances
+    modules + links + instances + tables
+}
+
+/// The switch kinds of `sim`'s network, one module each, in order of first appearance (a
+/// graph network's switches by their in and out degrees).
+fn switch_kinds(sim: &Simulation) -> Vec<SwitchKind> {
+    let f = &sim.fabric;
+    if f.topo.graph.is_none() {
+        let mut kinds = vec![SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject];
+        if f.topo.levels < 3 {
+            kinds.retain(|&k| k != SwitchKind::Route);
+        }
+        return kinds;
+    }
+    let mut seen = std::collections::HashSet::new();
+    (0..f.topo.node_count() as NodeId)
+        .map(|s| f.kind_of(s))
+        .filter(|&k| seen.insert(k))
+        .collect()
 }
 
 impl RtlDesign {
@@ -152,17 +191,12 @@ impl RtlDesign {
         let version = env!("CARGO_PKG_VERSION");
         let hash = sim.config.config_hash();
         let mut files = Vec::new();
-        for kind in [SwitchKind::Inject, SwitchKind::Route, SwitchKind::Eject] {
-            if kind == SwitchKind::Route && sim.fabric.topo.levels < 3 {
-                continue;
-            }
+        for kind in switch_kinds(sim) {
             let t = switch_template(sim, kind, version, command, &hash);
             files.push((format!("{}.v", t.module), render(&t)?));
         }
-        files.push((
-            "ff_net.v".to_string(),
-            render(&net_template(sim, version, command, &hash))?,
-        ));
+        let net = net_template(sim, version, command, &hash);
+        files.push(("ff_net.v".to_string(), render(&net)?));
         let c = &sim.config;
         let topo = &sim.fabric.topo;
         let tb = TbTemplate {
@@ -171,7 +205,7 @@ impl RtlDesign {
             config_hash: &hash,
             w: c.flit_bits,
             inj_vcs: topo.terminals() * c.vcs,
-            ej_vcs: topo.n * topo.ports() * c.vcs,
+            ej_vcs: net.ej_vcs,
             cycles: cycles.max(1),
             stimulus: STIMULUS_FILE,
             dumpfile: RTL_VCD_FILE,
@@ -230,6 +264,9 @@ fn net_template<'a>(
     let topo = &f.topo;
     let b = f.params.vcs;
     let w = sim.config.flit_bits;
+    if topo.graph.is_some() {
+        return graph_net_template(sim, version, command, hash);
+    }
     let links = topo
         .links
         .iter()
@@ -251,13 +288,6 @@ fn net_template<'a>(
             }
         })
         .collect();
-    // Concatenation of per-port wire groups, highest port first (port 0 in the low bits).
-    let concat = |groups: Vec<String>| {
-        format!(
-            "{{{}}}",
-            groups.into_iter().rev().collect::<Vec<_>>().join(", ")
-        )
-    };
     let mut levels = Vec::new();
     for level in 0..topo.levels {
         let kind = f.switch_kind(level);
@@ -343,7 +373,7 @@ fn net_template<'a>(
                 _ => format!("#(.ROUTE_BIT({route_bit})) "),
             };
             switches.push(Instance {
-                module,
+                module: module.clone(),
                 name: format!("l{level}_c{column}"),
                 params,
                 ports,
@@ -374,6 +404,177 @@ fn net_template<'a>(
         ej_vcs: topo.n * topo.ports() * b,
         links,
         levels,
+    }
+}
+
+/// Concatenation of per-port wire groups, highest port first (port 0 in the low bits).
+fn concat(groups: Vec<String>) -> String {
+    format!(
+        "{{{}}}",
+        groups.into_iter().rev().collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// The top of a graph network: a switch per node, named by its label, ports in the model's
+/// order (the terminal's injection port first, then the in links; the out links in link
+/// order), every switch's input VCs on the delivery bus (a worm whose path ends there leaves
+/// from its VC), and each switch's route table as its `ROUTES` parameter.
+fn graph_net_template<'a>(
+    sim: &Simulation,
+    version: &'a str,
+    command: &'a str,
+    hash: &'a str,
+) -> NetTemplate<'a> {
+    let f = &sim.fabric;
+    let topo = &f.topo;
+    let g = topo.graph.as_ref().expect("a graph network");
+    let b = f.params.vcs;
+    let w = sim.config.flit_bits;
+    let links = topo
+        .links
+        .iter()
+        .enumerate()
+        .map(|(id, l)| LinkWire {
+            id: id as u32,
+            comment: format!(
+                "{} -> {} port {}",
+                topo.scope(l.tail),
+                topo.scope(l.head),
+                l.head_port
+            ),
+        })
+        .collect();
+    let mut levels = Vec::new();
+    let mut ej_base = 0u32;
+    for level in 0..g.level_start.len().saturating_sub(1) {
+        let mut switches = Vec::new();
+        for s in g.level_start[level]..g.level_start[level + 1] {
+            let kind = f.kind_of(s);
+            let layout = f.layout(kind, w, 1);
+            let nv = layout.in_ports * b;
+            let terminal = g.switch_terminal[s as usize];
+            let from_links = u32::from(terminal != NO_TERMINAL)..layout.in_ports;
+            let ins: Vec<u32> = from_links.map(|p| topo.in_link(s, p)).collect();
+            let mut ports: Vec<(&'static str, String)> = Vec::new();
+            for signal in ["valid", "head", "tail", "flit", "ready", "accept"] {
+                let width = if signal == "flit" { b * w } else { b };
+                let mut groups = Vec::new();
+                if terminal != NO_TERMINAL {
+                    groups.push(format!("inj_{signal}[{} +: {width}]", terminal * width));
+                }
+                groups.extend(ins.iter().map(|l| format!("lk{l}_{signal}")));
+                ports.push((in_port(signal), concat(groups)));
+            }
+            let (outs, delivery) = if layout.out_ports == 0 {
+                (None, ["out_valid", "out_head", "out_tail", "out_flit"])
+            } else {
+                (
+                    Some(g.out_start[s as usize]..g.out_start[s as usize + 1]),
+                    ["ej_valid", "ej_head", "ej_tail", "ej_flit"],
+                )
+            };
+            if let Some(outs) = outs {
+                for signal in ["valid", "head", "tail", "flit", "ready", "accept"] {
+                    let groups = outs.clone().map(|l| format!("lk{l}_{signal}")).collect();
+                    ports.push((
+                        match signal {
+                            "ready" => "out_ready",
+                            "accept" => "out_accept",
+                            other => out_port(other),
+                        },
+                        concat(groups),
+                    ));
+                }
+            }
+            for (port, signal) in delivery.into_iter().zip(["valid", "head", "tail", "flit"]) {
+                let (base, width) = if signal == "flit" {
+                    (ej_base * w, nv * w)
+                } else {
+                    (ej_base, nv)
+                };
+                ports.push((port, format!("ej_{signal}[{base} +: {width}]")));
+            }
+            ej_base += nv;
+            let mut params = Vec::new();
+            if layout.out_ports > 0 {
+                let bits = switch::direction_bits(layout.out_ports);
+                params.push(format!(
+                    ".ROUTES({})",
+                    verilog_table(&switch::route_table(sim, s), bits)
+                ));
+                if f.params.lane_choice == LaneChoice::Random {
+                    params.push(format!(".LFSR_SEED(16'h{:04X})", f.lfsr_reset(s)));
+                }
+            }
+            switches.push(Instance {
+                module: layout.module,
+                name: topo.scope(s),
+                params: if params.is_empty() {
+                    String::new()
+                } else {
+                    format!("#({}) ", params.join(", "))
+                },
+                ports,
+            });
+        }
+        levels.push(Level {
+            level: level as u32,
+            switches,
+        });
+    }
+    NetTemplate {
+        description: format!(
+            "{}-terminal {} network of {} switches, B = {b}, W = {w}{}",
+            topo.terminals(),
+            topo.kind.name(),
+            g.switches,
+            if g.cyclic {
+                ", cyclic (one evaluation level)"
+            } else {
+                ""
+            }
+        ),
+        version,
+        command,
+        config_hash: hash,
+        b,
+        w,
+        inj_vcs: topo.terminals() * b,
+        ej_vcs: ej_base,
+        links,
+        levels,
+    }
+}
+
+/// A route table as a Verilog constant: `entries.len() * bits` bits, entry 0 lowest, in hex.
+fn verilog_table(entries: &[u32], bits: u32) -> String {
+    let total = entries.len() as u64 * u64::from(bits);
+    let digits = total.div_ceil(4) as usize;
+    let mut hex = vec![0u8; digits];
+    for (k, &e) in entries.iter().enumerate() {
+        for bit in 0..bits {
+            if e >> bit & 1 == 1 {
+                let at = k as u64 * u64::from(bits) + u64::from(bit);
+                hex[(at / 4) as usize] |= 1 << (at % 4);
+            }
+        }
+    }
+    let text: String = hex
+        .iter()
+        .rev()
+        .map(|&d| char::from_digit(u32::from(d), 16).expect("a hex digit"))
+        .collect();
+    format!("{total}'h{text}")
+}
+
+fn in_port(signal: &str) -> &'static str {
+    match signal {
+        "valid" => "in_valid",
+        "head" => "in_head",
+        "tail" => "in_tail",
+        "flit" => "in_flit",
+        "ready" => "in_ready",
+        _ => "in_accept",
     }
 }
 

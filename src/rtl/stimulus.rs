@@ -23,7 +23,7 @@ impl Stimulus {
             if t.kind != TransferKind::Injected {
                 continue;
             }
-            let base = t.to as usize * slot;
+            let base = sim.fabric.injection_slot(t.to) as usize * slot;
             let data = sim.flit_bits(t.flit);
             line[base..base + data.len()].copy_from_bitslice(&data);
             line.set(base + slot - 1, true);

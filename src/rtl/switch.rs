@@ -1,11 +1,12 @@
-//! The switch modules (`ff_switch_inject.v`, `ff_switch.v`, `ff_switch_eject.v`): the
-//! template's parameters and the mirror signals that give every declared register element
-//! ([`crate::switch::layout`]) its name in the waveform.
+//! The switch modules (`ff_switch_inject.v`, `ff_switch.v`, `ff_switch_eject.v`, and a graph
+//! network's `ff_node_i{in}_o{out}.v`): the template's parameters and the mirror signals that
+//! give every declared register element ([`crate::switch::layout`]) its name in the waveform.
 
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::clog2;
 use crate::sim::Simulation;
 use crate::switch::layout::{Register, SwitchKind, SwitchLayout};
+use crate::topology::{NO_TERMINAL, NodeId};
 use askama::Template;
 
 /// One mirror signal: a declared register element and the storage bits that hold it.
@@ -18,12 +19,24 @@ struct Mirror {
 #[derive(Template)]
 #[template(path = "switch.v", escape = "none")]
 pub(super) struct SwitchTemplate<'a> {
-    pub(super) module: &'a str,
+    pub(super) module: String,
     kind_doc: &'a str,
     version: &'a str,
     command: &'a str,
     config_hash: &'a str,
     eject: bool,
+    /// A graph network's switch: directions from the route table `ROUTES`.
+    node: bool,
+    /// A node's route table: bits of a direction (out links and EJ, all ones).
+    dwe: u32,
+    /// Entries of the route table.
+    route_keys: u32,
+    /// The route table is indexed per input port too (given paths).
+    per_port: bool,
+    /// Verilog of the route-table index of `flit` (and input VC `i` if per port).
+    route_index: String,
+    /// What the route key is, for the module's comment.
+    key_doc: &'static str,
     nv: u32,
     no: u32,
     nout: u32,
@@ -63,7 +76,125 @@ fn kind_doc(kind: SwitchKind) -> &'static str {
         SwitchKind::Inject => "level-0 switch, fed by the sources through its injection ports",
         SwitchKind::Route => "interior switch of a leveled butterfly-family network",
         SwitchKind::Eject => "last-level switch, draining into the destination every cycle",
+        SwitchKind::Node { out_ports: 0, .. } => {
+            "graph-network switch without out links: every worm that enters it is delivered"
+        }
+        SwitchKind::Node { .. } => {
+            "graph-network switch: worms take the out link the route table names, or leave here"
+        }
     }
+}
+
+/// How a graph network's switches find a header's direction: a route table (a ROM, the
+/// module's `ROUTES` parameter) read at a key the header carries. A routing function by
+/// destination keys it by the `dest` field; given paths by the input port and the `path`
+/// field (the message's path index): an edge-simple path enters a switch at most once per
+/// in link, so (port, path) names one hop of one path.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RouteKey {
+    /// Given paths: keyed by input port and path index.
+    pub(super) per_port: bool,
+    /// Offset and width of the header field.
+    offset: u32,
+    bits: u32,
+}
+
+impl RouteKey {
+    pub(super) fn of(sim: &Simulation) -> RouteKey {
+        let per_port = sim.fabric.paths.is_some();
+        let name = if per_port { "path" } else { "dest" };
+        let (offset, bits) = sim
+            .header_layout
+            .field(name)
+            .map_or((0, 0), |fl| (fl.offset, fl.width));
+        RouteKey {
+            per_port,
+            offset,
+            bits,
+        }
+    }
+
+    /// Route-table entries per input port (per switch when not per port).
+    fn stride(self) -> u64 {
+        1 << self.bits
+    }
+
+    /// Entries of the route table of a switch with `in_ports` input ports.
+    pub(super) fn entries(self, in_ports: u32) -> u64 {
+        self.stride()
+            * if self.per_port {
+                u64::from(in_ports)
+            } else {
+                1
+            }
+    }
+
+    /// The Verilog index expression (see `route_of` in templates/switch.v).
+    fn index(self, b: u32) -> String {
+        let key = if self.bits == 0 {
+            "32'd0".to_string()
+        } else {
+            format!(
+                "{{ {{{}{{1'b0}}}}, flit[{} +: {}] }}",
+                32 - self.bits,
+                self.offset,
+                self.bits
+            )
+        };
+        if self.per_port {
+            format!("(i / {b}) * {} + {key}", self.stride())
+        } else {
+            key
+        }
+    }
+}
+
+/// Bits of a node's direction: its `out_ports` out links and EJ (all ones).
+pub(super) fn direction_bits(out_ports: u32) -> u32 {
+    clog2(u64::from(out_ports) + 1)
+}
+
+/// The route table of graph switch `s`, entry 0 first: the out port (link order) a header
+/// takes, or EJ (all ones: its path ends here); entries no header names are 0. The same
+/// directions as the model's arrival lookup ([`crate::switch`]).
+pub(super) fn route_table(sim: &Simulation, s: NodeId) -> Vec<u32> {
+    let topo = &sim.fabric.topo;
+    let g = topo.graph.as_ref().expect("a graph network");
+    let key = RouteKey::of(sim);
+    let ej = (1u32 << direction_bits(g.out_degree(s))) - 1;
+    let first = g.out_start[s as usize];
+    let mut table = vec![0u32; key.entries(g.in_ports(s)) as usize];
+    match (&sim.fabric.paths, &g.next_link) {
+        (Some(paths), _) => {
+            for p in 0..paths.len() {
+                let links = paths.path(p);
+                let Some(&l0) = links.first() else { continue };
+                // where each hop's header enters: the source's injection port (0), then the
+                // head of every link
+                let (mut here, mut port) = (topo.links[l0 as usize].tail, 0u64);
+                for hop in 0..=links.len() {
+                    let next = links.get(hop);
+                    if here == s {
+                        table[(port * key.stride() + p as u64) as usize] =
+                            next.map_or(ej, |&l| l - first);
+                    }
+                    if let Some(&l) = next {
+                        let link = &topo.links[l as usize];
+                        (here, port) = (link.head, u64::from(link.head_port));
+                    }
+                }
+            }
+        }
+        (None, Some(next)) => {
+            let terminals = g.terminal_switch.len();
+            for (t, entry) in table.iter_mut().enumerate().take(terminals) {
+                let l = next[s as usize * terminals + t];
+                *entry = if l == NO_TERMINAL { ej } else { l - first };
+            }
+        }
+        (None, None) => table.fill(ej),
+    }
+    table
 }
 
 pub(super) fn switch_template<'a>(
@@ -79,13 +210,14 @@ pub(super) fn switch_template<'a>(
     let id_bits = sim.header_layout.id_bits();
     let layout = f.layout(kind, w, id_bits);
     let nv = layout.in_ports * p.vcs;
+    let multiplicity = f.topo.multiplicity;
     let nout = layout.out_ports;
     let no = nout * p.vcs;
     let geometry = Geometry {
         b: p.vcs,
         no,
         ns: match (kind, p.mode) {
-            (SwitchKind::Eject, _) => 2,
+            (SwitchKind::Eject, _) | (SwitchKind::Node { out_ports: 0, .. }, _) => 2,
             (_, FlowControl::Drop) => 4,
             _ => 3,
         },
@@ -97,19 +229,33 @@ pub(super) fn switch_template<'a>(
         ovw: clog2(p.vcs.into()),
         rrw: clog2(nv.into()),
     };
-    let module: &'static str = layout.module;
+    let (node, directions) = match kind {
+        SwitchKind::Node { out_ports, .. } => (true, out_ports),
+        _ => (false, f.topo.radix),
+    };
+    let key = RouteKey::of(sim);
     SwitchTemplate {
-        module,
+        module: layout.module.clone(),
         kind_doc: kind_doc(kind),
         version,
         command,
         config_hash: hash,
-        eject: kind == SwitchKind::Eject,
+        eject: kind == SwitchKind::Eject || nout == 0,
+        node,
+        dwe: direction_bits(nout),
+        route_keys: key.entries(layout.in_ports) as u32,
+        per_port: key.per_port,
+        route_index: key.index(p.vcs),
+        key_doc: if key.per_port {
+            "input port, path index"
+        } else {
+            "destination"
+        },
         nv,
         no,
         nout,
-        m: f.topo.multiplicity,
-        radix: f.topo.radix,
+        m: multiplicity,
+        radix: directions,
         dw: f.topo.radix.trailing_zeros(),
         b: p.vcs,
         depth: p.depth,
@@ -134,8 +280,8 @@ pub(super) fn switch_template<'a>(
                 "registered (in_ready and in_accept decode this switch's own registers)"
             }
         },
-        stages: nv.min(f.topo.multiplicity * p.vcs),
-        lane_draw: lane_draw(f.topo.multiplicity),
+        stages: nv.min(multiplicity * p.vcs),
+        lane_draw: lane_draw(multiplicity),
         mirrors: mirrors(&layout, &geometry),
     }
 }
@@ -213,6 +359,9 @@ fn storage(reg: &Register, index: &[u32], g: &Geometry) -> String {
             ),
         },
         "vc_owner" => masked(format!("!{}", idle()), slice("owner_q", vc(), g.idw), g.idw),
+        // A switch without out links delivers every worm it holds.
+        "vc_eject" if g.ns == 2 => state_bit(1),
+        "vc_eject" => format!("eject_q[{}]", vc()),
         // Stored one-hot (`held_q`, cleared with the tail): the declared numbers encode it.
         "vc_out_port" => encode(&slice("held_q", vc(), g.no), g.no, g.opw, |o| o / g.b),
         "vc_out_vc" => encode(&slice("held_q", vc(), g.no), g.no, g.ovw, |o| o % g.b),

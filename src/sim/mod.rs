@@ -311,7 +311,7 @@ impl Simulation {
 
     /// The `W` data bits of a stored flit.
     pub fn flit_bits(&self, flit: FlitSlot) -> FlitBits {
-        let id = self.messages.header(flit.msg).id;
+        let Header { id, path, .. } = self.messages.header(flit.msg);
         if flit.seq == 0 {
             let m = &self
                 .messages
@@ -321,6 +321,7 @@ impl Simulation {
             self.header_layout.header_bits(&HeaderValues {
                 destination: m.destination,
                 middle: m.middle,
+                path,
                 id,
                 birth: m.release,
                 copy: m.attempts.saturating_sub(1),

@@ -98,7 +98,7 @@ impl Register {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SwitchLayout {
     /// Module name of this switch kind in the generated Verilog.
-    pub module: &'static str,
+    pub module: String,
     pub in_ports: u32,
     pub out_ports: u32,
     pub vcs: u32,
@@ -106,8 +106,9 @@ pub struct SwitchLayout {
     pub registers: Vec<Register>,
 }
 
-/// Level classes: the three switch kinds of a leveled network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Switch kinds: the three level classes of a leveled network, and a graph network's
+/// switches by their shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum SwitchKind {
     /// Level 0: fed by the sources through the injection ports.
     Inject,
@@ -115,10 +116,14 @@ pub enum SwitchKind {
     Route,
     /// Last level: drains into the destination.
     Eject,
+    /// A graph network's switch: `in_ports` input ports (its terminal's injection port first,
+    /// if it has one), `out_ports` out links, and any of its VCs may deliver (a worm whose
+    /// path ends here).
+    Node { in_ports: u32, out_ports: u32 },
 }
 
 impl Fabric {
-    /// The kind of switch at `level`.
+    /// The kind of switch at `level` (of a leveled network).
     pub fn switch_kind(&self, level: u32) -> SwitchKind {
         if level == 0 {
             SwitchKind::Inject
@@ -129,20 +134,30 @@ impl Fabric {
         }
     }
 
+    /// The kind of switch `s`.
+    pub fn kind_of(&self, s: NodeId) -> SwitchKind {
+        match &self.topo.graph {
+            Some(g) => SwitchKind::Node {
+                in_ports: g.in_ports(s),
+                out_ports: g.out_degree(s),
+            },
+            None => self.switch_kind(self.topo.node(s).level),
+        }
+    }
+
     /// The register layout of the switches of `kind`. `flit_bits` is W, `id_bits` the width of
     /// the header's id field (the owner register holds the id truncated to it).
     pub fn layout(&self, kind: SwitchKind, flit_bits: u32, id_bits: u32) -> SwitchLayout {
         let p = self.params;
         let ports = self.topo.ports();
-        let in_ports = if kind == SwitchKind::Inject {
-            self.topo.inject_ports
-        } else {
-            ports
-        };
-        let out_ports = if kind == SwitchKind::Eject {
-            self.topo.ejection_ports()
-        } else {
-            ports
+        let (in_ports, out_ports, directions) = match kind {
+            SwitchKind::Inject => (self.topo.inject_ports, ports, self.topo.radix),
+            SwitchKind::Route => (ports, ports, self.topo.radix),
+            SwitchKind::Eject => (ports, self.topo.ejection_ports(), 0),
+            SwitchKind::Node {
+                in_ports,
+                out_ports,
+            } => (in_ports, out_ports, out_ports),
         };
         let in_vcs = u64::from(in_ports * p.vcs);
         let per_vc = vec![(Axis::InPort, in_ports), (Axis::Vc, p.vcs)];
@@ -174,7 +189,15 @@ impl Fabric {
                 "id of the owning message (truncated)",
             ),
         ];
-        if kind != SwitchKind::Eject {
+        if let SwitchKind::Node { .. } = kind {
+            regs.push(reg(
+                "vc_eject",
+                1,
+                &per_vc,
+                "the worm leaves the network here (its path ends)",
+            ));
+        }
+        if kind != SwitchKind::Eject && out_ports > 0 {
             let per_out = vec![(Axis::OutPort, out_ports), (Axis::Vc, p.vcs)];
             regs.extend([
                 reg(
@@ -194,7 +217,7 @@ impl Fabric {
                 reg(
                     "rr_ptr",
                     clog2(in_vcs),
-                    &vec![(Axis::Direction, self.topo.radix)],
+                    &vec![(Axis::Direction, directions)],
                     "round-robin pointer",
                 ),
             ]);
@@ -212,9 +235,13 @@ impl Fabric {
             }
         }
         let module = match kind {
-            SwitchKind::Inject => "ff_switch_inject",
-            SwitchKind::Route => "ff_switch",
-            SwitchKind::Eject => "ff_switch_eject",
+            SwitchKind::Inject => "ff_switch_inject".to_string(),
+            SwitchKind::Route => "ff_switch".to_string(),
+            SwitchKind::Eject => "ff_switch_eject".to_string(),
+            SwitchKind::Node {
+                in_ports,
+                out_ports,
+            } => format!("ff_node_i{in_ports}_o{out_ports}"),
         };
         SwitchLayout {
             module,
@@ -255,6 +282,9 @@ impl Fabric {
             "vc_owner" => self
                 .owner(ivc())
                 .map_or(0, |o| u64::from(payload.header_id(o)) & mask(id_bits)),
+            "vc_eject" => (self.state(ivc()) == VcState::Active
+                && self.vcs[ivc() as usize].out == super::EJECT)
+                .into(),
             "vc_out_port" => self.out_vc(ivc()).map_or(0, |ov| {
                 u64::from(self.output_vc_parts(ov).0 - self.first_link(s))
             }),
@@ -334,6 +364,6 @@ impl Fabric {
 
     /// Id of the first out link of switch `s` (its out ports are consecutive links).
     fn first_link(&self, s: NodeId) -> u32 {
-        s * self.topo.ports()
+        self.shape.links(s).start
     }
 }

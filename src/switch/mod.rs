@@ -432,6 +432,18 @@ impl Fabric {
         }
     }
 
+    /// The injection VC `ivc` as the terminal's slot `terminal * B + vc` (the order of the
+    /// network top's injection bus).
+    pub fn injection_slot(&self, ivc: u32) -> u32 {
+        match &self.topo.graph {
+            Some(g) => {
+                let (s, local) = self.shape.switch_of(ivc);
+                g.switch_terminal[s as usize] * self.params.vcs + local
+            }
+            None => ivc,
+        }
+    }
+
     /// Messages follow the paths of `paths` (internal link ids; a header names its path),
     /// on a graph network without a routing function, or instead of it.
     pub fn set_paths(&mut self, paths: std::sync::Arc<crate::topology::graph::Paths>) {
@@ -509,7 +521,7 @@ impl Fabric {
     /// Output VC the worm in `ivc` holds, if allocated.
     pub fn out_vc(&self, ivc: u32) -> Option<u32> {
         let o = self.vcs[ivc as usize].out;
-        (self.state(ivc) == VcState::Active && o != NO_GRANT).then_some(o)
+        (self.state(ivc) == VcState::Active && o != NO_GRANT && o != EJECT).then_some(o)
     }
 
     /// Input VC holding output VC `ov`, if any.

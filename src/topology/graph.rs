@@ -44,6 +44,34 @@ pub struct Graph {
     pub given: Vec<u32>,
 }
 
+/// Switch labels name scopes in waveforms and instances in Verilog: one per switch, each a
+/// distinct identifier of letters, digits and `_` (not starting with a digit), 1 to 64 long.
+fn check_labels(labels: &[String], nodes: u32) -> Result<()> {
+    if labels.len() != nodes as usize {
+        return Err(Error::invalid(
+            "labels",
+            format!("{} labels", labels.len()),
+            format!("one per switch ({nodes})"),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for label in labels {
+        let identifier = (1..=64).contains(&label.len())
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !label.as_bytes()[0].is_ascii_digit();
+        if !identifier || !seen.insert(label.as_str()) {
+            return Err(Error::invalid(
+                "labels",
+                format!("{label:?}"),
+                "distinct identifiers ([A-Za-z_][A-Za-z0-9_]*, at most 64 characters): they name waveform scopes and Verilog instances",
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Graph {
     /// Builds a graph from its links (any order; sorted by tail, stably). Refuses a link out of
     /// range, a self-loop and a switch of more than [`MAX_DEGREE`] out or in links.
@@ -105,8 +133,11 @@ impl Graph {
             fill[h as usize] += 1;
         }
         let labels = match labels {
-            Some(l) if l.len() == nodes as usize => l,
-            _ => (0..nodes).map(|s| format!("s{s}")).collect(),
+            Some(l) => {
+                check_labels(&l, nodes)?;
+                l
+            }
+            None => (0..nodes).map(|s| format!("s{s}")).collect(),
         };
         Ok(Graph {
             name: name.to_string(),

@@ -225,7 +225,10 @@ fn messages_need_two_terminals_and_bit_patterns_a_power_of_two() {
         assert!(Traffic::Identity.messages(n, 0, 0).is_err(), "n = {n}");
     }
     assert_eq!(Traffic::Identity.messages(12, 0, 0).unwrap().len(), 12);
-    assert_eq!(Traffic::RandomPermutation.messages(9, 0, 0).unwrap().len(), 9);
+    assert_eq!(
+        Traffic::RandomPermutation.messages(9, 0, 0).unwrap().len(),
+        9
+    );
     assert!(Traffic::Transpose.messages(12, 0, 0).is_err());
     assert!(Traffic::BitReversal.messages(9, 0, 0).is_err());
 }
