@@ -223,7 +223,7 @@ impl SimConfig {
         let log_n = self.inputs.max(2).trailing_zeros();
         let side = (f64::from(self.inputs).sqrt().ceil() as u32).max(2);
         match self.topology {
-            TopologyKind::Benes => 2 * log_n + 1,
+            TopologyKind::Benes | TopologyKind::DoubledButterfly => 2 * log_n + 1,
             TopologyKind::KaryFly => log_n / self.radix.max(2).trailing_zeros().max(1) + 1,
             TopologyKind::Mesh => 2 * side + 1,
             TopologyKind::Torus => side + 1,
@@ -272,7 +272,10 @@ impl SimConfig {
         HeaderLayout::new(
             self.flit_bits,
             self.address_bits(),
-            self.topology == TopologyKind::Benes,
+            matches!(
+                self.topology,
+                TopologyKind::Benes | TopologyKind::DoubledButterfly
+            ),
             self.protocol,
             if paths > 1 {
                 paths.next_power_of_two().trailing_zeros()
@@ -310,8 +313,8 @@ impl SimConfig {
         if self.topology != Graph {
             keys.push(("graph", "topology graph"));
         }
-        if self.topology != Benes {
-            keys.push(("middle", "topology benes"));
+        if !matches!(self.topology, Benes | DoubledButterfly) {
+            keys.push(("middle", "topology benes or doubled-butterfly"));
         }
         if self.mode != FlowControl::StoreForward {
             keys.push(("switch_queue", "mode store-forward"));

@@ -202,6 +202,7 @@ fn skipping_idle_cycles_changes_nothing() {
                 destination: (k * 3 + 1) % 16,
                 release,
                 path: None,
+                middle: None,
             })
         })
         .collect();

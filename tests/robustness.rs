@@ -560,7 +560,7 @@ proptest! {
     ) {
         let specs: Vec<MessageSpec> = specs
             .into_iter()
-            .map(|(source, destination, release)| MessageSpec { source, destination, release, path: None })
+            .map(|(source, destination, release)| MessageSpec { source, destination, release, path: None, middle: None })
             .collect();
         let config = SimConfig { inputs: 16, ..SimConfig::default() };
         match flitforge::Simulation::with_messages(config, specs.clone()) {

@@ -26,6 +26,7 @@ fn msg(source: u32, destination: u32) -> MessageSpec {
         destination,
         release: 0,
         path: None,
+        middle: None,
     }
 }
 

@@ -17,6 +17,7 @@ fn a_worm_behind_a_dead_switch_is_reported_as_a_deadlock() {
         destination: 0,
         release: 0,
         path: None,
+        middle: None,
     }];
     let mut sim = Simulation::with_messages(config, worms).unwrap();
     // ⟨000, 2⟩ forwards nothing: the only path of worm 0 passes it.

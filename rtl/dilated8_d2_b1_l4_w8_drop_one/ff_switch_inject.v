@@ -213,7 +213,7 @@ module ff_switch_inject #(
             dir[i] = flit_q[i*D*W + ROUTE_BIT];
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
             // output VC it holds is ready
-            moves[i] = nonempty[i] && |(held_q[i*NO +: NO] & out_ready);
+            moves[i] = nonempty[i] && (|(held_q[i*NO +: NO] & out_ready));
         end
 
         // -- rule 2: VC allocation, per direction: the k-th requester in round-robin order gets

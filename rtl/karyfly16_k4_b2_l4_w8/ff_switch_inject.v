@@ -154,7 +154,7 @@ module ff_switch_inject #(
         reg [NV-1:0] refused;       // (read in drop mode only)
         /* verilator lint_on UNUSEDSIGNAL */
         reg [NV-1:0] request, moves, therm, req_c, last_won, ahead;
-        reg [NV*DW-1:0] dig;        // the routing digit of each VC's front flit
+        reg [NV*DW-1:0] dig;        // the routing digit (a node: the direction) of each VC's front flit
         reg [SC-1:0] free_scan, match;
         reg [SC*NO-1:0] scan_ov;
         reg [SC*(K+1)-1:0] free_rank;
@@ -202,7 +202,7 @@ module ff_switch_inject #(
             dig[i*DW +: DW] = flit_q[i*D*W + ROUTE_BIT +: DW];
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
             // output VC it holds is ready
-            moves[i] = nonempty[i] && |(held_q[i*NO +: NO] & out_ready);
+            moves[i] = nonempty[i] && (|(held_q[i*NO +: NO] & out_ready));
         end
 
         // -- rule 2: VC allocation, per direction: the k-th requester in round-robin order gets

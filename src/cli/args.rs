@@ -42,13 +42,14 @@ pub struct NetworkArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
     /// butterfly, dilated, splitter, benes: networks of virtual-channel switches ([CMS],
-    /// [LM]); kary-fly: the k-ary n-fly of the same switches (k terminals per first- and
+    /// [LM]); doubled-butterfly: two butterflies in series, worms through a middle column
+    /// ([CMS] §3.1's two passes); kary-fly: the k-ary n-fly of the same switches (k terminals per first- and
     /// last-stage switch, contended output ports); mesh, torus, wrapped-butterfly,
     /// random-graph, graph: networks whose worms follow paths (dimension order, bit fixing,
     /// shortest, or given with --paths; [CMS] §1.1, [SV], [CMSV]); pruned-butterfly: the stage
     /// algorithm on bit-serial switches ([BB] §3); sorting-fat-tree: the eight-step algorithm
     /// at the message level ([BB] §4.2-4.3).
-    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "kary-fly", "mesh", "torus", "wrapped-butterfly", "random-graph", "graph", "pruned-butterfly", "sorting-fat-tree"])]
+    #[arg(long, value_parser = ["butterfly", "dilated", "splitter", "benes", "doubled-butterfly", "kary-fly", "mesh", "torus", "wrapped-butterfly", "random-graph", "graph", "pruned-butterfly", "sorting-fat-tree"])]
     pub topology: Option<String>,
     /// Inputs n: a power of two from 2 to 2^20 (kary-fly: a power of the radix; mesh, torus:
     /// k * k switches, k up to 64; wrapped-butterfly: n columns, from 4; random-graph: 3 to
@@ -104,7 +105,8 @@ pub struct SwitchArgs {
     /// Dilated and splitter networks: which free edge of a direction a header takes.
     #[arg(long, value_parser = ["lowest", "random"])]
     pub lane_choice: Option<String>,
-    /// Beneš network: the middle column, "random" per message or one column for all.
+    /// Beneš network and doubled butterfly: the middle column, "random" per message or one
+    /// column for all.
     #[arg(long, value_name = "random|COLUMN")]
     pub middle: Option<String>,
     /// store-forward: per-switch admission bound A, 1..=65535 ([LM] §IV's rule).
@@ -435,7 +437,7 @@ impl RunFlags<'_> {
                     c.topology = parse_name::<TopologyKind>(
                         "topology",
                         &topology,
-                        "butterfly|dilated|splitter|benes|kary-fly|mesh|torus|wrapped-butterfly|random-graph|graph",
+                        "butterfly|dilated|splitter|benes|doubled-butterfly|kary-fly|mesh|torus|wrapped-butterfly|random-graph|graph",
                     )?;
                 }
                 refuse(

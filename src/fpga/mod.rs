@@ -63,12 +63,12 @@ pub fn check(config: &SimConfig) -> Result<()> {
     }
     if matches!(
         config.topology,
-        TopologyKind::Benes | TopologyKind::ModifiedSplitter
+        TopologyKind::Benes | TopologyKind::DoubledButterfly | TopologyKind::ModifiedSplitter
     ) {
         return Err(Error::invalid(
             "topology",
             config.topology.name(),
-            "butterfly, dilated or splitter (a Beneš network's random middle columns have no on-chip generator yet)",
+            "butterfly, dilated or splitter (the random middle columns of a Beneš or doubled butterfly have no on-chip generator yet)",
         ));
     }
     if config.link_bandwidth != LinkBandwidth::PerVc {

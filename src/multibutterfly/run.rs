@@ -117,7 +117,10 @@ impl GreedyRunConfig {
 
     /// Checks the ranges (the topology builders check the sizes).
     pub fn validate(&self) -> Result<()> {
-        if matches!(self.topology, TopologyKind::Benes | TopologyKind::KaryFly) {
+        if matches!(
+            self.topology,
+            TopologyKind::Benes | TopologyKind::DoubledButterfly | TopologyKind::KaryFly
+        ) {
             return Err(Error::invalid(
                 "topology",
                 self.topology.name(),

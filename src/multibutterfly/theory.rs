@@ -63,7 +63,10 @@ impl Theory {
 /// Checks that every level of `topo` below the outputs is a splitter level.
 fn check_splitter_network(topo: &Topology) -> Result<()> {
     if (0..topo.last_level()).any(|l| topo.link_class(l) != LinkClass::Direction)
-        || topo.kind == TopologyKind::Benes
+        || matches!(
+            topo.kind,
+            TopologyKind::Benes | TopologyKind::DoubledButterfly
+        )
     {
         return Err(Error::invalid(
             "topology",

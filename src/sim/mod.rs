@@ -82,6 +82,7 @@ fn path_messages(
             destination,
             release: releases.get(i).copied().unwrap_or(0),
             path: Some(i as u32),
+            middle: None,
         });
     }
     Ok(specs)
@@ -166,10 +167,13 @@ impl Simulation {
     /// Builds the network of `config` and injects exactly `specs` (in release order).
     pub fn with_messages(config: SimConfig, specs: Vec<MessageSpec>) -> Result<Self> {
         for (i, s) in specs.iter().enumerate() {
-            if s.source >= config.inputs || s.destination >= config.inputs {
+            if s.source >= config.inputs
+                || s.destination >= config.inputs
+                || s.middle.unwrap_or(0) >= config.inputs
+            {
                 return Err(Error::invalid(
-                    &format!("message {i} source/destination"),
-                    format!("{}/{}", s.source, s.destination),
+                    &format!("message {i} source/destination/middle"),
+                    format!("{}/{}/{}", s.source, s.destination, s.middle.unwrap_or(0)),
                     format!("0..={}", config.inputs.saturating_sub(1)),
                 ));
             }
@@ -564,10 +568,14 @@ impl Simulation {
     /// Gives a released message its id, middle column and header, and queues it at its source.
     fn admit(&mut self, s: &MessageSpec) {
         let config = &self.config;
-        let middle = match (config.topology, config.middle) {
-            (TopologyKind::Benes, Middle::Random) => self.middle_rng.random_range(0..config.inputs),
-            (TopologyKind::Benes, Middle::Column(c)) => c,
-            _ => 0,
+        let two_pass = matches!(
+            config.topology,
+            TopologyKind::Benes | TopologyKind::DoubledButterfly
+        );
+        let middle = match (two_pass, s.middle, config.middle) {
+            (false, ..) => 0,
+            (true, Some(c), _) | (true, None, Middle::Column(c)) => c,
+            (true, None, Middle::Random) => self.middle_rng.random_range(0..config.inputs),
         };
         let k = &mut self.sent_by[s.source as usize];
         let bits = config.address_bits();

@@ -1,4 +1,5 @@
-//! Beneš network: two butterflies back to back ([CMS] §1.3.3).
+//! Networks of two butterflies: the Beneš network, back to back ([CMS] §1.3.3), and the
+//! doubled butterfly, in series ([CMS] §3.1).
 
 use super::butterfly::bit_flip_links;
 use super::{Topology, TopologyKind, assemble, check_inputs};
@@ -18,10 +19,52 @@ pub fn benes(n: u32) -> Result<Topology> {
     Ok(assemble(TopologyKind::Benes, n, levels, 1, links))
 }
 
+/// The `n`-input doubled butterfly (`n ≥ 2`), levels `0..=2 log n`: the butterfly of
+/// [`super::butterfly()`] twice in series, the cross link between levels `l` and `l + 1`
+/// flipping 1-based bit position `(l mod log n) + 1`. [CMS] §3.1 routes a worm in two passes,
+/// to a random middle column at level `log n` and on to its destination; on these disjoint
+/// passes worms of different sub-rounds never meet (the wrap-around butterfly, one pass's links
+/// used twice, is the alternative). Headers are routed by their middle column through the
+/// first butterfly and by their destination through the second.
+pub fn doubled_butterfly(n: u32) -> Result<Topology> {
+    let log_n = check_inputs(n)?;
+    let levels = 2 * log_n + 1;
+    let links = bit_flip_links(n, log_n, levels, 1, |l| l % log_n);
+    Ok(assemble(
+        TopologyKind::DoubledButterfly,
+        n,
+        levels,
+        1,
+        links,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Error;
+
+    #[test]
+    fn doubled_butterfly_repeats_the_cross_rule_and_routes_through_the_middle() {
+        let t = doubled_butterfly(16).unwrap();
+        let log_n = t.log_n;
+        for l in &t.links {
+            let (tail, head) = (t.node(l.tail), t.node(l.head));
+            let mask = 1u32 << (log_n - 1 - tail.level % log_n);
+            let diff = tail.column ^ head.column;
+            assert!(diff == 0 || diff == mask, "{l:?}");
+        }
+        for src in 0..16 {
+            for mid in [0, 5, 15] {
+                for dst in 0..16 {
+                    let cols = t.path_columns(src, dst, mid);
+                    assert_eq!(cols.len(), 9);
+                    assert_eq!(cols[log_n as usize], mid, "{src}->{mid}->{dst}");
+                    assert_eq!(cols[8], dst, "{src}->{mid}->{dst}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn benes_node_and_link_counts() {

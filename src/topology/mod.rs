@@ -23,7 +23,7 @@ mod modified;
 pub mod pruned;
 mod splitter;
 
-pub use benes::benes;
+pub use benes::{benes, doubled_butterfly};
 pub use butterfly::{
     WrappedButterfly, butterfly, dilated_butterfly, node_of_row_level, row_level_of,
     wrapped_butterfly,
@@ -58,6 +58,9 @@ pub enum TopologyKind {
     Splitter,
     /// Beneš network: two butterflies back to back ([CMS] §1.3.3).
     Benes,
+    /// The network of [CMS] §3.1's two passes: two butterflies in series, the second with the
+    /// first's cross rule ([`doubled_butterfly`]).
+    DoubledButterfly,
     /// [LM] §IV's modified splitter network (multiplicity 2): an extra input level of four
     /// random matchings and 4×4 complete bipartite graphs in place of the last two splitter
     /// levels ([`modified_splitter`]).
@@ -81,11 +84,12 @@ pub enum TopologyKind {
 
 impl TopologyKind {
     /// All kinds with their command-line names, for help texts and errors.
-    pub const ALL: [(&'static str, TopologyKind); 11] = [
+    pub const ALL: [(&'static str, TopologyKind); 12] = [
         ("butterfly", TopologyKind::Butterfly),
         ("dilated", TopologyKind::Dilated),
         ("splitter", TopologyKind::Splitter),
         ("benes", TopologyKind::Benes),
+        ("doubled-butterfly", TopologyKind::DoubledButterfly),
         ("modified-splitter", TopologyKind::ModifiedSplitter),
         ("kary-fly", TopologyKind::KaryFly),
         ("mesh", TopologyKind::Mesh),
@@ -347,7 +351,10 @@ impl Topology {
         debug_assert!(level < self.last_level());
         let msb = |bit: u32| self.log_n - 1 - bit;
         match self.kind {
-            TopologyKind::Benes if level < self.log_n => (RouteField::Middle, msb(level)),
+            TopologyKind::Benes | TopologyKind::DoubledButterfly if level < self.log_n => {
+                (RouteField::Middle, msb(level))
+            }
+            TopologyKind::DoubledButterfly => (RouteField::Destination, msb(level - self.log_n)),
             // Level 0 is [LM]'s level −1 (any link: the bit only orders the matchings); the
             // Exact stage's direction is the destination's second-lowest bit.
             TopologyKind::ModifiedSplitter => {
@@ -462,6 +469,7 @@ pub fn build(
         TopologyKind::Dilated => dilated_butterfly(n, d),
         TopologyKind::Splitter => random_splitter(n, d, wiring, seed),
         TopologyKind::Benes => benes(n),
+        TopologyKind::DoubledButterfly => doubled_butterfly(n),
         TopologyKind::ModifiedSplitter => modified_splitter(n, wiring, seed),
         TopologyKind::KaryFly => kary_fly(n, radix),
         TopologyKind::Mesh => Topology::routed(kind, graph::mesh(n, false)?),

@@ -109,6 +109,7 @@ impl Arrivals {
                                 destination: dest.sample(rng.as_mut()),
                                 release: *at,
                                 path: None,
+                                middle: None,
                             });
                         }
                     }
@@ -144,6 +145,7 @@ impl Arrivals {
                                 destination,
                                 release: *at,
                                 path: None,
+                                middle: None,
                             });
                         }
                         *a = next(*a);

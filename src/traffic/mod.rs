@@ -30,6 +30,10 @@ pub struct MessageSpec {
     /// network's routing function takes it to its destination).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<u32>,
+    /// On a network of two passes (Beneš, doubled butterfly), the middle column the message
+    /// passes between them (none: the run's `--middle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub middle: Option<u32>,
 }
 
 /// A traffic pattern on an n-input network (n a power of two, inputs and outputs numbered `0..n`).
@@ -233,6 +237,7 @@ impl Traffic {
                             destination,
                             release: 0,
                             path: None,
+                            middle: None,
                         });
                     }
                 }
@@ -310,6 +315,7 @@ fn batch(n: u32, dest: impl Fn(u32) -> u32) -> Vec<MessageSpec> {
             destination: dest(source),
             release: 0,
             path: None,
+            middle: None,
         })
         .collect()
 }
@@ -346,7 +352,8 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
             source: 0,
             destination: 0,
             release: 0,
-            path: None
+            path: None,
+            middle: None
         };
         n_us * q_us
     ];
@@ -358,6 +365,7 @@ fn q_relation(n: u32, q: u32, rng: &mut Rng) -> Vec<MessageSpec> {
                 destination,
                 release: 0,
                 path: None,
+                middle: None,
             };
         }
     }
@@ -400,14 +408,22 @@ pub fn load_messages(path: &str, n: u32) -> Result<Vec<MessageSpec>> {
                 ),
             ));
         }
-        for (field, value) in [("source", m.source), ("destination", m.destination)] {
+        for (field, value) in [
+            ("source", m.source),
+            ("destination", m.destination),
+            ("middle", m.middle.unwrap_or(0)),
+        ] {
             if value >= n {
                 return Err(Error::parse(
                     path,
                     format!(
                         "message {i}: {field} = {value} is out of range 0..={} (the network has {n} {}s)",
                         n - 1,
-                        if field == "source" { "input" } else { "output" },
+                        match field {
+                            "source" => "input",
+                            "destination" => "output",
+                            _ => "column",
+                        },
                     ),
                 ));
             }

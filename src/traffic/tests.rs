@@ -266,7 +266,8 @@ fn load_messages_accepts_a_bare_array_with_default_release() {
             source: 2,
             destination: 0,
             release: 0,
-            path: None
+            path: None,
+            middle: None
         }
     );
     assert_eq!(sorted[0], m[1]);
