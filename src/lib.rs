@@ -10,6 +10,7 @@
 #![allow(rustdoc::broken_intra_doc_links)] // [CMS], [BB], ... cite docs/references.md
 
 pub mod bench;
+pub mod cms;
 pub mod config;
 pub mod cosim;
 pub mod delta;

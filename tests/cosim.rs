@@ -330,8 +330,25 @@ fn graph_networks_are_identical_under_both_simulators() {
         flit_bits: 16,
         ..SimConfig::default()
     };
+    assert_identical(on_paths.clone(), Simulator::Icarus, "graph-paths");
+    // [CMS] Theorem 2.2.1's lower-bound instance (B = 2, C = 6, D = 5, L = 2D), released in
+    // three waves: worms block on the primary links every B + 1 of them share.
+    let lb = flitforge::cms::lower_bound::generate(2, 6, 5).unwrap();
+    let (lb_graph, lb_paths) = (dir.join("lb-graph.json"), dir.join("lb-paths.json"));
+    std::fs::write(&lb_graph, lb.problem.graph_json()).unwrap();
+    let releases: Vec<u64> = (0..lb.problem.messages() as u64).map(|i| i % 3).collect();
+    std::fs::write(&lb_paths, lb.problem.paths_json(&releases)).unwrap();
+    let lower_bound = SimConfig {
+        graph: Some(lb_graph.display().to_string()),
+        traffic: Traffic::Paths {
+            path: lb_paths.display().to_string(),
+        },
+        vcs: 2,
+        flits: 10,
+        ..on_paths.clone()
+    };
     for simulator in [Simulator::Icarus, Simulator::Verilator] {
-        assert_identical(on_paths.clone(), simulator, "graph-paths");
+        assert_identical(lower_bound.clone(), simulator, "lower-bound");
     }
     let dropping = SimConfig {
         vcs: 1,

@@ -14,6 +14,9 @@ const TOPOLOGIES: &[(&str, &str)] = &[
     ("splitter", "16"),
     ("benes", "16"),
     ("kary-fly", "16"),
+    ("doubled-butterfly", "16"),
+    ("mesh", "16"),
+    ("random-graph", "16"),
     ("pruned-butterfly", "16"),
     ("sorting-fat-tree", "16"),
 ];
@@ -79,15 +82,12 @@ fn report(args: &[&str]) -> Value {
 #[test]
 fn every_topology_reports_the_documented_common_keys_and_details() {
     for &(topology, inputs) in TOPOLOGIES {
-        let r = report(&[
-            "sim",
-            "--topology",
-            topology,
-            "--inputs",
-            inputs,
-            "--json",
-            "-",
-        ]);
+        let mut args = vec!["sim", "--topology", topology, "--inputs", inputs];
+        if matches!(topology, "mesh" | "random-graph") {
+            // Cyclic networks run under registered back-pressure only.
+            args.extend(["--backpressure", "registered"]);
+        }
+        let r = report(&[args.as_slice(), &["--json", "-"]].concat());
         check(&r, "## Common keys", &[]);
         assert_eq!(r["schema"], 1);
         assert_eq!(r["topology"], topology);
@@ -99,14 +99,32 @@ fn every_topology_reports_the_documented_common_keys_and_details() {
             "sorting-fat-tree" => "### sorting-fat-tree",
             _ => "### butterfly, dilated",
         };
-        check(&r, heading, &["details.per_message"]);
+        // Congestion and dilation: only where messages follow paths (graph networks).
+        let graph = matches!(topology, "mesh" | "random-graph");
+        let skip: &[&str] = if graph {
+            &["details.per_message"]
+        } else {
+            &[
+                "details.per_message",
+                "details.congestion",
+                "details.dilation",
+            ]
+        };
+        check(&r, heading, skip);
+        if !graph {
+            assert!(r["details"].get("congestion").is_none(), "{topology}");
+        }
     }
     let r = report(&["sort", "--r", "20", "--json", "-"]);
     check(&r, "## Common keys", &[]);
     check(&r, "### flexible-sorter", &[]);
     assert_eq!(r["topology"], "flexible-sorter");
     let r = report(&["sim", "--inputs", "8", "--per-message", "--json", "-"]);
-    check(&r, "### butterfly, dilated", &[]);
+    check(
+        &r,
+        "### butterfly, dilated",
+        &["details.congestion", "details.dilation"],
+    );
     let r = report(&["multibutterfly", "--inputs", "16", "--json", "-"]);
     check(&r, "## Common keys", &[]);
     check(&r, "### greedy routing", &[]);

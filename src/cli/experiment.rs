@@ -53,6 +53,19 @@ pub enum ExperimentKind {
     /// is retried; p_n = 1 - (1 - p_(n-1)/k)^k predicts the fraction delivered. Each radix runs
     /// the sizes that are a power of it. Writes patel.md, patel.csv, patel.json and patel.svg.
     Patel(PatelArgs),
+    /// [CMS]: offline schedules, the lower bound, the speed-up from B virtual channels, the
+    /// butterfly algorithm and circuit-switching survivors, each against the paper's bound.
+    ///
+    /// Tables (Markdown in cole-maggs-sitaraman.md, one CSV each): offline (the refined
+    /// schedule of Theorem 2.1.6 against C, D, B, beside the naive colouring and the online
+    /// run; every schedule checked never to block), lower-bound (Theorem 2.2.1's instance
+    /// under six release policies against (L - D)M/B), speed-up (T(1)/T(B) against
+    /// B·D^(1-1/B) and B·lg^(1-1/B) n), vct (B VCs against virtual cut-through), butterfly
+    /// (§3.1 against n, q, L, B with the per-round checks of Invariant 3.1.2 and Lemmas
+    /// 3.1.4/3.1.5) and survivors (one-shot circuit switching against n/lg^(1/B) n); SVG
+    /// charts with the bound and the fitted constant; summary.json. Trials run on all cores;
+    /// the result does not depend on the number of threads.
+    ColeMaggsSitaraman(CmsArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///
     /// Fresh modified splitter networks and random fault orders per size; writes
@@ -172,6 +185,36 @@ pub struct PatelArgs {
     out: OutDir,
 }
 
+/// `experiment cole-maggs-sitaraman` options.
+#[derive(Args)]
+pub struct CmsArgs {
+    /// Trials (independent problems and draws) per row, 1..=1000.
+    #[arg(long, default_value_t = 10)]
+    trials: u32,
+    /// Seed of every trial.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Virtual channels B, comma-separated, starting with 1 (speed-ups are T(1)/T(B)), each
+    /// 1..=8.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    vcs: Vec<u32>,
+    /// β of the butterfly algorithm's Δ = ⌈β q lg^(1/B) n / B⌉ colours ([CMS] §3.1; the
+    /// proof's β is in the thousands for B = 1).
+    #[arg(long, default_value_t = 1.0)]
+    beta: f64,
+    /// Largest butterfly of the butterfly-algorithm and survivors tables, a power of two in
+    /// 16..=16384.
+    #[arg(long, default_value_t = 16384)]
+    max_inputs: u32,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
+    out: OutDir,
+}
+
 /// `experiment fpga` options.
 #[derive(Args)]
 pub struct FpgaExperimentArgs {
@@ -194,12 +237,13 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
                 | ExperimentKind::PrunedButterfly(_)
                 | ExperimentKind::SortingFatTree(_)
                 | ExperimentKind::Patel(_)
+                | ExperimentKind::ColeMaggsSitaraman(_)
         )
     {
         return Err(Error::invalid(
             "shards",
             "this experiment",
-            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree or patel",
+            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree, patel or cole-maggs-sitaraman",
         ));
     }
     let replay = &mut replay;
@@ -212,7 +256,45 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
         ExperimentKind::LeightonMaggs(a) => leighton_maggs(&a, replay),
         ExperimentKind::FaultTolerance(a) => fault_tolerance(&a, replay),
         ExperimentKind::Patel(a) => patel(&a, replay),
+        ExperimentKind::ColeMaggsSitaraman(a) => cole_maggs_sitaraman(&a, replay),
     }
+}
+
+/// `experiment cole-maggs-sitaraman`.
+fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
+    use flitforge::cms::experiment::{self as cms, CmsConfig};
+    let config = CmsConfig {
+        trials: args.trials,
+        seed: args.seed,
+        vcs: args.vcs.clone(),
+        beta: args.beta,
+        max_inputs: args.max_inputs,
+    };
+    config.check()?;
+    let dir = args.out.dir("cole-maggs-sitaraman")?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
+    let progress = Progress::new("experiment cole-maggs-sitaraman", "trials");
+    let results = cms::run(&config, &mut jobs, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    let Some(results) = results else {
+        return write_shard(&dir, "cole-maggs-sitaraman", &jobs);
+    };
+    let md = results.to_markdown(&config);
+    write(dir.join("cole-maggs-sitaraman.md"), &md)?;
+    for t in &results.tables {
+        write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
+    }
+    for (name, svg) in &results.charts {
+        write(dir.join(name), svg)?;
+    }
+    let json = results.to_json(&config);
+    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
+    say!("{md}");
+    Ok(())
 }
 
 /// `experiment patel`.

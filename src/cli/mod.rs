@@ -21,6 +21,7 @@ macro_rules! say {
 
 mod args;
 mod bench;
+mod cms;
 mod experiment;
 mod files;
 mod fpga;
@@ -143,6 +144,19 @@ enum Command {
         #[command(subcommand)]
         which: experiment::ExperimentKind,
     },
+    /// The virtual-channel algorithms of [CMS] on one problem: the lower-bound instance
+    /// (Theorem 2.2.1), offline schedules (footnote 5, Theorem 2.1.6) and the randomised
+    /// butterfly algorithm (§3.1). Each writes files `sim --topology graph` replays.
+    ///
+    /// Examples:
+    ///   flitforge cms lower-bound --vcs 2 --congestion 6 --dilation 11 --out lb
+    ///   flitforge cms schedule --graph lb/graph.json --paths lb/paths.json --vcs 2 --flits 10 --out sched
+    ///   flitforge cms butterfly --inputs 256 --q 8 --flits 8 --vcs 2 --beta 1
+    #[command(verbatim_doc_comment)]
+    Cms {
+        #[command(subcommand)]
+        which: cms::CmsCommand,
+    },
     /// Place random faults on a multibutterfly-family network and propagate them ([LM] §III-A
     /// and §IV): the experiments' "both links" rule, or the theory's erasure and "half the
     /// links" rules with the inputs and outputs that survive against Theorem 3.4.
@@ -252,6 +266,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cosim(args) => hdl::cosim(&args),
         Command::Reference { root } => hdl::reference(&root),
         Command::Experiment { which } => experiment::run(which),
+        Command::Cms { which } => cms::run(&which),
         Command::Faults(a) => multibutterfly::faults(&a),
         Command::Multibutterfly(a) => multibutterfly::route(&a),
         Command::Sort(a) => sorter::sort(&a),
