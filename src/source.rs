@@ -96,6 +96,15 @@ impl Sources {
     /// `accepts_new_worm` signals.
     pub fn evaluate(&mut self, input: u32, fabric: &Fabric) {
         let b = self.vcs;
+        // An idle input (nothing queued, no worm mid-injection) sends nothing: most inputs at
+        // low load.
+        let slots = (input * b) as usize..((input + 1) * b) as usize;
+        if self.queues[input as usize].is_empty()
+            && self.worm[slots.clone()].iter().all(|&w| w == NONE)
+        {
+            self.send[slots].fill(None);
+            return;
+        }
         let mut queued = self.queues[input as usize].iter();
         let start = u32::from(self.rr[input as usize]);
         let mut sent_one = false;

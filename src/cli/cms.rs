@@ -29,6 +29,15 @@ pub enum CmsCommand {
     ///   flitforge cms schedule --graph lb/graph.json --paths lb/paths.json --vcs 2 --flits 10 --out lb-sched
     #[command(verbatim_doc_comment)]
     Schedule(ScheduleArgs),
+    /// A random leveled network ([CMS] §1.2's leveled networks): levels of switches, each
+    /// linked to random switches of the next level, and random paths from level 0 to the last
+    /// (graph.json, paths.json).
+    ///
+    /// Example:
+    ///   flitforge cms leveled --width 8 --levels 16 --messages 64 --out lev
+    ///   flitforge sim --topology graph --graph lev/graph.json --paths lev/paths.json --vcs 2
+    #[command(verbatim_doc_comment)]
+    Leveled(LeveledArgs),
     /// [CMS] §3.1: route a random q-relation on the doubled butterfly in rounds of Δ colours,
     /// with the per-round checks of Invariant 3.1.2 and Lemmas 3.1.4 and 3.1.5.
     Butterfly(ButterflyArgs),
@@ -50,6 +59,27 @@ pub struct LowerBoundArgs {
     #[arg(long)]
     flits: Option<u32>,
     /// Seed of the random-release policy and the refinement.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    out: OutDir,
+}
+
+#[derive(Args)]
+pub struct LeveledArgs {
+    /// Switches per level, 1..=1024.
+    #[arg(long, default_value_t = 8)]
+    width: u32,
+    /// Link levels (the dilation D of every path), 1..=256.
+    #[arg(long, default_value_t = 16)]
+    levels: u32,
+    /// Links out of every switch, to distinct switches of the next level, 1..=8.
+    #[arg(long, default_value_t = 2)]
+    degree: u32,
+    /// Messages, each a random walk from a random level-0 switch to the last level.
+    #[arg(long, default_value_t = 64)]
+    messages: u32,
+    /// Seed of the wiring and the paths.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
@@ -119,6 +149,7 @@ pub struct ButterflyArgs {
 pub fn run(command: &CmsCommand) -> Result<()> {
     match command {
         CmsCommand::LowerBound(a) => lower(a),
+        CmsCommand::Leveled(a) => leveled(a),
         CmsCommand::Schedule(a) => schedule_cmd(a),
         CmsCommand::Butterfly(a) => fly(a),
     }
@@ -184,6 +215,17 @@ fn lower(a: &LowerBoundArgs) -> Result<()> {
         "bound": bound, "policies": rows,
     });
     write(dir.join("lower-bound.json"), &format!("{summary:#}\n"))
+}
+
+fn leveled(a: &LeveledArgs) -> Result<()> {
+    let p = flitforge::cms::random_leveled(a.width, a.levels, a.degree, a.messages, a.seed)?;
+    let dir = a.out.dir("cms-leveled")?;
+    say!("leveled network: {}", describe(&p));
+    write(dir.join("graph.json"), &p.graph_json())?;
+    write(
+        dir.join("paths.json"),
+        &p.paths_json(&vec![0; p.messages()]),
+    )
 }
 
 fn schedule_cmd(a: &ScheduleArgs) -> Result<()> {

@@ -260,6 +260,28 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
     }
 }
 
+/// Runs an experiment's trials with a progress bar on standard error: `Some(result)` when every
+/// trial ran here or was replayed from shards, `None` when `jobs` ran one shard, whose file is
+/// then written into `dir` as `experiment`'s.
+fn run_trials<T>(
+    experiment: &str,
+    label: &str,
+    unit: &'static str,
+    dir: &Path,
+    jobs: &mut flitforge::shard::Jobs,
+    run: impl FnOnce(&mut flitforge::shard::Jobs, &(dyn Fn(usize, usize) + Sync)) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let progress = Progress::new(label, unit);
+    let result = run(jobs, &|done, total| {
+        progress.update(done as u64, total as u64);
+    })?;
+    progress.finish();
+    if result.is_none() {
+        write_shard(dir, experiment, jobs)?;
+    }
+    Ok(result)
+}
+
 /// `experiment cole-maggs-sitaraman`.
 fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
     use flitforge::cms::experiment::{self as cms, CmsConfig};
@@ -275,13 +297,16 @@ fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
     let mut jobs = args
         .shard
         .jobs(&dir, args.threads, replay, args.out.force)?;
-    let progress = Progress::new("experiment cole-maggs-sitaraman", "trials");
-    let results = cms::run(&config, &mut jobs, &|done, total| {
-        progress.update(done as u64, total as u64);
-    })?;
-    progress.finish();
-    let Some(results) = results else {
-        return write_shard(&dir, "cole-maggs-sitaraman", &jobs);
+    let Some(results) = run_trials(
+        "cole-maggs-sitaraman",
+        "experiment cole-maggs-sitaraman",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| cms::run(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     let md = results.to_markdown(&config);
     write(dir.join("cole-maggs-sitaraman.md"), &md)?;
@@ -309,13 +334,16 @@ fn patel(args: &PatelArgs, replay: &mut Replay) -> Result<()> {
     config.grid()?;
     let dir = args.out.dir("patel")?;
     let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
-    let progress = Progress::new("experiment patel", "trials");
-    let trials = delta::run_jobs(&config, &mut jobs, &|done, total| {
-        progress.update(done as u64, total as u64);
-    })?;
-    progress.finish();
-    let Some(trials) = trials else {
-        return write_shard(&dir, "patel", &jobs);
+    let Some(trials) = run_trials(
+        "patel",
+        "experiment patel",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| delta::run_jobs(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     let rows = delta::rows(&trials);
     let table = delta::to_markdown(&rows, &config);
@@ -354,13 +382,16 @@ fn pruned_butterfly(args: &PrunedButterflyArgs, replay: &mut Replay) -> Result<(
     let sizes = experiment::checked_sizes(&args.sizes)?;
     let dir = args.out.dir("pruned-butterfly")?;
     let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
-    let progress = Progress::new("experiment pruned-butterfly", "runs");
-    let runs = experiment::run_jobs(&sizes, args.trials, engine, &mut jobs, &|done, total| {
-        progress.update(done as u64, total as u64);
-    })?;
-    progress.finish();
-    let Some(runs) = runs else {
-        return write_shard(&dir, "pruned-butterfly", &jobs);
+    let Some(runs) = run_trials(
+        "pruned-butterfly",
+        "experiment pruned-butterfly",
+        "runs",
+        &dir,
+        &mut jobs,
+        |jobs, progress| experiment::run_jobs(&sizes, args.trials, engine, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     let fit = experiment::fit(&runs);
     write(dir.join("runs.csv"), &experiment::to_csv(&runs))?;
@@ -423,14 +454,16 @@ fn sorting_fat_tree(args: &SortingFatTreeArgs, replay: &mut Replay) -> Result<()
     use flitforge::sorter::experiment;
     let dir = args.out.dir("sorting-fat-tree")?;
     let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
-    let progress = Progress::new("experiment sorting-fat-tree", "runs");
-    let points =
-        experiment::tree_sweep_jobs(&args.sizes, args.trials, &mut jobs, &|done, total| {
-            progress.update(done as u64, total as u64);
-        })?;
-    progress.finish();
-    let Some(points) = points else {
-        return write_shard(&dir, "sorting-fat-tree", &jobs);
+    let Some(points) = run_trials(
+        "sorting-fat-tree",
+        "experiment sorting-fat-tree",
+        "runs",
+        &dir,
+        &mut jobs,
+        |jobs, progress| experiment::tree_sweep_jobs(&args.sizes, args.trials, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     let (csv, text, charts) = experiment::tree_report(&points);
     write(dir.join("runs.csv"), &csv)?;
@@ -566,13 +599,16 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<(
         .shard
         .jobs(&dir, args.threads, replay, args.out.force)?;
     if args.variants {
-        let progress = Progress::new("experiment leighton-maggs --variants", "trials");
-        let result = variants::variants_jobs(&config, &mut jobs, &|done, total| {
-            progress.update(done as u64, total as u64);
-        })?;
-        progress.finish();
-        let Some(result) = result else {
-            return write_shard(&dir, "leighton-maggs", &jobs);
+        let Some(result) = run_trials(
+            "leighton-maggs",
+            "experiment leighton-maggs --variants",
+            "trials",
+            &dir,
+            &mut jobs,
+            |jobs, progress| variants::variants_jobs(&config, jobs, progress),
+        )?
+        else {
+            return Ok(());
         };
         let md = result.markdown();
         write(dir.join("variants.md"), &md)?;
@@ -580,13 +616,16 @@ pub fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> Result<(
         say!("{md}");
         return Ok(());
     }
-    let progress = Progress::new("experiment leighton-maggs, Tables I-III", "trials");
-    let tables = experiment::leighton_maggs_jobs(&config, &mut jobs, &|done, total| {
-        progress.update(done as u64, total as u64);
-    })?;
-    progress.finish();
-    let Some(tables) = tables else {
-        return write_shard(&dir, "leighton-maggs", &jobs);
+    let Some(tables) = run_trials(
+        "leighton-maggs",
+        "experiment leighton-maggs, Tables I-III",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| experiment::leighton_maggs_jobs(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     write_tables(&dir, &tables)?;
     say!("{}", tables.markdown());
@@ -665,13 +704,16 @@ pub fn fault_tolerance(args: &FaultToleranceArgs, replay: &mut Replay) -> Result
     let mut jobs = args
         .shard
         .jobs(&dir, args.threads, replay, args.out.force)?;
-    let progress = Progress::new("experiment fault-tolerance", "trials");
-    let rows = tolerance::fault_tolerance_jobs(&config, &mut jobs, &|done, total| {
-        progress.update(done as u64, total as u64);
-    })?;
-    progress.finish();
-    let Some(rows) = rows else {
-        return write_shard(&dir, "fault-tolerance", &jobs);
+    let Some(rows) = run_trials(
+        "fault-tolerance",
+        "experiment fault-tolerance",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| tolerance::fault_tolerance_jobs(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
     };
     let md = tolerance::tolerance_markdown(&rows, &config);
     let files = [

@@ -145,11 +145,13 @@ enum Command {
         which: experiment::ExperimentKind,
     },
     /// The virtual-channel algorithms of [CMS] on one problem: the lower-bound instance
-    /// (Theorem 2.2.1), offline schedules (footnote 5, Theorem 2.1.6) and the randomised
-    /// butterfly algorithm (§3.1). Each writes files `sim --topology graph` replays.
+    /// (Theorem 2.2.1), random leveled networks, offline schedules (footnote 5, Theorem 2.1.6)
+    /// and the randomised butterfly algorithm (§3.1). Each writes files `sim --topology graph`
+    /// replays.
     ///
     /// Examples:
     ///   flitforge cms lower-bound --vcs 2 --congestion 6 --dilation 11 --out lb
+    ///   flitforge cms leveled --width 8 --levels 16 --messages 64 --out lev
     ///   flitforge cms schedule --graph lb/graph.json --paths lb/paths.json --vcs 2 --flits 10 --out sched
     ///   flitforge cms butterfly --inputs 256 --q 8 --flits 8 --vcs 2 --beta 1
     #[command(verbatim_doc_comment)]
