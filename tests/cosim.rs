@@ -301,8 +301,9 @@ fn mesh_is_identical_under_icarus_across_6_configurations() {
     }
 }
 
-/// A graph file with given paths (route tables keyed by input port and path index), and the
-/// mesh, under Verilator.
+/// A graph file with given paths (route tables keyed by input port and path index) under
+/// Icarus, [CMS]'s lower-bound instance under Icarus and Verilator, and the mesh under
+/// Verilator.
 #[test]
 fn graph_networks_are_identical_under_both_simulators() {
     let dir = workdir("graph-files");

@@ -91,7 +91,9 @@ pub struct ScheduleArgs {
     /// Graph file (`sim --graph` format). [default: none, required]
     #[arg(long, value_name = "FILE")]
     graph: String,
-    /// Paths file (`sim --paths` format; releases ignored). [default: none, required]
+    /// Paths file (`sim --paths` format; releases ignored). The output graph.json lists the
+    /// links in tail order and the output paths.json refers to those: replay the two together.
+    /// [default: none, required]
     #[arg(long, value_name = "FILE")]
     paths: String,
     /// Virtual channels B, 1..=16.
@@ -128,7 +130,8 @@ pub struct ButterflyArgs {
     /// Virtual channels B, 1..=8.
     #[arg(long, default_value_t = 2)]
     vcs: u32,
-    /// β of Δ = ⌈β q lg^(1/B) n / B⌉.
+    /// β of Δ = ⌈β q_eff lg^(1/B) n / B⌉ colours, q_eff = max(q, ⌈lg n⌉); 0.01..=1000000, at
+    /// most 2^20 colours.
     #[arg(long, default_value_t = 1.0)]
     beta: f64,
     /// Seed of the q-relation, colours and intermediate columns.
@@ -228,6 +231,9 @@ fn leveled(a: &LeveledArgs) -> Result<()> {
     )
 }
 
+/// Most messages the greedy colourings take (their class search is quadratic).
+const MAX_GREEDY: usize = 1 << 16;
+
 fn schedule_cmd(a: &ScheduleArgs) -> Result<()> {
     if !(1..=16).contains(&a.vcs) {
         return Err(Error::invalid("vcs", a.vcs, "1..=16"));
@@ -236,6 +242,16 @@ fn schedule_cmd(a: &ScheduleArgs) -> Result<()> {
         return Err(Error::invalid("flits", a.flits, "1..=4096"));
     }
     let (p, _) = Problem::read(&a.graph, &a.paths)?;
+    if a.algorithm != "refined" && p.messages() > MAX_GREEDY {
+        return Err(Error::invalid(
+            "messages",
+            p.messages(),
+            format!(
+                "at most {MAX_GREEDY} for --algorithm {} (its colouring is quadratic)",
+                a.algorithm
+            ),
+        ));
+    }
     let dir = a.out.dir("cms-schedule")?;
     let (graph_out, paths_out) = (dir.join("graph.json"), dir.join("paths.json"));
     super::files::outputs_apart(
@@ -252,6 +268,13 @@ fn schedule_cmd(a: &ScheduleArgs) -> Result<()> {
         _ => schedule::refine(&p, a.vcs, RMode::parse(&a.r_mode)?, a.seed)?,
     };
     let d = p.dilation();
+    if s.length(a.flits, d) > flitforge::traffic::MAX_CYCLE {
+        return Err(Error::invalid(
+            "schedule",
+            format!("{} classes x {} cycles", s.classes, a.flits + d.max(1) - 1),
+            format!("at most {} cycles in all", flitforge::traffic::MAX_CYCLE),
+        ));
+    }
     let releases = s.releases(a.flits, d);
     let out = p.simulate(p.config(a.vcs, a.flits), &releases)?;
     say!("{}", describe(&p));
@@ -286,11 +309,19 @@ fn schedule_cmd(a: &ScheduleArgs) -> Result<()> {
     }
     write(graph_out, &p.graph_json())?;
     write(paths_out, &p.paths_json(&releases))?;
+    // What the schedule had to respect: links and injection ports.
+    let c_ports = p
+        .resource_users()
+        .iter()
+        .map(|u| u.len() as u32)
+        .max()
+        .unwrap_or(0);
     let summary = serde_json::json!({
         "algorithm": a.algorithm, "vcs": a.vcs, "flits": a.flits,
-        "congestion": p.congestion(), "dilation": d, "messages": p.messages(),
+        "congestion": p.congestion(), "congestion_with_ports": c_ports,
+        "dilation": d, "messages": p.messages(),
         "schedule": s, "outcome": out,
-        "theorem_2_1_6_classes": schedule::theorem_classes(p.congestion(), d, a.vcs),
+        "theorem_2_1_6_classes": schedule::theorem_classes(c_ports, d, a.vcs),
     });
     write(dir.join("schedule.json"), &format!("{summary:#}\n"))
 }

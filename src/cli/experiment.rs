@@ -198,8 +198,8 @@ pub struct CmsArgs {
     /// 1..=8.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
     vcs: Vec<u32>,
-    /// β of the butterfly algorithm's Δ = ⌈β q lg^(1/B) n / B⌉ colours ([CMS] §3.1; the
-    /// proof's β is in the thousands for B = 1).
+    /// β of the butterfly algorithm's Δ = ⌈β q_eff lg^(1/B) n / B⌉ colours, q_eff = max(q,
+    /// ⌈lg n⌉) ([CMS] §3.1; the proof's β is in the thousands for B = 1); 0.01..=1000000.
     #[arg(long, default_value_t = 1.0)]
     beta: f64,
     /// Largest butterfly of the butterfly-algorithm and survivors tables, a power of two in

@@ -1,5 +1,5 @@
 //! The randomised butterfly algorithm of [CMS] §3.1 (A000-2): a q-relation of L-flit worms
-//! routed in rounds on the doubled butterfly (two butterflies back to back, [CMS] Fig. 2), B
+//! routed in rounds on the doubled butterfly (two butterflies in series, [CMS] Fig. 2), B
 //! virtual channels per link, drop on contention.
 //!
 //! Each round, every copy of an undelivered message picks a colour c ∈ [Δ] and an intermediate
@@ -11,9 +11,9 @@
 //! colours, 2⌈lg lg(nq)⌉ + 1 rounds with high probability.
 //!
 //! Choices the paper leaves open (docs/interpretations.md): which B of more than B competing
-//! headers proceed is the switch's round-robin VC allocation (the hardware's rule); copies of
-//! one input and colour beyond B are discarded at the source, as the first link would discard
-//! them; for q < lg n the messages start with ⌈lg n / q⌉ copies each, so that Θ(lg n) start
+//! headers proceed is the switch's round-robin VC allocation (the hardware's rule); of the
+//! copies of one input and colour, B drawn at random start and the rest are discarded at the
+//! source, as the first link would discard them; for q < lg n the messages start with ⌈lg n / q⌉ copies each, so that Θ(lg n) start
 //! at each input, as the paper's remark asks, and the analysis uses q_eff = max(q, ⌈lg n⌉).
 
 use crate::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
@@ -86,6 +86,10 @@ impl Default for ButterflyConfig {
 
 /// Rounds run after the paper's 2⌈lg lg(nq)⌉ + 1 before the run is called failed.
 pub const EXTRA_ROUNDS: u32 = 16;
+/// Most colours Δ of a round.
+pub const MAX_COLOURS: u32 = 1 << 20;
+/// Most copies one round may send (undelivered messages double theirs every round).
+pub const MAX_COPIES: u64 = 1 << 22;
 
 /// What one round did, with the per-round checks of [CMS] §3.1.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -150,6 +154,16 @@ impl ButterflyConfig {
         if !(self.beta.is_finite() && (0.01..=1e6).contains(&self.beta)) {
             return Err(Error::invalid("beta", self.beta, "0.01..=1000000"));
         }
+        if f64::from(self.q_eff()) * self.beta > f64::from(MAX_COLOURS) {
+            return Err(Error::invalid(
+                "beta",
+                self.beta,
+                format!(
+                    "at most {MAX_COLOURS} colours: β·q_eff ≤ {MAX_COLOURS} (q_eff = {})",
+                    self.q_eff()
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -204,8 +218,26 @@ impl ButterflyConfig {
     }
 }
 
-/// A maximum matching of `items` (each a list of acceptable colours) to distinct colours.
+/// A maximum matching of `items` (each a list of acceptable colours, any of `0..colours`) to
+/// distinct colours; only the colours that occur are indexed.
 fn matching(items: &[Vec<u32>], colours: u32) -> usize {
+    let mut used: Vec<u32> = items.iter().flatten().copied().collect();
+    used.sort_unstable();
+    used.dedup();
+    debug_assert!(used.last().is_none_or(|&c| c < colours));
+    let local: Vec<Vec<u32>> = items
+        .iter()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| used.binary_search(c).expect("a used colour") as u32)
+                .collect()
+        })
+        .collect();
+    matching_dense(&local, used.len() as u32)
+}
+
+/// [`matching`] on colours `0..colours`, all of them used.
+fn matching_dense(items: &[Vec<u32>], colours: u32) -> usize {
     fn augment(i: usize, items: &[Vec<u32>], owner: &mut [usize], seen: &mut [bool]) -> bool {
         for &c in &items[i] {
             let c = c as usize;
@@ -278,14 +310,25 @@ pub fn run(config: &ButterflyConfig) -> Result<ButterflyRun> {
                 copies[m] *= 2;
             }
         }
+        let total: u64 = live.iter().map(|&m| copies[m]).sum();
+        if total > MAX_COPIES {
+            return Err(Error::invalid(
+                "beta",
+                config.beta,
+                format!(
+                    "a Δ large enough to deliver in fewer rounds: round {round} would send {total} copies of {} undelivered messages, more than {MAX_COPIES}",
+                    live.len()
+                ),
+            ));
+        }
         let mut r = Round {
             undelivered: live.len() as u64,
             ..Round::default()
         };
         let mut per_input = vec![0u64; n as usize];
         let mut per_output = vec![0u64; n as usize];
-        // (colour, source, message, middle) of every copy, drawn in message order.
-        let mut drawn: Vec<(u32, u32, usize, u32)> = Vec::new();
+        // (colour, source, random rank, message, middle) of every copy, drawn in message order.
+        let mut drawn: Vec<(u32, u32, u64, usize, u32)> = Vec::new();
         let mut colours_of: Vec<Vec<u32>> = vec![Vec::new(); messages];
         for &m in &live {
             per_input[source(m) as usize] += copies[m];
@@ -293,7 +336,7 @@ pub fn run(config: &ButterflyConfig) -> Result<ButterflyRun> {
             for _ in 0..copies[m] {
                 let c = rng.random_range(0..colours);
                 let z = rng.random_range(0..n);
-                drawn.push((c, source(m), m, z));
+                drawn.push((c, source(m), rng.random(), m, z));
                 colours_of[m].push(c);
             }
         }
@@ -313,12 +356,12 @@ pub fn run(config: &ButterflyConfig) -> Result<ButterflyRun> {
             .filter(|items| !items.is_empty())
             .map(|items| matching(items, colours) as f64 / items.len() as f64)
             .fold(1.0, f64::min);
-        // Sub-round order; at most B copies of one input and colour start.
-        drawn.sort_by_key(|&(c, s, m, _)| (c, s, m));
+        // Sub-round order; at most B copies of one input and colour start, chosen at random.
+        drawn.sort_unstable_by_key(|&(c, s, rank, m, _)| (c, s, rank, m));
         let mut specs = Vec::with_capacity(drawn.len());
         let mut owners = Vec::with_capacity(drawn.len());
         let mut run_start = 0;
-        for (i, &(c, s, m, z)) in drawn.iter().enumerate() {
+        for (i, &(c, s, _, m, z)) in drawn.iter().enumerate() {
             if i > 0 && (drawn[i - 1].0, drawn[i - 1].1) != (c, s) {
                 run_start = i;
             }

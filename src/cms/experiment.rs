@@ -987,14 +987,17 @@ impl CmsConfig {
         if !(1..=1000).contains(&self.trials) {
             return Err(Error::invalid("trials", self.trials, "1..=1000"));
         }
-        if self.vcs.is_empty()
+        let mut distinct = self.vcs.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if self.vcs.first() != Some(&1)
             || self.vcs.iter().any(|&b| !(1..=8).contains(&b))
-            || self.vcs[0] != 1
+            || distinct.len() != self.vcs.len()
         {
             return Err(Error::invalid(
                 "vcs",
                 format!("{:?}", self.vcs),
-                "a list starting with 1 (the speed-up is T(1)/T(B)), each 1..=8",
+                "distinct values starting with 1 (the speed-up is T(1)/T(B)), each 1..=8",
             ));
         }
         if !(self.beta.is_finite() && (0.01..=1e6).contains(&self.beta)) {

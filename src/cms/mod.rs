@@ -64,7 +64,7 @@ impl Problem {
             return Err(Error::invalid(
                 "messages",
                 paths.len(),
-                format!("1..={MAX_MESSAGES}"),
+                format!("0..={MAX_MESSAGES}"),
             ));
         }
         paths.check(&graph)?;
@@ -162,21 +162,28 @@ impl Problem {
     }
 
     /// The run configuration of [CMS] §1.1: wormhole, `b` VCs of one flit per link, each
-    /// moving a flit per cycle, `flits`-flit worms.
+    /// moving a flit per cycle, `flits`-flit worms. A cyclic network runs under registered
+    /// back-pressure with VCs of two flits, which moves a worm one hop per cycle as well (a
+    /// freed VC is taken one cycle later).
     pub fn config(&self, b: u32, flits: u32) -> SimConfig {
+        let cyclic = self.graph.is_cyclic();
         SimConfig {
+            backpressure: if cyclic {
+                Backpressure::Registered
+            } else {
+                Backpressure::Combinational
+            },
+            vc_depth: if cyclic { 2 } else { 1 },
             topology: TopologyKind::Graph,
             graph: Some(self.graph.name.clone()),
             traffic: Traffic::Paths {
                 path: format!("{} paths", self.graph.name),
             },
             vcs: b,
-            vc_depth: 1,
             flits,
             flit_bits: 64,
             mode: FlowControl::Wormhole,
             link_bandwidth: LinkBandwidth::PerVc,
-            backpressure: Backpressure::Combinational,
             ..SimConfig::default()
         }
     }
@@ -306,14 +313,12 @@ pub fn random_leveled(
             format!("1..={}", width.min(crate::topology::graph::MAX_DEGREE / 2)),
         ));
     }
-    if messages as usize * levels as usize > MAX_PATH_LINKS || messages == 0 {
+    let most = MAX_MESSAGES.min(MAX_PATH_LINKS / levels as usize);
+    if !(1..=most).contains(&(messages as usize)) {
         return Err(Error::invalid(
             "messages",
             messages,
-            format!(
-                "1..={} paths of {levels} links",
-                MAX_PATH_LINKS / levels as usize
-            ),
+            format!("1..={most} paths of {levels} links"),
         ));
     }
     let mut rng = crate::rng::stream(seed, crate::rng::Stream::Wiring);

@@ -7,7 +7,8 @@
 //! [CMS] §1.1 the source feeds the first link directly and the port does not exist.
 //!
 //! - [`greedy_colouring`]: [CMS] footnote 5 (A000-0), a greedy colouring of the conflict graph,
-//!   at most D(C − 1) + 1 classes; with `per_link = B`, its B-VC generalisation (a control).
+//!   at most D(C − 1) + 1 classes (here (D + 1)(C − 1) + 1, C counting injection ports too: a
+//!   message also holds its source's port); with `per_link = B`, its B-VC generalisation.
 //! - [`refine`]: [CMS] Lemma 2.1.5 and Theorem 2.1.6 (A000-1): starting from one class of
 //!   multiplex C, each step splits every class into r sub-classes at random and re-samples
 //!   the sub-classes of a link's messages while more than m_f of one class cross it (a
@@ -130,8 +131,9 @@ fn compact(class: &[u64]) -> (Vec<u32>, u32) {
 }
 
 /// [CMS] footnote 5: messages in order, each given the smallest class in which every link of
-/// its path carries fewer than `per_link` messages of that class (1: a proper colouring of the
-/// conflict graph, at most D(C − 1) + 1 classes).
+/// its path (and its injection port) carries fewer than `per_link` messages of that class (1: a
+/// proper colouring of the conflict graph, at most (D + 1)(C − 1) + 1 classes, C over links and
+/// ports).
 pub fn greedy_colouring(problem: &Problem, per_link: u32) -> Schedule {
     let per_link = per_link.max(1);
     let mut load: HashMap<(u32, u32), u32> = HashMap::new();
@@ -255,7 +257,7 @@ pub fn refine(problem: &Problem, b: u32, r_mode: RMode, seed: u64) -> Result<Sch
         ))
     };
     if c > b {
-        // Case 3 (m_s > D): progress only where 15 ln³ m_s < m_s, from m_s ≈ 14 836 up.
+        // Case 3 (m_s > D): progress only where 15 ln³ m_s < m_s, from m_s ≈ 12 636 up.
         while m_s > d {
             let ln = f64::from(m_s).ln();
             let m_f = (d as f64).max((15.0 * ln.powi(3)).floor()) as u32;
@@ -342,9 +344,12 @@ mod tests {
                 assert_eq!((out.blocked, out.slowed), (0, 0), "B = {b}, {mode:?}");
                 assert!(out.makespan <= s.length(5, d));
             }
+            let naive = greedy_colouring(&p, 1);
+            assert!(naive.multiplex <= 1);
+            let c_ports = p.resource_users().iter().map(|u| u.len()).max().unwrap() as u64;
+            assert!(u64::from(naive.classes) <= u64::from(d + 1) * (c_ports - 1) + 1);
             let naive = greedy_colouring(&p, b);
             assert!(naive.multiplex <= b);
-            assert!(u64::from(naive.classes) <= u64::from(d) * u64::from(c - 1) + 1);
             let out = p.simulate(p.config(b, 5), &naive.releases(5, d)).unwrap();
             assert_eq!(out.blocked, 0);
         }
