@@ -4,7 +4,6 @@
 mod common;
 
 use common::{flitforge, temp, text};
-use flitforge::cms::experiment::lower_bound_policies;
 use flitforge::cms::lower_bound;
 use flitforge::cms::schedule::{self, RMode};
 
@@ -20,7 +19,7 @@ fn no_policy_beats_the_lower_bound() {
             let bound = lb.bound(flits);
             assert!(bound > 0.0);
             for seed in [1, 2] {
-                for (name, releases) in lower_bound_policies(p, b, flits, seed).unwrap() {
+                for (name, releases) in lower_bound::policies(p, b, flits, seed).unwrap() {
                     let out = p.simulate(p.config(b, flits), &releases).unwrap();
                     assert!(
                         out.makespan as f64 >= bound,

@@ -5,7 +5,6 @@ use super::experiment::OutDir;
 use super::files::write;
 use clap::{Args, Subcommand};
 use flitforge::cms::butterfly::{self, ButterflyConfig, PassMode};
-use flitforge::cms::experiment::lower_bound_policies;
 use flitforge::cms::schedule::{self, RMode};
 use flitforge::cms::{Problem, lower_bound};
 use flitforge::{Error, Result};
@@ -189,7 +188,7 @@ fn lower(a: &LowerBoundArgs) -> Result<()> {
         a.vcs
     );
     let mut rows = Vec::new();
-    for (name, releases) in lower_bound_policies(p, a.vcs, flits, a.seed)? {
+    for (name, releases) in lower_bound::policies(p, a.vcs, flits, a.seed)? {
         let out = p.simulate(p.config(a.vcs, flits), &releases)?;
         say!(
             "  {name:<20} makespan {:>8}  ({:.3} x bound, {} worms blocked)",

@@ -172,6 +172,32 @@ pub fn generate(b: u32, c: u32, d: u32) -> Result<LowerBound> {
     })
 }
 
+/// The release policies the lower-bound check runs: all at once, random releases, the naive
+/// and refined schedules, and one message at a time.
+pub fn policies(p: &Problem, b: u32, flits: u32, seed: u64) -> Result<Vec<(String, Vec<u64>)>> {
+    use rand::RngExt;
+    let m = p.messages();
+    let d = p.dilation();
+    let gap = u64::from(flits + d - 1);
+    let mut rng = crate::rng::stream(seed, crate::rng::Stream::Traffic);
+    let spread = (m as u64 * u64::from(flits)).div_ceil(u64::from(b)).max(1);
+    let random: Vec<u64> = (0..m).map(|_| rng.random_range(0..spread)).collect();
+    let naive = super::schedule::greedy_colouring(p, 1);
+    let greedy_b = super::schedule::greedy_colouring(p, b);
+    let refined = super::schedule::refine(p, b, super::schedule::RMode::Adaptive, seed)?;
+    Ok(vec![
+        ("online".into(), vec![0; m]),
+        ("random releases".into(), random),
+        ("naive colouring".into(), naive.releases(flits, d)),
+        ("greedy-B colouring".into(), greedy_b.releases(flits, d)),
+        ("refined schedule".into(), refined.releases(flits, d)),
+        (
+            "one at a time".into(),
+            (0..m as u64).map(|i| i * gap).collect(),
+        ),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
