@@ -37,9 +37,11 @@ pub mod source;
 pub mod stats;
 pub mod sweep;
 pub mod switch;
+pub mod tables;
 pub mod tools;
 pub mod topology;
 pub mod traffic;
+pub mod universal;
 pub mod wave;
 
 pub use config::SimConfig;

@@ -15,6 +15,8 @@ pub enum Stream {
     Routing = 3,
     Retry = 4,
     Test = 5,
+    /// A protocol's own draws (ranks, random delays), apart from the traffic's.
+    Protocol = 6,
 }
 
 /// The random stream `stream` of run `seed`.

@@ -30,67 +30,73 @@ fn assert_identical(config: SimConfig, simulator: Simulator, name: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// 72 configurations: every flow-control mode, B in {1, 2, 4}, L in {1, 4}, dilation 1 and 2
-/// (butterfly, dilated and splitter networks, Beneš), both link bandwidths and lane choices,
-/// n from 8 to 64, random traffic seeds.
-#[test]
-fn model_and_rtl_are_identical_under_icarus_across_72_configurations() {
+/// The 72-configuration matrix, 24 per flow-control mode (one test each, so that the three
+/// run side by side): B in {1, 2, 4}, L in {1, 4}, dilation 1 and 2 (butterfly, dilated and
+/// splitter networks, Beneš), both link bandwidths and lane choices, n from 8 to 64, random
+/// traffic seeds.
+fn matrix(m: usize, mode: FlowControl) {
     let mut count = 0;
-    for (m, mode) in [
-        FlowControl::Wormhole,
-        FlowControl::StoreForward,
-        FlowControl::Drop,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        for (bi, vcs) in [1u32, 2, 4].into_iter().enumerate() {
-            for flits in [1u32, 4] {
-                for (ti, (topology, dilation)) in [
-                    (TopologyKind::Butterfly, 1),
-                    (TopologyKind::Dilated, 2),
-                    (TopologyKind::Splitter, 2),
-                    (TopologyKind::Benes, 1),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    let k = (m * 24 + bi * 8 + flits as usize * 2 + ti) as u64;
-                    let inputs = [8, 16, 32, 64][(k % 4) as usize];
-                    let config = SimConfig {
-                        topology,
-                        dilation,
-                        inputs,
-                        vcs,
-                        flits,
-                        flit_bits: 16,
-                        vc_depth: 1 + (k % 2) as u32,
-                        mode,
-                        link_bandwidth: if k.is_multiple_of(3) {
-                            LinkBandwidth::One
-                        } else {
-                            LinkBandwidth::PerVc
-                        },
-                        lane_choice: if k.is_multiple_of(2) {
-                            LaneChoice::Random
-                        } else {
-                            LaneChoice::Lowest
-                        },
-                        traffic: if k.is_multiple_of(2) {
-                            Traffic::Uniform { q: 2 }
-                        } else {
-                            Traffic::RandomPermutation
-                        },
-                        seed: k,
-                        ..SimConfig::default()
-                    };
-                    assert_identical(config, Simulator::Icarus, &format!("matrix-{k}"));
-                    count += 1;
-                }
+    for (bi, vcs) in [1u32, 2, 4].into_iter().enumerate() {
+        for flits in [1u32, 4] {
+            for (ti, (topology, dilation)) in [
+                (TopologyKind::Butterfly, 1),
+                (TopologyKind::Dilated, 2),
+                (TopologyKind::Splitter, 2),
+                (TopologyKind::Benes, 1),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let k = (m * 24 + bi * 8 + flits as usize * 2 + ti) as u64;
+                let inputs = [8, 16, 32, 64][(k % 4) as usize];
+                let config = SimConfig {
+                    topology,
+                    dilation,
+                    inputs,
+                    vcs,
+                    flits,
+                    flit_bits: 16,
+                    vc_depth: 1 + (k % 2) as u32,
+                    mode,
+                    link_bandwidth: if k.is_multiple_of(3) {
+                        LinkBandwidth::One
+                    } else {
+                        LinkBandwidth::PerVc
+                    },
+                    lane_choice: if k.is_multiple_of(2) {
+                        LaneChoice::Random
+                    } else {
+                        LaneChoice::Lowest
+                    },
+                    traffic: if k.is_multiple_of(2) {
+                        Traffic::Uniform { q: 2 }
+                    } else {
+                        Traffic::RandomPermutation
+                    },
+                    seed: k,
+                    ..SimConfig::default()
+                };
+                assert_identical(config, Simulator::Icarus, &format!("matrix-{k}"));
+                count += 1;
             }
         }
     }
-    assert_eq!(count, 72);
+    assert_eq!(count, 24);
+}
+
+#[test]
+fn matrix_wormhole_is_identical_under_icarus_across_24_configurations() {
+    matrix(0, FlowControl::Wormhole);
+}
+
+#[test]
+fn matrix_store_forward_is_identical_under_icarus_across_24_configurations() {
+    matrix(1, FlowControl::StoreForward);
+}
+
+#[test]
+fn matrix_drop_is_identical_under_icarus_across_24_configurations() {
+    matrix(2, FlowControl::Drop);
 }
 
 /// Registered back-pressure: 24 configurations over every flow-control mode, B in {1, 2, 4},

@@ -66,6 +66,16 @@ pub enum ExperimentKind {
     /// charts with the bound and the fitted constant; summary.json. Trials run on all cores;
     /// the result does not depend on the number of threads.
     ColeMaggsSitaraman(CmsArgs),
+    /// [SV]: growing-rank store-and-forward and wormhole trials under continuous traffic on
+    /// the butterfly, a mesh, a torus and a random graph, each against its theorem.
+    ///
+    /// Tables (Markdown in scheideler-voecking.md, one CSV each): growing-rank (routing time
+    /// over D₀ and stability against the link load λ, Theorem 2.4's region λ < 1/e and
+    /// beyond), trial-failures (failed trials per worm at Theorem 3.1's load against
+    /// 3/(2^B - 1)) and trial-threshold (the largest stable load against λ_B and B/L); SVG
+    /// charts; summary.json. Trials run on all cores; the result does not depend on the number
+    /// of threads.
+    ScheidelerVoecking(SvArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///
     /// Fresh modified splitter networks and random fault orders per size; writes
@@ -215,6 +225,36 @@ pub struct CmsArgs {
     out: OutDir,
 }
 
+/// `experiment scheideler-voecking` options.
+#[derive(Args)]
+pub struct SvArgs {
+    /// Trials (independent seeds) per row, 1..=1000.
+    #[arg(long, default_value_t = 3)]
+    trials: u32,
+    /// Seed of every trial.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Terminals of every network, a power of 4 in 16..=4096.
+    #[arg(long, default_value_t = 64)]
+    terminals: u32,
+    /// Cycles of every measured window, 1000..=10000000.
+    #[arg(long, default_value_t = 10_000)]
+    window: u64,
+    /// Link bandwidths B of the wormhole tables, comma-separated, each 1..=16.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    bandwidths: Vec<u32>,
+    /// Flits per worm L, 1..=256.
+    #[arg(long, default_value_t = 8)]
+    flits: u32,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
+    out: OutDir,
+}
+
 /// `experiment fpga` options.
 #[derive(Args)]
 pub struct FpgaExperimentArgs {
@@ -238,12 +278,13 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
                 | ExperimentKind::SortingFatTree(_)
                 | ExperimentKind::Patel(_)
                 | ExperimentKind::ColeMaggsSitaraman(_)
+                | ExperimentKind::ScheidelerVoecking(_)
         )
     {
         return Err(Error::invalid(
             "shards",
             "this experiment",
-            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree, patel or cole-maggs-sitaraman",
+            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree, patel, cole-maggs-sitaraman or scheideler-voecking",
         ));
     }
     let replay = &mut replay;
@@ -257,6 +298,7 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
         ExperimentKind::FaultTolerance(a) => fault_tolerance(&a, replay),
         ExperimentKind::Patel(a) => patel(&a, replay),
         ExperimentKind::ColeMaggsSitaraman(a) => cole_maggs_sitaraman(&a, replay),
+        ExperimentKind::ScheidelerVoecking(a) => scheideler_voecking(&a, replay),
     }
 }
 
@@ -317,6 +359,47 @@ fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
         write(dir.join(name), svg)?;
     }
     let json = results.to_json(&config);
+    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
+    say!("{md}");
+    Ok(())
+}
+
+/// `experiment scheideler-voecking`.
+fn scheideler_voecking(args: &SvArgs, replay: &mut Replay) -> Result<()> {
+    use flitforge::universal::experiment::{self as sv, SvConfig};
+    let config = SvConfig {
+        trials: args.trials,
+        seed: args.seed,
+        terminals: args.terminals,
+        window: args.window,
+        bandwidths: args.bandwidths.clone(),
+        flits: args.flits,
+    };
+    config.check()?;
+    let dir = args.out.dir("scheideler-voecking")?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
+    let Some(results) = run_trials(
+        "scheideler-voecking",
+        "experiment scheideler-voecking",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| sv::run(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
+    };
+    let md = sv::to_markdown(&results, &config);
+    write(dir.join("scheideler-voecking.md"), &md)?;
+    for t in &results.tables {
+        write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
+    }
+    for (name, svg) in &results.charts {
+        write(dir.join(name), svg)?;
+    }
+    let json = serde_json::json!({"config": config, "tables": results.tables});
     write(dir.join("summary.json"), &format!("{json:#}\n"))?;
     say!("{md}");
     Ok(())

@@ -32,6 +32,7 @@ mod progress;
 mod shard;
 mod silicon;
 mod sorter;
+mod universal;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use flitforge::Result;
@@ -159,6 +160,18 @@ enum Command {
         #[command(subcommand)]
         which: cms::CmsCommand,
     },
+    /// The universal continuous-routing protocols of [SV] on any network: messages generated
+    /// at every cycle with a given link load, a warm-up, a measured window with streaming
+    /// statistics, and a stability verdict (buffers that grow are reported, not waited on).
+    ///
+    /// Examples:
+    ///   flitforge universal growing-rank --topology butterfly --inputs 64 --load 0.3
+    ///   flitforge universal trial --topology mesh --inputs 64 --load 0.005 --bandwidth 2 --flits 8
+    #[command(verbatim_doc_comment)]
+    Universal {
+        #[command(subcommand)]
+        which: universal::UniversalCommand,
+    },
     /// Place random faults on a multibutterfly-family network and propagate them ([LM] §III-A
     /// and §IV): the experiments' "both links" rule, or the theory's erasure and "half the
     /// links" rules with the inputs and outputs that survive against Theorem 3.4.
@@ -269,6 +282,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Reference { root } => hdl::reference(&root),
         Command::Experiment { which } => experiment::run(which),
         Command::Cms { which } => cms::run(&which),
+        Command::Universal { which } => universal::run(&which),
         Command::Faults(a) => multibutterfly::faults(&a),
         Command::Multibutterfly(a) => multibutterfly::route(&a),
         Command::Sort(a) => sorter::sort(&a),

@@ -1,0 +1,294 @@
+//! `flitforge universal`: the universal continuous-routing protocols of [SV], one run at a time.
+
+use super::files::{outputs_apart, write};
+use clap::{Args, Subcommand, ValueEnum};
+use flitforge::universal::continuous::{self, Outcome, Traffic, Window};
+use flitforge::universal::growing_rank::{self, GrowingRank, GrowingRankNet};
+use flitforge::universal::trial::{TrialNet, TrialParams};
+use flitforge::universal::{Net, NetKind};
+use flitforge::{Error, Result};
+
+#[derive(Subcommand)]
+pub enum UniversalCommand {
+    /// [SV] §2: store-and-forward with growing ranks. Every link has an unbounded queue that
+    /// sends its lowest rank each cycle; a packet born in cycle t starts at rank t·K + k
+    /// (k ∈ [K] at random) and gains m·K per link. Theorem 2.4: stable with O(D₀) routing
+    /// time for any link load λ < 1/e (shortest paths), given m and K large enough.
+    ///
+    /// Examples:
+    ///   flitforge universal growing-rank --topology butterfly --inputs 64 --load 0.3
+    ///   flitforge universal growing-rank --topology mesh --inputs 64 --load 0.9 --json -
+    #[command(verbatim_doc_comment)]
+    GrowingRank(GrowingRankArgs),
+    /// [SV] §3: bufferless wormhole trials. A worm's flits move one link per cycle and are
+    /// never delayed; more than B flits at a link lose to the B lowest ranks and are cut
+    /// there; a complete worm is acknowledged by a flit that travels back (and can be cut);
+    /// a failed worm tries again R = 2D + L − 1 cycles after its last try. Theorem 3.1:
+    /// expected routing time O(D + L) for λ ≤ B/(12e·L·(2D)^(1/B)).
+    ///
+    /// Examples:
+    ///   flitforge universal trial --topology butterfly --inputs 64 --load 0.01 --bandwidth 2 --flits 8
+    ///   flitforge universal trial --topology torus --inputs 64 --load 0.02 --bandwidth 4 --json -
+    #[command(verbatim_doc_comment)]
+    Trial(TrialArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Topology {
+    Butterfly,
+    Mesh,
+    Torus,
+    RandomGraph,
+}
+
+impl From<Topology> for NetKind {
+    fn from(t: Topology) -> NetKind {
+        match t {
+            Topology::Butterfly => NetKind::Butterfly,
+            Topology::Mesh => NetKind::Mesh,
+            Topology::Torus => NetKind::Torus,
+            Topology::RandomGraph => NetKind::RandomGraph,
+        }
+    }
+}
+
+#[derive(Args)]
+struct Common {
+    /// butterfly: inputs at level 0, outputs at level lg n, bit-fixing paths ([SV] §2.2);
+    /// mesh, torus: k × k switches, dimension-order paths; random-graph: a ring plus random
+    /// chords, shortest paths.
+    #[arg(long, value_enum, default_value = "butterfly")]
+    topology: Topology,
+    /// Terminals: butterfly inputs (a power of two, 4..=4096), mesh and torus switches (k²),
+    /// random-graph switches (3..=4096).
+    #[arg(long, default_value_t = 64)]
+    inputs: u32,
+    /// random-graph: links out of every switch, 1..=4.
+    #[arg(long, default_value_t = 2)]
+    degree: u32,
+    /// Link load λ: messages per cycle the busiest link is offered (every terminal's
+    /// generators together; [SV] §1). Per-generator rates follow from it. [default: none,
+    /// required]
+    #[arg(long)]
+    load: f64,
+    /// Cycles before the measured window. [default: 10·D (store-and-forward) or 10·R
+    /// (wormhole), at least 1000]
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Cycles of the measured window: messages born in it are measured, and the stability
+    /// verdict is taken over it. 100..=100000000.
+    #[arg(long, default_value_t = 10_000)]
+    window: u64,
+    /// Most cycles after the window for the measured messages to arrive before the run is
+    /// reported not drained (unstable). [default: the window]
+    #[arg(long)]
+    drain: Option<u64>,
+    /// Seed of the traffic, the wiring of a random graph and the protocol's draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the configuration and the outcome as JSON ("-": standard output).
+    /// [default: not written]
+    #[arg(long, value_name = "FILE|-")]
+    json: Option<String>,
+}
+
+#[derive(Args)]
+pub struct GrowingRankArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Rank step multiplier m ≥ 2. [default: the smallest m of Theorem 2.4 for λ (ε ≤ 0.9),
+    /// or 20 where λ is beyond the theorem]
+    #[arg(long)]
+    rank_step: Option<u32>,
+    /// K: random rank offsets k ∈ 1..=K. [default: Theorem 2.4's K for λ, or 128]
+    #[arg(long)]
+    rank_offsets: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct TrialArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Link bandwidth B: flits of distinct worms a link carries per cycle, 1..=64.
+    #[arg(long, default_value_t = 2)]
+    bandwidth: u32,
+    /// Flits per worm L, 1..=4096.
+    #[arg(long, default_value_t = 8)]
+    flits: u32,
+}
+
+pub fn run(command: &UniversalCommand) -> Result<()> {
+    match command {
+        UniversalCommand::GrowingRank(a) => growing(a),
+        UniversalCommand::Trial(a) => trial(a),
+    }
+}
+
+/// Bytes a message in the system takes at most (record, path, queue entry).
+fn message_bytes(dilation: u32, flits: u32) -> u64 {
+    128 + 4 * u64::from(dilation) + 4 * u64::from(flits)
+}
+
+fn prepare(c: &Common, flits: u32) -> Result<(Net, Traffic)> {
+    if !(100..=100_000_000).contains(&c.window) {
+        return Err(Error::invalid("window", c.window, "100..=100000000 cycles"));
+    }
+    if let Some(d) = c.drain
+        && d > 1_000_000_000
+    {
+        return Err(Error::invalid("drain", d, "0..=1000000000 cycles"));
+    }
+    if let Some(w) = c.warmup
+        && w > 1_000_000_000
+    {
+        return Err(Error::invalid("warmup", w, "0..=1000000000 cycles"));
+    }
+    if !c.load.is_finite() {
+        return Err(Error::invalid("load", c.load, "a positive number"));
+    }
+    if c.json.is_some() {
+        outputs_apart(&[("json", c.json.as_deref())], &[])?;
+    }
+    let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    let traffic = Traffic::at_load(&net, c.load, flits)?;
+    Ok((net, traffic))
+}
+
+fn window(c: &Common, warmup: u64, dilation: u32, flits: u32) -> Window {
+    let (limit, _) = flitforge::limits::memory_limit();
+    Window {
+        warmup: c.warmup.unwrap_or(warmup.max(1000)),
+        window: c.window,
+        drain: c.drain.unwrap_or(c.window),
+        max_buffered: (limit / 2 / message_bytes(dilation, flits)).min(1 << 26),
+    }
+}
+
+fn describe(net: &Net, traffic: &Traffic) -> String {
+    format!(
+        "{} of {} terminals ({} switches, {} links, D = {}); load λ = {} ({} generator(s) per terminal at p = {})",
+        net.kind.name(),
+        net.terminals,
+        net.graph.nodes,
+        net.data_links(),
+        net.dilation(),
+        traffic.load,
+        traffic.generators,
+        flitforge::stats::round6(traffic.p)
+    )
+}
+
+fn report(o: &Outcome) {
+    say!(
+        "cycles {}: {} generated, {} measured, {} delivered",
+        o.cycles,
+        o.generated,
+        o.measured,
+        o.delivered_measured
+    );
+    say!(
+        "routing time (tail arrival - birth + 1): mean {:.3}, p50 {}, p99 {}, max {}; mean time / D0 {:.3}; delay mean {:.3}, p99 {}",
+        o.latency.mean,
+        o.latency.p50,
+        o.latency.p99,
+        o.latency.max,
+        o.stretch,
+        o.delay.mean,
+        o.delay.p99
+    );
+    let s = &o.stability;
+    if s.stable {
+        say!(
+            "stable: messages in the system per quarter of the window {:?}, slope {:.3} per 1000 cycles",
+            s.quarters,
+            s.slope_per_kcycle
+        );
+    } else {
+        say!(
+            "UNSTABLE ({}): messages in the system per quarter of the window {:?}, slope {:.3} per 1000 cycles, most {}",
+            s.reason,
+            s.quarters,
+            s.slope_per_kcycle,
+            s.max_buffered
+        );
+    }
+}
+
+fn growing(a: &GrowingRankArgs) -> Result<()> {
+    let (net, traffic) = prepare(&a.common, 1)?;
+    let (tm, tk) = growing_rank::theorem_parameters(traffic.load).unwrap_or((20, 128));
+    let params = GrowingRank {
+        m: a.rank_step.unwrap_or(tm),
+        k: a.rank_offsets.unwrap_or(tk),
+    };
+    let d = net.dilation();
+    let w = window(&a.common, 10 * u64::from(d), d, 1);
+    let mut protocol = GrowingRankNet::new(params, net.data_links(), a.common.seed)?;
+    say!(
+        "growing-rank store-and-forward ([SV] §2), m = {}, K = {}",
+        params.m,
+        params.k
+    );
+    say!("{}", describe(&net, &traffic));
+    let o = continuous::run(&net, &traffic, w, a.common.seed, &mut protocol)?;
+    report(&o);
+    if let Some(j) = &a.common.json {
+        let v = serde_json::json!({
+            "protocol": "growing-rank", "topology": net.kind, "inputs": net.terminals,
+            "dilation": d, "generators_per_terminal": traffic.generators,
+            "params": params, "window": w, "seed": a.common.seed, "outcome": o,
+        });
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
+
+fn trial(a: &TrialArgs) -> Result<()> {
+    let (net, traffic) = prepare(&a.common, a.flits)?;
+    let d = net.dilation();
+    let params = TrialParams {
+        bandwidth: a.bandwidth,
+        flits: a.flits,
+        dilation: d,
+    };
+    params.check()?;
+    let w = window(&a.common, 10 * params.period(), d, a.flits);
+    let mut protocol = TrialNet::new(params, &net, a.common.seed)?;
+    let bound = f64::from(a.bandwidth)
+        / (12.0
+            * std::f64::consts::E
+            * f64::from(a.flits)
+            * (2.0 * f64::from(d)).powf(1.0 / f64::from(a.bandwidth)));
+    say!(
+        "wormhole trials ([SV] §3), B = {}, L = {}, R = 2D + L - 1 = {}; Theorem 3.1's load B/(12e·L·(2D)^(1/B)) = {:.5}, the cap B/L = {:.4}",
+        a.bandwidth,
+        a.flits,
+        params.period(),
+        bound,
+        f64::from(a.bandwidth) / f64::from(a.flits)
+    );
+    say!("{}", describe(&net, &traffic));
+    let o = continuous::run(&net, &traffic, w, a.common.seed, &mut protocol)?;
+    report(&o);
+    let c = protocol.counters;
+    say!(
+        "trials {}, successes {}, flits cut {}, acknowledgements cut {}; failed trials per measured worm: mean {:.3}, most {} (Theorem 3.1: at most 3/(2^B - 1) = {:.3} below its load)",
+        c.trials,
+        c.successes,
+        c.cuts,
+        c.acks_lost,
+        o.failed_trials_mean,
+        o.failed_trials_max,
+        3.0 / (2f64.powi(a.bandwidth.min(64) as i32) - 1.0)
+    );
+    if let Some(j) = &a.common.json {
+        let v = serde_json::json!({
+            "protocol": "trial", "topology": net.kind, "inputs": net.terminals,
+            "dilation": d, "generators_per_terminal": traffic.generators,
+            "params": params, "theorem_load": bound, "window": w, "seed": a.common.seed,
+            "counters": c, "outcome": o,
+        });
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,441 @@
+//! Continuous traffic ([SV] §1): N generators, g at every terminal; in every cycle each
+//! creates a message with probability p, to a destination drawn uniformly (another terminal,
+//! or any output of the butterfly), along the network's oblivious path. The load of link e is
+//! λ_e = g·p · (expected paths per generator through e) and λ = max_e λ_e; runs are given λ
+//! and derive g (the fewest that keep p ≤ 1: a node may inject more than one message per
+//! cycle, [SV] §1) and p.
+//!
+//! A run warms up, then measures every message born in its window, then drains (generation
+//! goes on, unmeasured) until each measured message is delivered. The statistics stream:
+//! histograms and counters, no per-message record, so memory follows what is in the network,
+//! not the run's length. Whether the network is *stable* (its buffers do not grow without
+//! bound) is decided from the messages in the system, sampled every cycle of the window: a
+//! least-squares slope, the occupancy of the window's quarters, and whether the measured
+//! messages drained.
+
+use super::Net;
+use crate::error::{Error, Result};
+use crate::rng::{Rng, Stream, stream};
+use crate::stats::{Histogram, Summary, round6};
+use rand::RngExt;
+use serde::Serialize;
+
+/// Most generators at one terminal.
+pub const MAX_GENERATORS: u32 = 64;
+
+/// Most (source, destination) pairs × path length the link-load computation walks.
+pub const MAX_LOAD_WORK: u64 = 1 << 28;
+
+/// The expected number of paths through every link when every generator creates one
+/// message: `unit[e]`; λ_e = p · unit[e].
+pub fn unit_loads(net: &Net) -> Result<Vec<f64>> {
+    let n = u64::from(net.terminals);
+    let work = n * n * u64::from(net.dilation().max(1));
+    if work > MAX_LOAD_WORK {
+        return Err(Error::invalid(
+            "inputs",
+            net.terminals,
+            format!(
+                "a network whose pairs x dilation ({work}) is at most {MAX_LOAD_WORK} (the link loads walk every path)"
+            ),
+        ));
+    }
+    let mut unit = vec![0f64; net.data_links() as usize];
+    let mut counts = vec![0u64; net.data_links() as usize];
+    let mut path = Vec::new();
+    let destinations = if net.self_destinations() { n } else { n - 1 };
+    for s in 0..net.terminals {
+        for t in 0..net.terminals {
+            if t == s && !net.self_destinations() {
+                continue;
+            }
+            path.clear();
+            net.path_into(s, t, &mut path);
+            for &l in &path {
+                counts[l as usize] += 1;
+            }
+        }
+    }
+    for (u, c) in unit.iter_mut().zip(&counts) {
+        *u = *c as f64 / destinations as f64;
+    }
+    Ok(unit)
+}
+
+/// The generation model of a run.
+#[derive(Clone, Debug)]
+pub struct Traffic {
+    /// Per-generator probability of a message per cycle.
+    pub p: f64,
+    /// Generators at every terminal.
+    pub generators: u32,
+    /// The link load λ it gives.
+    pub load: f64,
+    /// Flits per message (1: store-and-forward packets).
+    pub flits: u32,
+}
+
+impl Traffic {
+    /// The traffic that loads the busiest link with `load` messages per cycle.
+    pub fn at_load(net: &Net, load: f64, flits: u32) -> Result<Traffic> {
+        let unit = unit_loads(net)?;
+        let max = unit.iter().cloned().fold(0f64, f64::max);
+        let most = max * f64::from(MAX_GENERATORS);
+        if !(load > 0.0 && load <= most) {
+            return Err(Error::invalid(
+                "load",
+                load,
+                format!(
+                    "a link load in (0, {}]: one generator per terminal with p = 1 loads the busiest link of this {} with {}, and a terminal has at most {MAX_GENERATORS} generators",
+                    round6(most),
+                    net.kind.name(),
+                    round6(max)
+                ),
+            ));
+        }
+        let generators = ((load / max).ceil() as u32).max(1);
+        Ok(Traffic {
+            p: (load / (max * f64::from(generators))).min(1.0),
+            generators,
+            load,
+            flits,
+        })
+    }
+}
+
+/// A message as a generator creates it.
+#[derive(Clone, Debug)]
+pub struct NewMessage {
+    pub generator: u32,
+    /// The generator's count of messages before this one (ties of equal ranks).
+    pub seq: u64,
+    pub birth: u64,
+    pub path: Box<[u32]>,
+    /// Born inside the measured window.
+    pub measured: bool,
+}
+
+/// A delivered message, as a protocol reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    pub birth: u64,
+    /// The cycle its last flit crossed its last link.
+    pub cycle: u64,
+    pub hops: u32,
+    /// Tries before the one that succeeded (wormhole trials), or 0.
+    pub failed_trials: u32,
+    pub measured: bool,
+}
+
+/// What a protocol does with the messages of a run.
+pub trait Protocol {
+    /// Takes a message generated in cycle `m.birth` (it may cross its first link in that
+    /// cycle, [SV] §2).
+    fn inject(&mut self, m: NewMessage);
+    /// One clock cycle: every link's winners cross, then everything commits; deliveries are
+    /// passed to `delivered`.
+    fn step(&mut self, cycle: u64, delivered: &mut dyn FnMut(Delivery)) -> Result<()>;
+    /// Messages in the system: waiting at a source, in a buffer, or in flight.
+    fn buffered(&self) -> u64;
+    /// Link crossings so far (data flits or packets), per data link.
+    fn crossings(&self) -> &[u64];
+}
+
+/// The schedule of a run.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Window {
+    pub warmup: u64,
+    pub window: u64,
+    /// Most cycles after the window for the measured messages to arrive.
+    pub drain: u64,
+    /// Most messages in the system before the run stops as unstable (memory).
+    pub max_buffered: u64,
+}
+
+/// The stability verdict and its evidence.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stability {
+    pub stable: bool,
+    /// Why unstable: `growing`, `not-drained` or `overflow`; empty when stable.
+    pub reason: String,
+    /// Least-squares slope of the messages in the system over the window, per 1000 cycles.
+    pub slope_per_kcycle: f64,
+    /// Mean messages in the system in each quarter of the window.
+    pub quarters: [f64; 4],
+    pub max_buffered: u64,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub p: f64,
+    pub load: f64,
+    pub cycles: u64,
+    pub generated: u64,
+    pub measured: u64,
+    pub delivered_measured: u64,
+    /// Routing time of measured messages: tail arrival − birth + 1.
+    pub latency: Summary,
+    /// Routing time over the path length D₀, mean.
+    pub stretch: f64,
+    /// Routing time − D₀ − L + 1 (the cycles lost to contention), mean and tail.
+    pub delay: Summary,
+    /// Failed trials per measured message (wormhole), mean and most.
+    pub failed_trials_mean: f64,
+    pub failed_trials_max: u32,
+    /// Measured link load: crossings per data link per window cycle, busiest link.
+    pub measured_load_max: f64,
+    pub stability: Stability,
+}
+
+/// Runs `protocol` under `traffic` on `net` for `window`, drawing arrivals from `seed`.
+pub fn run(
+    net: &Net,
+    traffic: &Traffic,
+    window: Window,
+    seed: u64,
+    protocol: &mut dyn Protocol,
+) -> Result<Outcome> {
+    let mut rng: Rng = stream(seed, Stream::Traffic);
+    let n = net.terminals;
+    let mut seq = vec![0u64; (n * traffic.generators) as usize];
+    let mut path = Vec::new();
+    let mut generated = 0u64;
+    let mut delivered_all = 0u64;
+    let mut measured = 0u64;
+    let mut latency = Histogram::default();
+    let mut delay = Histogram::default();
+    let mut stretch = 0f64;
+    let mut failed_sum = 0u64;
+    let mut failed_max = 0u32;
+    let mut delivered_measured = 0u64;
+    let end_window = window.warmup + window.window;
+    let mut regression = Regression::default();
+    let mut quarters = [0f64; 4];
+    let mut max_buffered = 0u64;
+    let mut start_crossings = Vec::new();
+    let mut end_crossings = Vec::new();
+    let mut reason = String::new();
+    let flits = u64::from(traffic.flits);
+    let mut cycle = 0u64;
+    loop {
+        if cycle == window.warmup {
+            start_crossings = protocol.crossings().to_vec();
+        }
+        if cycle == end_window {
+            end_crossings = protocol.crossings().to_vec();
+            // the verdict is reached at the window's end: a growing network is not drained
+            if growing(&regression, &quarters, window.window) {
+                reason = "growing".into();
+                break;
+            }
+        }
+        if cycle >= end_window && delivered_measured == measured {
+            break;
+        }
+        if cycle >= end_window + window.drain {
+            reason = "not-drained".into();
+            break;
+        }
+        let in_window = (window.warmup..end_window).contains(&cycle);
+        for g in 0..n * traffic.generators {
+            if !rng.random_bool(traffic.p) {
+                continue;
+            }
+            let s = g / traffic.generators;
+            let t = if net.self_destinations() {
+                rng.random_range(0..n)
+            } else {
+                let t = rng.random_range(0..n - 1);
+                t + u32::from(t >= s)
+            };
+            path.clear();
+            net.path_into(s, t, &mut path);
+            if path.is_empty() {
+                continue; // (no network here has a pair without a link between them)
+            }
+            generated += 1;
+            measured += u64::from(in_window);
+            protocol.inject(NewMessage {
+                generator: g,
+                seq: seq[g as usize],
+                birth: cycle,
+                path: path.as_slice().into(),
+                measured: in_window,
+            });
+            seq[g as usize] += 1;
+        }
+        let mut too_early = None;
+        protocol.step(cycle, &mut |d: Delivery| {
+            delivered_all += 1;
+            // no message beats its undisturbed time D₀ + L − 1
+            if d.cycle + 2 < d.birth + u64::from(d.hops) + flits {
+                too_early = Some(d);
+            }
+            if d.measured {
+                delivered_measured += 1;
+                let time = d.cycle - d.birth + 1;
+                latency.add(time);
+                delay.add(time.saturating_sub(u64::from(d.hops) + flits - 1));
+                stretch += time as f64 / f64::from(d.hops.max(1));
+                failed_sum += u64::from(d.failed_trials);
+                failed_max = failed_max.max(d.failed_trials);
+            }
+        })?;
+        if let Some(d) = too_early {
+            return Err(Error::Invariant {
+                cycle,
+                message: format!(
+                    "a message born in cycle {} crossed {} links and its {flits} flits arrived by cycle {}",
+                    d.birth, d.hops, d.cycle
+                ),
+            });
+        }
+        let buffered = protocol.buffered();
+        // conservation: every message generated is delivered or still in the system
+        if generated != delivered_all + buffered {
+            return Err(Error::Invariant {
+                cycle,
+                message: format!(
+                    "{generated} messages generated, {delivered_all} delivered and {buffered} in the system"
+                ),
+            });
+        }
+        max_buffered = max_buffered.max(buffered);
+        if in_window {
+            let x = (cycle - window.warmup) as f64;
+            regression.add(x, buffered as f64);
+            let q = ((cycle - window.warmup) * 4 / window.window.max(1)).min(3) as usize;
+            quarters[q] += buffered as f64;
+        }
+        if buffered > window.max_buffered {
+            reason = "overflow".into();
+            break;
+        }
+        cycle += 1;
+    }
+    let quarter_len = (window.window as f64 / 4.0).max(1.0);
+    for q in &mut quarters {
+        *q = round6(*q / quarter_len);
+    }
+    let slope = regression.slope();
+    let crossings_max = if end_crossings.is_empty() {
+        0.0
+    } else {
+        end_crossings
+            .iter()
+            .zip(&start_crossings)
+            .map(|(e, s)| (e - s) as f64)
+            .fold(0f64, f64::max)
+            / window.window.max(1) as f64
+            / flits as f64
+    };
+    let delivered = latency.len().max(1) as f64;
+    Ok(Outcome {
+        p: round6(traffic.p),
+        load: round6(traffic.load),
+        cycles: cycle,
+        generated,
+        measured,
+        delivered_measured,
+        latency: latency.summary(),
+        stretch: round6(stretch / delivered),
+        delay: delay.summary(),
+        failed_trials_mean: round6(failed_sum as f64 / delivered),
+        failed_trials_max: failed_max,
+        measured_load_max: round6(crossings_max),
+        stability: Stability {
+            stable: reason.is_empty(),
+            reason,
+            slope_per_kcycle: round6(slope * 1000.0),
+            quarters,
+            max_buffered,
+        },
+    })
+}
+
+/// Whether the messages in the system grew over the window: the fitted growth exceeds a
+/// quarter of the mean occupancy (and a few messages) and the last quarter holds more than
+/// the first. A stable network's occupancy is stationary after warm-up, so its fitted growth
+/// is a small fraction of its mean; an overloaded one grows linearly.
+fn growing(regression: &Regression, quarters: &[f64; 4], window: u64) -> bool {
+    let growth = regression.slope() * window as f64;
+    growth > 0.25 * regression.mean_y() + 8.0 && quarters[3] > quarters[0]
+}
+
+/// Streaming least squares of y on x.
+#[derive(Default)]
+struct Regression {
+    n: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+}
+
+impl Regression {
+    fn add(&mut self, x: f64, y: f64) {
+        self.n += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+    }
+
+    fn slope(&self) -> f64 {
+        let d = self.n * self.sxx - self.sx * self.sx;
+        if self.n < 2.0 || d == 0.0 {
+            0.0
+        } else {
+            (self.n * self.sxy - self.sx * self.sy) / d
+        }
+    }
+
+    fn mean_y(&self) -> f64 {
+        if self.n == 0.0 { 0.0 } else { self.sy / self.n }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::universal::NetKind;
+
+    #[test]
+    fn butterfly_links_carry_half_a_generators_rate() {
+        // [SV] §2.2: random outputs load every butterfly link with γ/2
+        let net = Net::new(NetKind::Butterfly, 32, 2, 1).unwrap();
+        let unit = unit_loads(&net).unwrap();
+        assert!(unit.iter().all(|&u| (u - 0.5).abs() < 1e-12), "{unit:?}");
+        let t = Traffic::at_load(&net, 0.3, 1).unwrap();
+        assert!((t.p - 0.6).abs() < 1e-12);
+        assert_eq!(t.generators, 1);
+        let t = Traffic::at_load(&net, 0.75, 1).unwrap();
+        assert_eq!(t.generators, 2);
+        assert!((t.p - 0.75).abs() < 1e-12);
+        let e = Traffic::at_load(&net, 40.0, 1).unwrap_err();
+        assert!(e.to_string().contains("(0, 32]"), "{e}");
+    }
+
+    #[test]
+    fn mesh_centre_links_are_the_busiest() {
+        // dimension order on a k x k mesh: the x link between columns i and i + 1 carries
+        // (i + 1)(k − 1 − i) · k / (k² − 1) per unit rate
+        let k = 6u32;
+        let net = Net::new(NetKind::Mesh, k * k, 2, 1).unwrap();
+        let unit = unit_loads(&net).unwrap();
+        let max = unit.iter().cloned().fold(0f64, f64::max);
+        let i = k / 2 - 1;
+        let expect = f64::from((i + 1) * (k - 1 - i) * k) / f64::from(k * k - 1);
+        assert!((max - expect).abs() < 1e-9, "{max} vs {expect}");
+    }
+
+    #[test]
+    fn regression_finds_a_slope() {
+        let mut r = Regression::default();
+        for x in 0..100 {
+            r.add(x as f64, 3.0 + 0.5 * x as f64);
+        }
+        assert!((r.slope() - 0.5).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,482 @@
+//! `experiment scheideler-voecking`: the claims of [SV] measured under continuous traffic on
+//! the butterfly, a mesh, a torus (node-symmetric) and a random graph, each beside the
+//! theorem's bound.
+//!
+//! - growing-rank: [SV] Theorem 2.4 (and its butterfly and node-symmetric corollaries): the
+//!   routing time over D₀ and the stability of store-and-forward with growing ranks against
+//!   the link load λ, inside (λ < 1/e) and beyond the theorem's region;
+//! - trial-failures: [SV] Theorem 3.1: failed trials per worm at the theorem's load
+//!   λ_B = B/(12e·L·(2D)^(1/B)) against 3/(2^B − 1), and the routing time against
+//!   R·(1 + 3/(2^B − 1));
+//! - trial-threshold: the largest stable load found (doubling from λ_B) against λ_B and the
+//!   cap B/L ([SV] §1: λ ≤ B/L is necessary).
+//!
+//! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
+
+use super::continuous::{self, Outcome, Traffic, Window};
+use super::growing_rank::{self, GrowingRank, GrowingRankNet};
+use super::trial::{TrialNet, TrialParams};
+use super::{Net, NetKind};
+use crate::error::{Error, Result};
+use crate::plot::{Chart, Marker};
+use crate::rng::trial_seed;
+use crate::shard::Jobs;
+use crate::stats::round6;
+use crate::tables::{Results, Table, f2, f3, mean};
+use serde::{Deserialize, Serialize};
+
+/// The experiment's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SvConfig {
+    /// Trials (independent seeds) per row.
+    pub trials: u32,
+    pub seed: u64,
+    /// Terminals of every network (a power of 4 so that the butterfly, the mesh and the torus
+    /// all have it).
+    pub terminals: u32,
+    /// Cycles of each measured window.
+    pub window: u64,
+    /// Link bandwidths B of the wormhole tables.
+    pub bandwidths: Vec<u32>,
+    /// Flits per worm L.
+    pub flits: u32,
+}
+
+impl Default for SvConfig {
+    fn default() -> Self {
+        SvConfig {
+            trials: 3,
+            seed: 1,
+            terminals: 64,
+            window: 10_000,
+            bandwidths: vec![1, 2, 3, 4],
+            flits: 8,
+        }
+    }
+}
+
+/// The networks of every table.
+pub const NETWORKS: [NetKind; 4] = [
+    NetKind::Butterfly,
+    NetKind::Mesh,
+    NetKind::Torus,
+    NetKind::RandomGraph,
+];
+
+/// Link loads of the store-and-forward table: inside Theorem 2.4's region (λ < 1/e) and
+/// beyond it, up to the necessary λ ≤ 1.
+pub const SAF_LOADS: [f64; 9] = [0.1, 0.2, 0.3, 0.36, 0.5, 0.7, 0.9, 0.95, 1.05];
+
+/// Most doublings of the wormhole threshold search.
+const MAX_DOUBLINGS: u32 = 12;
+
+impl SvConfig {
+    pub fn check(&self) -> Result<()> {
+        if !(1..=1000).contains(&self.trials) {
+            return Err(Error::invalid("trials", self.trials, "1..=1000"));
+        }
+        if !(16..=4096).contains(&self.terminals)
+            || !self.terminals.is_power_of_two()
+            || !self.terminals.trailing_zeros().is_multiple_of(2)
+        {
+            return Err(Error::invalid(
+                "terminals",
+                self.terminals,
+                "a power of 4 in 16..=4096 (a butterfly's inputs and a square mesh)",
+            ));
+        }
+        if !(1000..=10_000_000).contains(&self.window) {
+            return Err(Error::invalid(
+                "window",
+                self.window,
+                "1000..=10000000 cycles",
+            ));
+        }
+        if self.bandwidths.is_empty() || self.bandwidths.iter().any(|&b| !(1..=16).contains(&b)) {
+            return Err(Error::invalid(
+                "bandwidths",
+                format!("{:?}", self.bandwidths),
+                "one or more of 1..=16",
+            ));
+        }
+        if !(1..=256).contains(&self.flits) {
+            return Err(Error::invalid("flits", self.flits, "1..=256"));
+        }
+        Ok(())
+    }
+
+    fn window(&self, warmup: u64) -> Window {
+        Window {
+            warmup: warmup.max(1000),
+            window: self.window,
+            drain: self.window,
+            max_buffered: 1 << 22,
+        }
+    }
+
+    /// Theorem 3.1's load for bandwidth `b` on a network of dilation `d`.
+    fn theorem_load(&self, b: u32, d: u32) -> f64 {
+        f64::from(b)
+            / (12.0
+                * std::f64::consts::E
+                * f64::from(self.flits)
+                * (2.0 * f64::from(d)).powf(1.0 / f64::from(b)))
+    }
+}
+
+fn net(kind: NetKind, terminals: u32, seed: u64) -> Result<Net> {
+    Net::new(kind, terminals, 2, seed)
+}
+
+/// One store-and-forward run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SafTrial {
+    pub stable: bool,
+    pub stretch: f64,
+    pub delay: f64,
+    pub p99: u64,
+    pub m: u32,
+    pub k: u32,
+}
+
+/// One wormhole run at the theorem's load.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FailTrial {
+    pub stable: bool,
+    pub failed: f64,
+    pub latency: f64,
+    pub load: f64,
+    pub period: u64,
+}
+
+/// One wormhole threshold search: the largest stable load and the first unstable one.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThresholdTrial {
+    pub theorem: f64,
+    pub stable: f64,
+    pub unstable: f64,
+}
+
+fn saf_trial(kind: NetKind, load: f64, config: &SvConfig, seed: u64) -> Result<SafTrial> {
+    let net = net(kind, config.terminals, seed)?;
+    let traffic = Traffic::at_load(&net, load, 1)?;
+    let (m, k) = growing_rank::theorem_parameters(load).unwrap_or((20, 128));
+    let mut p = GrowingRankNet::new(GrowingRank { m, k }, net.data_links(), seed)?;
+    let w = config.window(10 * u64::from(net.dilation()));
+    let o = continuous::run(&net, &traffic, w, seed, &mut p)?;
+    Ok(SafTrial {
+        stable: o.stability.stable,
+        stretch: o.stretch,
+        delay: o.delay.mean,
+        p99: o.latency.p99,
+        m,
+        k,
+    })
+}
+
+fn trial_run(net: &Net, b: u32, load: f64, config: &SvConfig, seed: u64) -> Result<Outcome> {
+    let params = TrialParams {
+        bandwidth: b,
+        flits: config.flits,
+        dilation: net.dilation(),
+    };
+    let traffic = Traffic::at_load(net, load, config.flits)?;
+    let mut p = TrialNet::new(params, net, seed)?;
+    continuous::run(
+        net,
+        &traffic,
+        config.window(10 * params.period()),
+        seed,
+        &mut p,
+    )
+}
+
+fn fail_trial(kind: NetKind, b: u32, config: &SvConfig, seed: u64) -> Result<FailTrial> {
+    let net = net(kind, config.terminals, seed)?;
+    let d = net.dilation();
+    let load = config.theorem_load(b, d);
+    let o = trial_run(&net, b, load, config, seed)?;
+    Ok(FailTrial {
+        stable: o.stability.stable,
+        failed: o.failed_trials_mean,
+        latency: o.latency.mean,
+        load,
+        period: 2 * u64::from(d) + u64::from(config.flits) - 1,
+    })
+}
+
+fn threshold_trial(kind: NetKind, b: u32, config: &SvConfig, seed: u64) -> Result<ThresholdTrial> {
+    let net = net(kind, config.terminals, seed)?;
+    let theorem = config.theorem_load(b, net.dilation());
+    let cap = f64::from(b) / f64::from(config.flits);
+    let mut stable = 0.0;
+    let mut unstable = f64::INFINITY;
+    let mut load = theorem;
+    for _ in 0..MAX_DOUBLINGS {
+        if load > cap {
+            break;
+        }
+        if trial_run(&net, b, load, config, seed)?.stability.stable {
+            stable = load;
+            load *= 2.0;
+        } else {
+            unstable = load;
+            break;
+        }
+    }
+    Ok(ThresholdTrial {
+        theorem: round6(theorem),
+        stable: round6(stable),
+        unstable: if unstable.is_finite() {
+            round6(unstable)
+        } else {
+            -1.0
+        },
+    })
+}
+
+/// Runs every table with `jobs`: `None` when `jobs` runs one shard.
+pub fn run(
+    config: &SvConfig,
+    jobs: &mut Jobs,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Option<Results>> {
+    config.check()?;
+    let t = config.trials as usize;
+    let seed = |table: u64, row: usize, trial: usize| {
+        trial_seed(config.seed, table, row as u64, trial as u64)
+    };
+    let loads = SAF_LOADS.len();
+    let saf = jobs.map("growing-rank", NETWORKS.len() * loads * t, progress, |j| {
+        let row = j / t;
+        saf_trial(
+            NETWORKS[row / loads],
+            SAF_LOADS[row % loads],
+            config,
+            seed(1, row, j % t),
+        )
+    })?;
+    let nb = config.bandwidths.len();
+    let fails = jobs.map("trial-failures", NETWORKS.len() * nb * t, progress, |j| {
+        let row = j / t;
+        fail_trial(
+            NETWORKS[row / nb],
+            config.bandwidths[row % nb],
+            config,
+            seed(2, row, j % t),
+        )
+    })?;
+    let thresholds = jobs.map("trial-threshold", NETWORKS.len() * nb * t, progress, |j| {
+        let row = j / t;
+        threshold_trial(
+            NETWORKS[row / nb],
+            config.bandwidths[row % nb],
+            config,
+            seed(3, row, j % t),
+        )
+    })?;
+    let (Some(saf), Some(fails), Some(thresholds)) = (saf, fails, thresholds) else {
+        return Ok(None);
+    };
+    let mut out = Results::default();
+    saf_table(&saf, config, &mut out);
+    fail_table(&fails, config, &mut out);
+    threshold_table(&thresholds, config, &mut out);
+    Ok(Some(out))
+}
+
+fn saf_table(trials: &[SafTrial], config: &SvConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let mut table = Table::new(
+        "growing-rank",
+        "Store-and-forward with growing ranks ([SV] Theorem 2.4) against the link load λ",
+        &format!(
+            "{} terminals, uniform destinations; (m, K) the smallest of Theorem 2.4 with ε ≤ 0.9 where λ < 1/e \
+             ≈ 0.368, else (20, 128). Stable: trials whose buffers did not grow over the window and drained. \
+             Time / D₀: mean routing time (delivery − birth + 1) over the path length; the theorem promises O(D₀) \
+             for λ < 1/e (the butterfly: O(lg n) for input rates below 2/e; node-symmetric networks: O(D)). \
+             Delay: routing time − D₀.",
+            config.terminals
+        ),
+        &[
+            "network",
+            "λ",
+            "in theorem",
+            "(m, K)",
+            "stable",
+            "time / D₀",
+            "delay",
+            "p99 time",
+        ],
+    );
+    let mut chart = Chart::new(
+        "Growing-rank store-and-forward ([SV] Thm 2.4): mean routing time / D0 against λ",
+        "link load λ",
+        "routing time / D0",
+    );
+    let loads = SAF_LOADS.len();
+    for (ni, kind) in NETWORKS.iter().enumerate() {
+        let mut points = Vec::new();
+        for (li, &load) in SAF_LOADS.iter().enumerate() {
+            let rows = &trials[(ni * loads + li) * t..(ni * loads + li + 1) * t];
+            let stable = rows.iter().filter(|r| r.stable).count();
+            let stretch = mean(rows.iter().map(|r| r.stretch));
+            if stable == t {
+                points.push((load, stretch));
+            }
+            table.rows.push(vec![
+                kind.name().into(),
+                f2(load),
+                (load < 1.0 / std::f64::consts::E).to_string(),
+                format!("({}, {})", rows[0].m, rows[0].k),
+                format!("{stable}/{t}"),
+                f3(stretch),
+                f3(mean(rows.iter().map(|r| r.delay))),
+                format!("{:.1}", mean(rows.iter().map(|r| r.p99 as f64))),
+            ]);
+        }
+        chart = chart.series(kind.name(), points, Marker::LinePoints);
+    }
+    let e = 1.0 / std::f64::consts::E;
+    chart = chart.series(
+        "λ = 1/e (Theorem 2.4's limit)",
+        vec![(e, 1.0), (e, 4.0)],
+        Marker::Dashed,
+    );
+    out.tables.push(table);
+    out.charts.push(("growing-rank.svg".into(), chart.to_svg()));
+}
+
+fn fail_table(trials: &[FailTrial], config: &SvConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let nb = config.bandwidths.len();
+    let mut table = Table::new(
+        "trial-failures",
+        "Wormhole trials at Theorem 3.1's load: failed trials against 3/(2^B − 1)",
+        &format!(
+            "{} terminals, L = {}, λ_B = B/(12e·L·(2D)^(1/B)) with D the network's longest path; R = 2D + L − 1. \
+             Theorem 3.1: at most 3/(2^B − 1) failed trials per worm in expectation, routing time about \
+             R·(1 + 3/(2^B − 1)) at most.",
+            config.terminals, config.flits
+        ),
+        &[
+            "network",
+            "B",
+            "λ_B",
+            "R",
+            "stable",
+            "failed trials",
+            "bound 3/(2^B−1)",
+            "time",
+            "bound R(1 + 3/(2^B−1))",
+        ],
+    );
+    for (ni, kind) in NETWORKS.iter().enumerate() {
+        for (bi, &b) in config.bandwidths.iter().enumerate() {
+            let rows = &trials[(ni * nb + bi) * t..(ni * nb + bi + 1) * t];
+            let bound = 3.0 / (2f64.powi(b as i32) - 1.0);
+            table.rows.push(vec![
+                kind.name().into(),
+                b.to_string(),
+                format!("{:.5}", rows[0].load),
+                rows[0].period.to_string(),
+                format!("{}/{t}", rows.iter().filter(|r| r.stable).count()),
+                format!("{:.4}", mean(rows.iter().map(|r| r.failed))),
+                f3(bound),
+                f2(mean(rows.iter().map(|r| r.latency))),
+                f2(rows[0].period as f64 * (1.0 + bound)),
+            ]);
+        }
+    }
+    out.tables.push(table);
+}
+
+fn threshold_table(trials: &[ThresholdTrial], config: &SvConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let nb = config.bandwidths.len();
+    let mut table = Table::new(
+        "trial-threshold",
+        "Wormhole trials: the largest stable load against Theorem 3.1's λ_B and the cap B/L",
+        &format!(
+            "Doubling from λ_B until a run is unstable (its buffers grow over the {}-cycle window) or the load \
+             passes B/L: the largest stable load, the first unstable one (−1: none below the cap), their ratio \
+             to λ_B. Theorem 3.1 guarantees λ_B; λ ≤ B/L is necessary.",
+            config.window
+        ),
+        &[
+            "network",
+            "B",
+            "λ_B",
+            "largest stable",
+            "first unstable",
+            "stable / λ_B",
+            "B/L",
+        ],
+    );
+    let mut chart = Chart::new(
+        "Wormhole trials ([SV] Thm 3.1): largest stable load against B",
+        "link bandwidth B",
+        "link load λ",
+    );
+    chart.log_y = true;
+    let mut theorem = Vec::new();
+    for (ni, kind) in NETWORKS.iter().enumerate() {
+        let mut points = Vec::new();
+        for (bi, &b) in config.bandwidths.iter().enumerate() {
+            let rows = &trials[(ni * nb + bi) * t..(ni * nb + bi + 1) * t];
+            let stable = mean(rows.iter().map(|r| r.stable));
+            let unstable: Vec<f64> = rows
+                .iter()
+                .map(|r| r.unstable)
+                .filter(|&u| u > 0.0)
+                .collect();
+            points.push((f64::from(b), stable.max(1e-6)));
+            if ni == 0 {
+                theorem.push((f64::from(b), rows[0].theorem));
+            }
+            table.rows.push(vec![
+                kind.name().into(),
+                b.to_string(),
+                format!("{:.5}", rows[0].theorem),
+                format!("{stable:.5}"),
+                if unstable.is_empty() {
+                    "-1".into()
+                } else {
+                    format!("{:.5}", mean(unstable))
+                },
+                f2(stable / rows[0].theorem),
+                f3(f64::from(b) / f64::from(config.flits)),
+            ]);
+        }
+        chart = chart.series(kind.name(), points, Marker::LinePoints);
+    }
+    chart = chart
+        .series("λ_B (butterfly's D)", theorem, Marker::Dashed)
+        .series(
+            "B/L",
+            config
+                .bandwidths
+                .iter()
+                .map(|&b| (f64::from(b), f64::from(b) / f64::from(config.flits)))
+                .collect(),
+            Marker::Dashed,
+        );
+    out.tables.push(table);
+    out.charts
+        .push(("trial-threshold.svg".into(), chart.to_svg()));
+}
+
+/// The tables as one Markdown report.
+pub fn to_markdown(results: &Results, config: &SvConfig) -> String {
+    let mut s = format!(
+        "# [SV] under continuous traffic: growing ranks and wormhole trials\n\n\
+         Seed {}, {} trials per row, {} terminals, {}-cycle windows. Generators at every terminal create \
+         messages with uniform destinations at the rate that loads the busiest link with λ.\n\n",
+        config.seed, config.trials, config.terminals, config.window
+    );
+    for t in &results.tables {
+        s.push_str(&t.to_markdown());
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,142 @@
+//! The universal continuous-routing protocols of [SV]: the commands' reports, their refusals
+//! of bad input, and the experiment's tables, the same bytes on any number of threads and
+//! when run as shards.
+
+mod common;
+
+use common::{flitforge, temp, text};
+
+#[test]
+fn growing_rank_reports_a_stable_run_as_json() {
+    let o = flitforge(&[
+        "universal",
+        "growing-rank",
+        "--topology",
+        "mesh",
+        "--inputs",
+        "16",
+        "--load",
+        "0.3",
+        "--window",
+        "2000",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let out = &v["outcome"];
+    assert_eq!(out["stability"]["stable"], true, "{v:#}");
+    assert_eq!(out["measured"], out["delivered_measured"]);
+    // Theorem 2.4's (m, K) for λ = 0.3
+    assert_eq!(v["params"]["m"], 64);
+    assert_eq!(v["params"]["k"], 1024);
+    assert!(out["latency"]["mean"].as_f64().unwrap() >= 1.0);
+    assert!(text(&o.stderr).contains("stable"));
+}
+
+#[test]
+fn an_overloaded_wormhole_run_is_reported_unstable_at_the_windows_end() {
+    let o = flitforge(&[
+        "universal",
+        "trial",
+        "--topology",
+        "butterfly",
+        "--inputs",
+        "16",
+        "--load",
+        "0.2",
+        "--bandwidth",
+        "1",
+        "--flits",
+        "4",
+        "--warmup",
+        "500",
+        "--window",
+        "3000",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outcome"]["stability"]["stable"], false, "{v:#}");
+    assert_eq!(v["outcome"]["stability"]["reason"], "growing");
+    assert!(v["outcome"]["cycles"].as_u64().unwrap() <= 3500);
+    assert!(text(&o.stderr).contains("UNSTABLE (growing)"));
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_value_and_the_range() {
+    for (args, expect) in [
+        (vec!["--load", "0"], "invalid load = 0"),
+        (vec!["--load", "0.1", "--inputs", "12"], "power of two"),
+        (vec!["--load", "0.1", "--window", "5"], "invalid window = 5"),
+        (vec!["--load", "100"], "a link load in (0, 32]"),
+    ] {
+        let mut full = vec!["universal", "growing-rank"];
+        full.extend(args);
+        let o = flitforge(&full);
+        assert_eq!(o.status.code(), Some(2), "{full:?}");
+        assert!(
+            text(&o.stderr).contains(expect),
+            "{full:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+const FILES: [&str; 7] = [
+    "scheideler-voecking.md",
+    "growing-rank.csv",
+    "trial-failures.csv",
+    "trial-threshold.csv",
+    "growing-rank.svg",
+    "trial-threshold.svg",
+    "summary.json",
+];
+
+fn experiment(out: &str, extra: &[&str]) {
+    let mut args = vec![
+        "experiment",
+        "scheideler-voecking",
+        "--trials",
+        "1",
+        "--terminals",
+        "16",
+        "--window",
+        "1000",
+        "--bandwidths",
+        "1,2",
+        "--out",
+        out,
+    ];
+    args.extend(extra);
+    let o = flitforge(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+#[test]
+fn the_experiment_is_the_same_on_any_threads_and_as_shards() {
+    let one = temp("universal", "one");
+    let two = temp("universal", "two");
+    experiment(&one, &["--threads", "1"]);
+    experiment(&two, &["--threads", "2"]);
+    let s0 = temp("universal", "s0");
+    let s1 = temp("universal", "s1");
+    experiment(&s0, &["--shard", "0/2"]);
+    experiment(&s1, &["--shard", "1/2"]);
+    let merged = temp("universal", "merged");
+    let o = flitforge(&["merge", &s0, &s1, "--out", &merged]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for f in FILES {
+        let a = std::fs::read(format!("{one}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}"));
+        for other in [&two, &merged] {
+            let b = std::fs::read(format!("{other}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}"));
+            assert!(a == b, "{f} differs in {other}");
+        }
+    }
+    let md = std::fs::read_to_string(format!("{one}/scheideler-voecking.md")).unwrap();
+    assert!(
+        md.contains("[SV] Theorem 2.4") && md.contains("3/(2^B − 1)"),
+        "{md}"
+    );
+}
