@@ -140,3 +140,115 @@ fn the_experiment_is_the_same_on_any_threads_and_as_shards() {
         "{md}"
     );
 }
+
+#[test]
+fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
+    let o = flitforge(&[
+        "universal",
+        "algorithm1",
+        "--topology",
+        "mesh",
+        "--inputs",
+        "16",
+        "--q",
+        "2",
+        "--bandwidth",
+        "1",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rounds = v["run"]["rounds"].as_array().unwrap();
+    let delivered: u64 = rounds
+        .iter()
+        .map(|r| r["delivered"].as_u64().unwrap())
+        .sum();
+    assert_eq!(delivered, 32);
+    // round r sends 2^r copies of every undelivered packet (capped at round k)
+    assert_eq!(rounds[0]["copies_each"], 1);
+    for (alg, extra) in [
+        ("algorithm2", vec![]),
+        ("algorithm2", vec!["--deterministic"]),
+    ] {
+        let mut args = vec![
+            "universal",
+            alg,
+            "--topology",
+            "butterfly",
+            "--inputs",
+            "16",
+            "--q",
+            "4",
+            "--bandwidth",
+            "2",
+            "--flits",
+            "4",
+            "--json",
+            "-",
+        ];
+        args.extend(extra);
+        let o = flitforge(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let run = &v["run"];
+        let delivered: u64 = run["delivered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .sum();
+        assert_eq!(delivered, 64, "{v:#}");
+        assert!(run["makespan"].as_f64().unwrap() >= run["lower"].as_f64().unwrap());
+    }
+    let o = flitforge(&[
+        "universal",
+        "algorithm2",
+        "--topology",
+        "mesh",
+        "--inputs",
+        "16",
+        "--deterministic",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--topology butterfly"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn the_cypher_experiment_is_the_same_on_any_threads() {
+    let one = temp("universal", "cy1");
+    let two = temp("universal", "cy2");
+    for (dir, threads) in [(&one, "1"), (&two, "2")] {
+        let o = flitforge(&[
+            "experiment",
+            "cypher",
+            "--trials",
+            "1",
+            "--q",
+            "1",
+            "--bandwidths",
+            "1,2",
+            "--threads",
+            threads,
+            "--out",
+            dir,
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    for f in [
+        "cypher.md",
+        "algorithm1.csv",
+        "algorithm2.csv",
+        "butterfly.csv",
+        "algorithm2.svg",
+        "summary.json",
+    ] {
+        let a = std::fs::read(format!("{one}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}"));
+        let b = std::fs::read(format!("{two}/{f}")).unwrap();
+        assert!(a == b, "{f} differs between 1 and 2 threads");
+    }
+}

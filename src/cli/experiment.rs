@@ -76,6 +76,17 @@ pub enum ExperimentKind {
     /// charts; summary.json. Trials run on all cores; the result does not depend on the number
     /// of threads.
     ScheidelerVoecking(SvArgs),
+    /// [CMSV]: Routing Algorithms 1 and 2 and the deterministic butterfly algorithm on random
+    /// path collections of the butterfly, meshes, a torus and random graphs, against the
+    /// paper's bounds.
+    ///
+    /// Tables (Markdown in cypher.md, one CSV each): algorithm1 (rounds, makespan and
+    /// survivors at the prescribed bandwidth and below it), algorithm2 (rounds against Lemma
+    /// 3.4's budget, makespan against (L·C·D^(1/B) + (D + L) lg n)/B and the lower bound
+    /// L·C/B + D + L, speed-up over B = 1) and butterfly (Theorem 1.14(a)'s deterministic
+    /// algorithm against Algorithm 2); a chart with the fitted constant; summary.json. Trials
+    /// run on all cores; the result does not depend on the number of threads.
+    Cypher(CypherArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///
     /// Fresh modified splitter networks and random fault orders per size; writes
@@ -255,6 +266,36 @@ pub struct SvArgs {
     out: OutDir,
 }
 
+/// `experiment cypher` options.
+#[derive(Args)]
+pub struct CypherArgs {
+    /// Trials (independent collections and draws) per row, 1..=1000.
+    #[arg(long, default_value_t = 5)]
+    trials: u32,
+    /// Seed of every trial.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Messages per terminal of the Algorithm 1 and 2 tables, 1..=64.
+    #[arg(long, default_value_t = 4)]
+    q: u32,
+    /// Flits per worm L, 1..=256.
+    #[arg(long, default_value_t = 8)]
+    flits: u32,
+    /// Link bandwidths B, comma-separated, starting with 1, each 1..=16.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+    bandwidths: Vec<u32>,
+    /// α of the w.h.p. bounds (probability 1 - n^(-α)), 0..=16.
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    #[command(flatten)]
+    shard: ShardArgs,
+    #[command(flatten)]
+    out: OutDir,
+}
+
 /// `experiment fpga` options.
 #[derive(Args)]
 pub struct FpgaExperimentArgs {
@@ -279,12 +320,13 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
                 | ExperimentKind::Patel(_)
                 | ExperimentKind::ColeMaggsSitaraman(_)
                 | ExperimentKind::ScheidelerVoecking(_)
+                | ExperimentKind::Cypher(_)
         )
     {
         return Err(Error::invalid(
             "shards",
             "this experiment",
-            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree, patel, cole-maggs-sitaraman or scheideler-voecking",
+            "shards of leighton-maggs, fault-tolerance, pruned-butterfly, sorting-fat-tree, patel, cole-maggs-sitaraman, scheideler-voecking or cypher",
         ));
     }
     let replay = &mut replay;
@@ -299,6 +341,7 @@ pub fn run_with(which: ExperimentKind, mut replay: Replay) -> Result<()> {
         ExperimentKind::Patel(a) => patel(&a, replay),
         ExperimentKind::ColeMaggsSitaraman(a) => cole_maggs_sitaraman(&a, replay),
         ExperimentKind::ScheidelerVoecking(a) => scheideler_voecking(&a, replay),
+        ExperimentKind::Cypher(a) => cypher(&a, replay),
     }
 }
 
@@ -351,13 +394,7 @@ fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
         return Ok(());
     };
     let md = results.to_markdown(&config);
-    write(dir.join("cole-maggs-sitaraman.md"), &md)?;
-    for t in &results.tables {
-        write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
-    }
-    for (name, svg) in &results.charts {
-        write(dir.join(name), svg)?;
-    }
+    write_report(&dir, "cole-maggs-sitaraman.md", &md, &results)?;
     let json = results.to_json(&config);
     write(dir.join("summary.json"), &format!("{json:#}\n"))?;
     say!("{md}");
@@ -392,16 +429,68 @@ fn scheideler_voecking(args: &SvArgs, replay: &mut Replay) -> Result<()> {
         return Ok(());
     };
     let md = sv::to_markdown(&results, &config);
-    write(dir.join("scheideler-voecking.md"), &md)?;
+    write_report(&dir, "scheideler-voecking.md", &md, &results)?;
+    let json = serde_json::json!({"config": config, "tables": results.tables});
+    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
+    say!("{md}");
+    Ok(())
+}
+
+/// `experiment cypher`.
+fn cypher(args: &CypherArgs, replay: &mut Replay) -> Result<()> {
+    use flitforge::universal::cypher::{self, CypherConfig};
+    let config = CypherConfig {
+        trials: args.trials,
+        seed: args.seed,
+        q: args.q,
+        flits: args.flits,
+        bandwidths: args.bandwidths.clone(),
+        alpha: args.alpha,
+    };
+    config.check()?;
+    let dir = args.out.dir("cypher")?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
+    let Some(results) = run_trials(
+        "cypher",
+        "experiment cypher",
+        "trials",
+        &dir,
+        &mut jobs,
+        |jobs, progress| cypher::run(&config, jobs, progress),
+    )?
+    else {
+        return Ok(());
+    };
+    let md = cypher::to_markdown(&results, &config);
+    write_report(&dir, "cypher.md", &md, &results)?;
+    let constants: Vec<serde_json::Value> = results
+        .constants
+        .iter()
+        .map(|(n, c)| serde_json::json!({"fit": n, "c": c}))
+        .collect();
+    let json =
+        serde_json::json!({"config": config, "tables": results.tables, "constants": constants});
+    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
+    say!("{md}");
+    Ok(())
+}
+
+/// Writes an experiment's Markdown report, one CSV per table and its charts into `dir`.
+fn write_report(
+    dir: &Path,
+    report: &str,
+    md: &str,
+    results: &flitforge::tables::Results,
+) -> Result<()> {
+    write(dir.join(report), md)?;
     for t in &results.tables {
         write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
     }
     for (name, svg) in &results.charts {
         write(dir.join(name), svg)?;
     }
-    let json = serde_json::json!({"config": config, "tables": results.tables});
-    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
-    say!("{md}");
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 use super::files::{outputs_apart, write};
 use clap::{Args, Subcommand, ValueEnum};
+use flitforge::universal::batch::{self, Collection};
 use flitforge::universal::continuous::{self, Outcome, Traffic, Window};
 use flitforge::universal::growing_rank::{self, GrowingRank, GrowingRankNet};
 use flitforge::universal::trial::{TrialNet, TrialParams};
@@ -31,6 +32,79 @@ pub enum UniversalCommand {
     ///   flitforge universal trial --topology torus --inputs 64 --load 0.02 --bandwidth 4 --json -
     #[command(verbatim_doc_comment)]
     Trial(TrialArgs),
+    /// [CMSV] Routing Algorithm 1: q packets per terminal to random destinations, routed in
+    /// rounds; in round r every undelivered packet sends 2^r copies after random delays, and
+    /// where more than B copies want a link in a cycle all of them are discarded. B defaults
+    /// to the prescribed ⌈10 ln(CD)/ln ln(CD)⌉; a smaller --bandwidth shows the failure mode.
+    ///
+    /// Examples:
+    ///   flitforge universal algorithm1 --topology butterfly --inputs 256 --q 4
+    ///   flitforge universal algorithm1 --topology mesh --inputs 64 --q 2 --bandwidth 2 --json -
+    #[command(verbatim_doc_comment)]
+    Algorithm1(Alg1Args),
+    /// [CMSV] Routing Algorithm 2: q worms per terminal, each with a rank and a delay drawn
+    /// once; in every round's forward pass the B lowest ranks win a link and the rest are cut.
+    /// --deterministic (butterfly only) runs Theorem 1.14(a)'s algorithm instead: ranks from
+    /// the input's bit-reversed address, no random delay, concurrent passes.
+    ///
+    /// Examples:
+    ///   flitforge universal algorithm2 --topology torus --inputs 64 --q 2 --bandwidth 2 --flits 8
+    ///   flitforge universal algorithm2 --inputs 256 --q 8 --deterministic
+    #[command(verbatim_doc_comment)]
+    Algorithm2(Alg2Args),
+}
+
+#[derive(Args)]
+struct BatchCommon {
+    /// butterfly, mesh, torus or random-graph (as for growing-rank).
+    #[arg(long, value_enum, default_value = "butterfly")]
+    topology: Topology,
+    /// Terminals (as for growing-rank).
+    #[arg(long, default_value_t = 64)]
+    inputs: u32,
+    /// random-graph: links out of every switch, 1..=4.
+    #[arg(long, default_value_t = 2)]
+    degree: u32,
+    /// Messages per terminal, each to a uniformly random destination, 1..=1024.
+    #[arg(long, default_value_t = 4)]
+    q: u32,
+    /// α of the w.h.p. bounds (probability 1 - n^(-α)), 0..=16.
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    /// Seed of the destinations, the wiring of a random graph and the algorithm's draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the run as JSON ("-": standard output). [default: not written]
+    #[arg(long, value_name = "FILE|-")]
+    json: Option<String>,
+}
+
+#[derive(Args)]
+pub struct Alg1Args {
+    #[command(flatten)]
+    common: BatchCommon,
+    /// Link bandwidth B, 1..=4096. [default: ⌈10 ln(CD)/ln ln(CD)⌉ with CD ≥ e^e]
+    #[arg(long)]
+    bandwidth: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct Alg2Args {
+    #[command(flatten)]
+    common: BatchCommon,
+    /// Link bandwidth B, 1..=64.
+    #[arg(long, default_value_t = 2)]
+    bandwidth: u32,
+    /// Flits per worm L, 1..=4096.
+    #[arg(long, default_value_t = 8)]
+    flits: u32,
+    /// Draw ranks and delays again every round (the paper draws them once). [default: off]
+    #[arg(long)]
+    redraw: bool,
+    /// Theorem 1.14(a)'s deterministic butterfly algorithm (--topology butterfly). [default:
+    /// off]
+    #[arg(long)]
+    deterministic: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -121,6 +195,8 @@ pub fn run(command: &UniversalCommand) -> Result<()> {
     match command {
         UniversalCommand::GrowingRank(a) => growing(a),
         UniversalCommand::Trial(a) => trial(a),
+        UniversalCommand::Algorithm1(a) => algorithm1(a),
+        UniversalCommand::Algorithm2(a) => algorithm2(a),
     }
 }
 
@@ -288,6 +364,116 @@ fn trial(a: &TrialArgs) -> Result<()> {
             "params": params, "theorem_load": bound, "window": w, "seed": a.common.seed,
             "counters": c, "outcome": o,
         });
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
+
+fn collection(c: &BatchCommon) -> Result<(Net, Collection)> {
+    if c.json.is_some() {
+        outputs_apart(&[("json", c.json.as_deref())], &[])?;
+    }
+    let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    let coll = Collection::random(&net, c.q, c.seed)?;
+    say!(
+        "{} of {} terminals: {} messages, congestion C = {}, dilation D = {}",
+        net.kind.name(),
+        net.terminals,
+        coll.messages(),
+        coll.congestion,
+        coll.dilation
+    );
+    Ok((net, coll))
+}
+
+fn algorithm1(a: &Alg1Args) -> Result<()> {
+    let (_, coll) = collection(&a.common)?;
+    let run = batch::algorithm1(&coll, a.bandwidth, a.common.alpha, a.common.seed)?;
+    say!(
+        "Algorithm 1 ([CMSV] §2): B = {} (prescribed {}), m = {}, k = {}; planned rounds 0..={}",
+        run.bandwidth,
+        run.prescribed_bandwidth,
+        run.m,
+        run.k,
+        run.k
+    );
+    say!(
+        "round  delays C_r  copies each  active  delivered  most conflicting  bound B·m/2^r  cycles"
+    );
+    for (r, x) in run.rounds.iter().enumerate() {
+        say!(
+            "{r:>5}  {:>10}  {:>11}  {:>6}  {:>9}  {:>16}  {:>13.2}  {:>6}",
+            x.delays,
+            x.copies_each,
+            x.active,
+            x.delivered,
+            x.max_conflicting,
+            x.bound,
+            x.cycles
+        );
+    }
+    say!(
+        "all delivered in {} rounds ({} beyond round k); makespan {} cycles, planned 2(C + D) + 2k(C_1 + D) = {}",
+        run.rounds.len(),
+        run.extra_rounds,
+        run.makespan,
+        run.planned
+    );
+    if let Some(j) = &a.common.json {
+        let v = serde_json::json!({"algorithm": "algorithm1", "seed": a.common.seed, "run": run});
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
+
+fn algorithm2(a: &Alg2Args) -> Result<()> {
+    let (net, coll) = collection(&a.common)?;
+    let run = if a.deterministic {
+        if net.kind != NetKind::Butterfly {
+            return Err(Error::invalid(
+                "deterministic",
+                net.kind.name(),
+                "--topology butterfly (Theorem 1.14(a) is a butterfly algorithm)",
+            ));
+        }
+        batch::butterfly_deterministic(&coll, net.terminals, a.common.q, a.bandwidth, a.flits)?
+    } else {
+        batch::algorithm2(
+            &coll,
+            a.bandwidth,
+            a.flits,
+            a.common.alpha,
+            a.redraw,
+            a.common.seed,
+        )?
+    };
+    say!(
+        "{}: B = {}, L = {}; rounds {} of {} cycles (budget {}), makespan {} cycles",
+        if a.deterministic {
+            "deterministic butterfly algorithm ([CMSV] Theorem 1.14(a))"
+        } else {
+            "Algorithm 2 ([CMSV] §3)"
+        },
+        run.bandwidth,
+        run.flits,
+        run.delivered.len(),
+        run.round_cycles,
+        run.budget,
+        run.makespan
+    );
+    say!(
+        "delivered per round {:?}; Main Theorem 2's shape (L·C·D^(1/B) + (D + L) lg n)/B = {:.1}, lower bound L·C/B + D + L = {:.1}",
+        run.delivered,
+        run.shape,
+        run.lower
+    );
+    if let Some(j) = &a.common.json {
+        let name = if a.deterministic {
+            "butterfly-deterministic"
+        } else {
+            "algorithm2"
+        };
+        let v = serde_json::json!({"algorithm": name, "seed": a.common.seed, "run": run});
         write(j, &format!("{v:#}\n"))?;
     }
     Ok(())

@@ -19,7 +19,10 @@
 //! state registered at the end of the previous cycle, which requests win its out links; then
 //! every move commits at once.
 
+pub mod batch;
+pub mod bufferless;
 pub mod continuous;
+pub mod cypher;
 pub mod experiment;
 pub mod growing_rank;
 pub mod trial;

@@ -18,6 +18,7 @@
 //! Each cycle every switch's out-link arbiter ranks the flits that want the link, from the
 //! positions registered at the end of the previous cycle; then every winner moves at once.
 
+use super::bufferless::{Contention, Flight, Request, arbitrate};
 use super::continuous::{Delivery, NewMessage, Protocol};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
@@ -83,24 +84,8 @@ struct Worm {
     path: Box<[u32]>,
     measured: bool,
     failed: u32,
-    /// Start of the current trial.
-    start: u64,
-    /// `limit[j]`: flit j of the current trial crosses hops `0..limit[j]` (non-increasing in j).
-    limit: Box<[u32]>,
+    flight: Flight,
     ack_cut: bool,
-}
-
-/// A flit that wants a link this cycle: data flit `flit` at hop `hop`, or the acknowledgement.
-#[derive(Clone, Copy)]
-struct Request {
-    link: u32,
-    rank: u64,
-    generator: u32,
-    seq: u64,
-    worm: u32,
-    flit: u32,
-    hop: u32,
-    ack: bool,
 }
 
 /// The protocol's state.
@@ -144,37 +129,10 @@ impl TrialNet {
 
     fn start_trial(&mut self, slot: u32, cycle: u64) {
         let w = self.worms[slot as usize].as_mut().expect("live worm");
-        w.start = cycle;
-        w.limit.fill(w.path.len() as u32);
+        w.flight.restart(cycle, w.path.len() as u32);
         w.ack_cut = false;
         self.counters.trials += 1;
         self.active.push(slot);
-    }
-}
-
-/// Ranks the requests of every link (sorted by link, then rank, generator and sequence) and
-/// passes each beyond the first `bandwidth` of its link to `lose`; returns the winners'
-/// count per link through `win`.
-fn arbitrate(
-    requests: &mut [Request],
-    bandwidth: u32,
-    mut win: impl FnMut(&Request),
-    mut lose: impl FnMut(&Request),
-) {
-    requests.sort_unstable_by_key(|r| (r.link, r.rank, r.generator, r.seq));
-    let mut i = 0;
-    while i < requests.len() {
-        let link = requests[i].link;
-        let mut k = 0;
-        while i < requests.len() && requests[i].link == link {
-            if k < bandwidth {
-                win(&requests[i]);
-            } else {
-                lose(&requests[i]);
-            }
-            k += 1;
-            i += 1;
-        }
     }
 }
 
@@ -189,11 +147,10 @@ impl Protocol for TrialNet {
             rank: m.birth + r,
             generator: m.generator,
             seq: m.seq,
-            limit: vec![0; self.params.flits as usize].into(),
+            flight: Flight::new(self.params.flits),
             path: m.path,
             measured: m.measured,
             failed: 0,
-            start: m.birth,
             ack_cut: false,
         };
         let slot = match self.free.pop() {
@@ -222,38 +179,23 @@ impl Protocol for TrialNet {
         self.calendar[(cycle % period) as usize] = due;
 
         // evaluate: every flit that wants a link in this cycle
-        let l = u64::from(self.params.flits);
         self.requests.clear();
         for &slot in &self.active {
             let w = self.worms[slot as usize].as_ref().expect("live worm");
-            let len = w.path.len() as u64;
-            let age = cycle - w.start; // flit j is at hop age − j
-            let first = age.saturating_sub(l - 1);
-            for h in first..len.min(age + 1) {
-                let j = (age - h) as usize;
-                if (h as u32) < w.limit[j] {
-                    self.requests.push(Request {
-                        link: w.path[h as usize],
-                        rank: w.rank,
-                        generator: w.generator,
-                        seq: w.seq,
-                        worm: slot,
-                        flit: j as u32,
-                        hop: h as u32,
-                        ack: false,
-                    });
-                }
-            }
+            let key = (w.rank, w.generator, w.seq);
+            w.flight
+                .requests(cycle, &w.path, key, slot, &mut self.requests);
             // the acknowledgement leaves the cycle after the tail arrives, one link a cycle
-            let complete = w.limit[l as usize - 1] as u64 == len;
-            let ack_start = w.start + l + len - 1;
-            if complete && !w.ack_cut && (ack_start..ack_start + len).contains(&cycle) {
+            let len = w.path.len() as u64;
+            let ack_start = w.flight.tail_arrival(len as u32) + 1;
+            if w.flight.complete(len as u32)
+                && !w.ack_cut
+                && (ack_start..ack_start + len).contains(&cycle)
+            {
                 let a = cycle - ack_start;
                 self.requests.push(Request {
                     link: self.reverse[w.path[(len - 1 - a) as usize] as usize],
-                    rank: w.rank,
-                    generator: w.generator,
-                    seq: w.seq,
+                    key,
                     worm: slot,
                     flit: 0,
                     hop: 0,
@@ -269,10 +211,10 @@ impl Protocol for TrialNet {
             &mut self.counters,
             self.data_links,
         );
-        let flits = self.params.flits;
         arbitrate(
             &mut requests,
             self.params.bandwidth,
+            Contention::RankPreempt,
             |r| {
                 if !r.ack && r.link < data_links {
                     crossings[r.link as usize] += 1;
@@ -283,10 +225,7 @@ impl Protocol for TrialNet {
                 if r.ack {
                     w.ack_cut = true;
                 } else {
-                    counters.cuts += u64::from(flits - r.flit);
-                    for k in r.flit as usize..w.limit.len() {
-                        w.limit[k] = w.limit[k].min(r.hop);
-                    }
+                    counters.cuts += w.flight.cut(r.flit, r.hop);
                 }
             },
         );
@@ -297,14 +236,13 @@ impl Protocol for TrialNet {
         for i in 0..self.active.len() {
             let slot = self.active[i];
             let w = self.worms[slot as usize].as_mut().expect("live worm");
-            let len = w.path.len() as u64;
-            let tail_arrival = w.start + l + len - 2;
-            let complete = w.limit[l as usize - 1] as u64 == len;
-            let ack_arrival = tail_arrival + len;
+            let len = w.path.len() as u32;
+            let tail_arrival = w.flight.tail_arrival(len);
+            let complete = w.flight.complete(len);
             let ended = if !complete {
                 cycle >= tail_arrival
             } else {
-                w.ack_cut || cycle >= ack_arrival
+                w.ack_cut || cycle >= tail_arrival + u64::from(len)
             };
             if !ended {
                 self.active[keep] = slot;
@@ -316,7 +254,7 @@ impl Protocol for TrialNet {
                 delivered(Delivery {
                     birth: w.birth,
                     cycle: tail_arrival,
-                    hops: len as u32,
+                    hops: len,
                     failed_trials: w.failed,
                     measured: w.measured,
                 });
@@ -328,7 +266,7 @@ impl Protocol for TrialNet {
                     self.counters.acks_lost += 1;
                 }
                 w.failed += 1;
-                let next = w.start + period;
+                let next = w.flight.start + period;
                 self.calendar[(next % period) as usize].push(slot);
             }
         }
