@@ -84,11 +84,12 @@ fn bad_input_exits_2_naming_the_value_and_the_range() {
     }
 }
 
-const FILES: [&str; 7] = [
+const FILES: [&str; 8] = [
     "scheideler-voecking.md",
     "growing-rank.csv",
     "trial-failures.csv",
     "trial-threshold.csv",
+    "recovery.csv",
     "growing-rank.svg",
     "trial-threshold.svg",
     "summary.json",

@@ -3,9 +3,9 @@
 use super::files::{outputs_apart, write};
 use clap::{Args, Subcommand, ValueEnum};
 use flitforge::universal::batch::{self, Collection};
-use flitforge::universal::continuous::{self, Outcome, Traffic, Window};
-use flitforge::universal::growing_rank::{self, GrowingRank, GrowingRankNet};
-use flitforge::universal::trial::{TrialNet, TrialParams};
+use flitforge::universal::continuous::{self, Burst, Outcome, Traffic, Window};
+use flitforge::universal::growing_rank::{self, GrowingRank, GrowingRankNet, Overflow};
+use flitforge::universal::trial::{TrialNet, TrialOverflow, TrialParams};
 use flitforge::universal::{Net, NetKind};
 use flitforge::{Error, Result};
 
@@ -160,6 +160,14 @@ struct Common {
     /// Seed of the traffic, the wiring of a random graph and the protocol's draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A bad scenario ([SV] §4): multiply the generation rate by F for the last
+    /// --burst-cycles of the warm-up; the window then measures the recovery (routing time by
+    /// birth time). 1..=1000. [default: none]
+    #[arg(long, value_name = "F")]
+    burst_factor: Option<f64>,
+    /// Cycles of the burst, at most the warm-up. [default: the warm-up's last half]
+    #[arg(long, value_name = "W")]
+    burst_cycles: Option<u64>,
     /// Also write the configuration and the outcome as JSON ("-": standard output).
     /// [default: not written]
     #[arg(long, value_name = "FILE|-")]
@@ -177,6 +185,16 @@ pub struct GrowingRankArgs {
     /// K: random rank offsets k ∈ 1..=K. [default: Theorem 2.4's K for λ, or 128]
     #[arg(long)]
     rank_offsets: Option<u32>,
+    /// [SV] §4.1's recovery: packets older than T go to their link's overflow stack, popped
+    /// with probability 1/(γ|E|) per cycle into a suspension of m·T cycles. [default: off]
+    #[arg(long)]
+    overflow_stacks: bool,
+    /// T of the overflow stacks, 1..=16777216 cycles. [default: ⌈4(D + lg(N + |E|))⌉]
+    #[arg(long, value_name = "T")]
+    stack_age: Option<u64>,
+    /// γ of the overflow stacks, at least 1. [default: 2/(1/e - λ), λ held below 1/e - 0.01]
+    #[arg(long, value_name = "GAMMA")]
+    stack_gamma: Option<f64>,
 }
 
 #[derive(Args)]
@@ -189,6 +207,14 @@ pub struct TrialArgs {
     /// Flits per worm L, 1..=4096.
     #[arg(long, default_value_t = 8)]
     flits: u32,
+    /// [SV] §4.2's recovery: a worm that failed T trials goes to its generator's overflow
+    /// stack, popped with probability λ/(6N) per cycle into a suspension of T·R cycles.
+    /// [default: off]
+    #[arg(long)]
+    overflow_stacks: bool,
+    /// T of the overflow stacks: failed trials, 1..=65536. [default: ⌈4 lg(N + D + L)⌉]
+    #[arg(long, value_name = "T")]
+    stack_trials: Option<u32>,
 }
 
 pub fn run(command: &UniversalCommand) -> Result<()> {
@@ -230,14 +256,40 @@ fn prepare(c: &Common, flits: u32) -> Result<(Net, Traffic)> {
     Ok((net, traffic))
 }
 
-fn window(c: &Common, warmup: u64, dilation: u32, flits: u32) -> Window {
+fn window(c: &Common, warmup: u64, dilation: u32, flits: u32) -> Result<Window> {
     let (limit, _) = flitforge::limits::memory_limit();
-    Window {
-        warmup: c.warmup.unwrap_or(warmup.max(1000)),
+    let warmup = c.warmup.unwrap_or(warmup.max(1000));
+    let burst = match (c.burst_factor, c.burst_cycles) {
+        (None, None) => None,
+        (None, Some(w)) => {
+            return Err(Error::invalid(
+                "burst-cycles",
+                w,
+                "a burst with --burst-factor",
+            ));
+        }
+        (Some(f), w) => {
+            if !(f.is_finite() && (1.0..=1000.0).contains(&f)) {
+                return Err(Error::invalid("burst-factor", f, "1..=1000"));
+            }
+            let cycles = w.unwrap_or(warmup / 2);
+            if !(1..=warmup).contains(&cycles) {
+                return Err(Error::invalid(
+                    "burst-cycles",
+                    cycles,
+                    format!("1..={warmup} (the warm-up)"),
+                ));
+            }
+            Some(Burst { cycles, factor: f })
+        }
+    };
+    Ok(Window {
+        warmup,
         window: c.window,
         drain: c.drain.unwrap_or(c.window),
         max_buffered: (limit / 2 / message_bytes(dilation, flits)).min(1 << 26),
-    }
+        burst,
+    })
 }
 
 fn describe(net: &Net, traffic: &Traffic) -> String {
@@ -272,6 +324,21 @@ fn report(o: &Outcome) {
         o.delay.mean,
         o.delay.p99
     );
+    if let Some(r) = &o.recovery {
+        let means: Vec<String> = r.means.iter().map(|m| format!("{m:.1}")).collect();
+        say!(
+            "recovery: mean routing time by birth, {} cycles a column from the window's start: {}",
+            r.bucket,
+            means.join(" ")
+        );
+        match r.recovered_after {
+            Some(t) => say!(
+                "recovered (within twice the steady {:.2}) from window cycle {t}",
+                r.steady
+            ),
+            None => say!("not recovered within the window"),
+        }
+    }
     let s = &o.stability;
     if s.stable {
         say!(
@@ -279,6 +346,12 @@ fn report(o: &Outcome) {
             s.quarters,
             s.slope_per_kcycle
         );
+        if s.undrained > 0 {
+            say!(
+                "  (emptying; {} measured messages still out after the drain are not in the statistics)",
+                s.undrained
+            );
+        }
     } else {
         say!(
             "UNSTABLE ({}): messages in the system per quarter of the window {:?}, slope {:.3} per 1000 cycles, most {}",
@@ -293,24 +366,54 @@ fn report(o: &Outcome) {
 fn growing(a: &GrowingRankArgs) -> Result<()> {
     let (net, traffic) = prepare(&a.common, 1)?;
     let (tm, tk) = growing_rank::theorem_parameters(traffic.load).unwrap_or((20, 128));
+    let d = net.dilation();
+    let generators = u64::from(net.terminals) * u64::from(traffic.generators);
+    let overflow = if a.overflow_stacks {
+        let o = Overflow::defaults(d, generators, net.data_links(), traffic.load);
+        Some(Overflow {
+            t: a.stack_age.unwrap_or(o.t),
+            gamma: a.stack_gamma.unwrap_or(o.gamma),
+        })
+    } else {
+        for (flag, given) in [
+            ("stack-age", a.stack_age.is_some()),
+            ("stack-gamma", a.stack_gamma.is_some()),
+        ] {
+            if given {
+                return Err(Error::invalid(flag, "given", "--overflow-stacks with it"));
+            }
+        }
+        None
+    };
     let params = GrowingRank {
         m: a.rank_step.unwrap_or(tm),
         k: a.rank_offsets.unwrap_or(tk),
+        overflow,
     };
-    let d = net.dilation();
-    let w = window(&a.common, 10 * u64::from(d), d, 1);
+    let w = window(&a.common, 10 * u64::from(d), d, 1)?;
     let mut protocol = GrowingRankNet::new(params, net.data_links(), a.common.seed)?;
     say!(
         "growing-rank store-and-forward ([SV] §2), m = {}, K = {}",
         params.m,
         params.k
     );
+    if let Some(o) = overflow {
+        say!(
+            "overflow stacks ([SV] §4.1): T = {}, γ = {:.3}, suspension m·T = {} cycles",
+            o.t,
+            o.gamma,
+            u64::from(params.m) * o.t
+        );
+    }
     say!("{}", describe(&net, &traffic));
     let o = continuous::run(&net, &traffic, w, a.common.seed, &mut protocol)?;
     report(&o);
+    if overflow.is_some() {
+        say!("packets moved to an overflow stack: {}", protocol.stacked);
+    }
     if let Some(j) = &a.common.json {
         let v = serde_json::json!({
-            "protocol": "growing-rank", "topology": net.kind, "inputs": net.terminals,
+            "protocol": "growing-rank", "stacked": protocol.stacked, "topology": net.kind, "inputs": net.terminals,
             "dilation": d, "generators_per_terminal": traffic.generators,
             "params": params, "window": w, "seed": a.common.seed, "outcome": o,
         });
@@ -322,13 +425,39 @@ fn growing(a: &GrowingRankArgs) -> Result<()> {
 fn trial(a: &TrialArgs) -> Result<()> {
     let (net, traffic) = prepare(&a.common, a.flits)?;
     let d = net.dilation();
+    let generators = u64::from(net.terminals) * u64::from(traffic.generators);
+    let overflow = if a.overflow_stacks {
+        let o = TrialOverflow::defaults(generators, d, a.flits, traffic.load);
+        Some(TrialOverflow {
+            t: a.stack_trials.unwrap_or(o.t),
+            pop: o.pop,
+        })
+    } else {
+        if a.stack_trials.is_some() {
+            return Err(Error::invalid(
+                "stack-trials",
+                "given",
+                "--overflow-stacks with it",
+            ));
+        }
+        None
+    };
     let params = TrialParams {
         bandwidth: a.bandwidth,
         flits: a.flits,
         dilation: d,
+        overflow,
     };
     params.check()?;
-    let w = window(&a.common, 10 * params.period(), d, a.flits);
+    if let Some(o) = overflow {
+        say!(
+            "overflow stacks ([SV] §4.2): T = {} trials, pop λ/(6N) = {:.3e}, suspension T·R = {} cycles",
+            o.t,
+            o.pop,
+            u64::from(o.t) * params.period()
+        );
+    }
+    let w = window(&a.common, 10 * params.period(), d, a.flits)?;
     let mut protocol = TrialNet::new(params, &net, a.common.seed)?;
     let bound = f64::from(a.bandwidth)
         / (12.0
@@ -348,11 +477,12 @@ fn trial(a: &TrialArgs) -> Result<()> {
     report(&o);
     let c = protocol.counters;
     say!(
-        "trials {}, successes {}, flits cut {}, acknowledgements cut {}; failed trials per measured worm: mean {:.3}, most {} (Theorem 3.1: at most 3/(2^B - 1) = {:.3} below its load)",
+        "trials {}, successes {}, flits cut {}, acknowledgements cut {}, worms stacked {}; failed trials per measured worm: mean {:.3}, most {} (Theorem 3.1: at most 3/(2^B - 1) = {:.3} below its load)",
         c.trials,
         c.successes,
         c.cuts,
         c.acks_lost,
+        c.stacked,
         o.failed_trials_mean,
         o.failed_trials_max,
         3.0 / (2f64.powi(a.bandwidth.min(64) as i32) - 1.0)

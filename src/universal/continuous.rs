@@ -150,19 +150,47 @@ pub struct Window {
     pub drain: u64,
     /// Most messages in the system before the run stops as unstable (memory).
     pub max_buffered: u64,
+    /// A bad scenario just before the window ([SV] §4): the generation rate multiplied by
+    /// `factor` for the last `cycles` of the warm-up.
+    pub burst: Option<Burst>,
 }
+
+/// A burst of traffic ending where the measured window starts.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Burst {
+    pub cycles: u64,
+    pub factor: f64,
+}
+
+/// How a network recovers from a burst: the mean routing time of the messages born in each
+/// twentieth of the window, the steady value (the window's last quarter) and the first
+/// window cycle from which every later twentieth stays within twice the steady value.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recovery {
+    pub bucket: u64,
+    pub means: Vec<f64>,
+    pub steady: f64,
+    pub recovered_after: Option<u64>,
+}
+
+/// Buckets of a recovery profile.
+const BUCKETS: usize = 20;
 
 /// The stability verdict and its evidence.
 #[derive(Clone, Debug, Serialize)]
 pub struct Stability {
     pub stable: bool,
-    /// Why unstable: `growing`, `not-drained` or `overflow`; empty when stable.
+    /// Why unstable: `growing`, `not-drained` (measured messages still out after the drain
+    /// while the system was not emptying) or `overflow`; empty when stable.
     pub reason: String,
     /// Least-squares slope of the messages in the system over the window, per 1000 cycles.
     pub slope_per_kcycle: f64,
     /// Mean messages in the system in each quarter of the window.
     pub quarters: [f64; 4],
     pub max_buffered: u64,
+    /// Measured messages not delivered by the end of the drain (their routing times are
+    /// missing from the statistics).
+    pub undrained: u64,
 }
 
 /// What a run measured.
@@ -186,6 +214,8 @@ pub struct Outcome {
     /// Measured link load: crossings per data link per window cycle, busiest link.
     pub measured_load_max: f64,
     pub stability: Stability,
+    /// With a burst: the recovery profile.
+    pub recovery: Option<Recovery>,
 }
 
 /// Runs `protocol` under `traffic` on `net` for `window`, drawing arrivals from `seed`.
@@ -202,6 +232,7 @@ pub fn run(
     let mut path = Vec::new();
     let mut generated = 0u64;
     let mut delivered_all = 0u64;
+    let mut profile = [(0f64, 0u64); BUCKETS];
     let mut measured = 0u64;
     let mut latency = Histogram::default();
     let mut delay = Histogram::default();
@@ -216,6 +247,7 @@ pub fn run(
     let mut start_crossings = Vec::new();
     let mut end_crossings = Vec::new();
     let mut reason = String::new();
+    let mut undrained = 0u64;
     let flits = u64::from(traffic.flits);
     let mut cycle = 0u64;
     loop {
@@ -234,12 +266,21 @@ pub fn run(
             break;
         }
         if cycle >= end_window + window.drain {
-            reason = "not-drained".into();
+            undrained = measured - delivered_measured;
             break;
         }
         let in_window = (window.warmup..end_window).contains(&cycle);
-        for g in 0..n * traffic.generators {
-            if !rng.random_bool(traffic.p) {
+        // in a burst every generator draws `reps` times at p·F/reps (p·F may exceed 1)
+        let (reps, p) = match window.burst {
+            Some(b) if cycle < window.warmup && cycle + b.cycles >= window.warmup => {
+                let reps = (traffic.p * b.factor).ceil().max(1.0);
+                (reps as u32, (traffic.p * b.factor / reps).min(1.0))
+            }
+            _ => (1, traffic.p),
+        };
+        for draw in 0..n * traffic.generators * reps {
+            let g = draw / reps;
+            if !rng.random_bool(p) {
                 continue;
             }
             let s = g / traffic.generators;
@@ -275,6 +316,10 @@ pub fn run(
             if d.measured {
                 delivered_measured += 1;
                 let time = d.cycle - d.birth + 1;
+                let b =
+                    ((d.birth - window.warmup) * BUCKETS as u64 / window.window.max(1)) as usize;
+                profile[b.min(BUCKETS - 1)].0 += time as f64;
+                profile[b.min(BUCKETS - 1)].1 += 1;
                 latency.add(time);
                 delay.add(time.saturating_sub(u64::from(d.hops) + flits - 1));
                 stretch += time as f64 / f64::from(d.hops.max(1));
@@ -319,6 +364,11 @@ pub fn run(
         *q = round6(*q / quarter_len);
     }
     let slope = regression.slope();
+    // measured messages still out after the drain: unstable unless the system was emptying
+    // (overflow stacks release old messages slowly by design, [SV] §4)
+    if undrained > 0 && reason.is_empty() && quarters[3] >= quarters[0] {
+        reason = "not-drained".into();
+    }
     let crossings_max = if end_crossings.is_empty() {
         0.0
     } else {
@@ -331,6 +381,7 @@ pub fn run(
             / flits as f64
     };
     let delivered = latency.len().max(1) as f64;
+    let recovery = window.burst.map(|_| recovery(&profile, window.window));
     Ok(Outcome {
         p: round6(traffic.p),
         load: round6(traffic.load),
@@ -350,8 +401,37 @@ pub fn run(
             slope_per_kcycle: round6(slope * 1000.0),
             quarters,
             max_buffered,
+            undrained,
         },
+        recovery,
     })
+}
+
+/// The recovery profile of a window's births.
+fn recovery(profile: &[(f64, u64); BUCKETS], window: u64) -> Recovery {
+    let means: Vec<f64> = profile
+        .iter()
+        .map(|&(sum, n)| if n == 0 { 0.0 } else { round6(sum / n as f64) })
+        .collect();
+    let tail = &profile[BUCKETS * 3 / 4..];
+    let (sum, n) = tail.iter().fold((0.0, 0), |(s, c), &(x, k)| (s + x, c + k));
+    let steady = if n == 0 { 0.0 } else { sum / n as f64 };
+    let bucket = (window / BUCKETS as u64).max(1);
+    // the first bucket from which every later one is within twice the steady value
+    let first = (0..BUCKETS)
+        .rev()
+        .take_while(|&b| means[b] <= 2.0 * steady)
+        .last();
+    Recovery {
+        bucket,
+        means,
+        steady: round6(steady),
+        recovered_after: if n == 0 {
+            None
+        } else {
+            first.map(|b| b as u64 * bucket)
+        },
+    }
 }
 
 /// Whether the messages in the system grew over the window: the fitted growth exceeds a

@@ -9,13 +9,16 @@
 //!   λ_B = B/(12e·L·(2D)^(1/B)) against 3/(2^B − 1), and the routing time against
 //!   R·(1 + 3/(2^B − 1));
 //! - trial-threshold: the largest stable load found (doubling from λ_B) against λ_B and the
-//!   cap B/L ([SV] §1: λ ≤ B/L is necessary).
+//!   cap B/L ([SV] §1: λ ≤ B/L is necessary);
+//! - recovery: [SV] §4's bad scenario (a burst of F times the rate just before the window)
+//!   with and without overflow stacks: when newly born messages are routed as fast as in the
+//!   steady state again, against the recovery times m·T (Theorem 4.1) and 2RT (Theorem 4.3).
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
-use super::continuous::{self, Outcome, Traffic, Window};
-use super::growing_rank::{self, GrowingRank, GrowingRankNet};
-use super::trial::{TrialNet, TrialParams};
+use super::continuous::{self, Burst, Outcome, Traffic, Window};
+use super::growing_rank::{self, GrowingRank, GrowingRankNet, Overflow};
+use super::trial::{TrialNet, TrialOverflow, TrialParams};
 use super::{Net, NetKind};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
@@ -111,6 +114,7 @@ impl SvConfig {
             window: self.window,
             drain: self.window,
             max_buffered: 1 << 22,
+            burst: None,
         }
     }
 
@@ -161,7 +165,15 @@ fn saf_trial(kind: NetKind, load: f64, config: &SvConfig, seed: u64) -> Result<S
     let net = net(kind, config.terminals, seed)?;
     let traffic = Traffic::at_load(&net, load, 1)?;
     let (m, k) = growing_rank::theorem_parameters(load).unwrap_or((20, 128));
-    let mut p = GrowingRankNet::new(GrowingRank { m, k }, net.data_links(), seed)?;
+    let mut p = GrowingRankNet::new(
+        GrowingRank {
+            m,
+            k,
+            overflow: None,
+        },
+        net.data_links(),
+        seed,
+    )?;
     let w = config.window(10 * u64::from(net.dilation()));
     let o = continuous::run(&net, &traffic, w, seed, &mut p)?;
     Ok(SafTrial {
@@ -179,6 +191,7 @@ fn trial_run(net: &Net, b: u32, load: f64, config: &SvConfig, seed: u64) -> Resu
         bandwidth: b,
         flits: config.flits,
         dilation: net.dilation(),
+        overflow: None,
     };
     let traffic = Traffic::at_load(net, load, config.flits)?;
     let mut p = TrialNet::new(params, net, seed)?;
@@ -235,6 +248,93 @@ fn threshold_trial(kind: NetKind, b: u32, config: &SvConfig, seed: u64) -> Resul
     })
 }
 
+/// The bad scenarios of the recovery table: (protocol is wormhole, network, load, burst
+/// factor). The burst lasts the second half of a 4000-cycle warm-up; the window is twice the
+/// configured one (store-and-forward) or the configured one (wormhole, B = 2).
+pub const RECOVERY: [(bool, NetKind, f64, f64); 4] = [
+    (false, NetKind::Butterfly, 0.3, 6.0),
+    (false, NetKind::Mesh, 0.3, 6.0),
+    (true, NetKind::Butterfly, 0.02, 8.0),
+    (true, NetKind::Mesh, 0.01, 8.0),
+];
+
+/// One bad-scenario run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RecoveryTrial {
+    /// Window cycle from which new messages are routed within twice the steady time.
+    pub recovered: Option<u64>,
+    pub first: f64,
+    pub steady: f64,
+    pub stacked: u64,
+    /// The theorem's recovery time: m·T or 2RT.
+    pub theorem: u64,
+}
+
+fn recovery_trial(
+    wormhole: bool,
+    kind: NetKind,
+    load: f64,
+    factor: f64,
+    stacks: bool,
+    config: &SvConfig,
+    seed: u64,
+) -> Result<RecoveryTrial> {
+    let net = net(kind, config.terminals, seed)?;
+    let d = net.dilation();
+    let flits = if wormhole { config.flits } else { 1 };
+    let traffic = Traffic::at_load(&net, load, flits)?;
+    let generators = u64::from(net.terminals) * u64::from(traffic.generators);
+    let window = Window {
+        warmup: 4000,
+        window: if wormhole {
+            config.window
+        } else {
+            2 * config.window
+        },
+        drain: config.window,
+        max_buffered: 1 << 22,
+        burst: Some(Burst {
+            cycles: 2000,
+            factor,
+        }),
+    };
+    let (o, stacked, theorem) = if wormhole {
+        let overflow = TrialOverflow::defaults(generators, d, flits, load);
+        let params = TrialParams {
+            bandwidth: 2,
+            flits,
+            dilation: d,
+            overflow: stacks.then_some(overflow),
+        };
+        let mut p = TrialNet::new(params, &net, seed)?;
+        let o = continuous::run(&net, &traffic, window, seed, &mut p)?;
+        (
+            o,
+            p.counters.stacked,
+            2 * params.period() * u64::from(overflow.t),
+        )
+    } else {
+        let (m, k) = growing_rank::theorem_parameters(load).unwrap_or((20, 128));
+        let overflow = Overflow::defaults(d, generators, net.data_links(), load);
+        let params = GrowingRank {
+            m,
+            k,
+            overflow: stacks.then_some(overflow),
+        };
+        let mut p = GrowingRankNet::new(params, net.data_links(), seed)?;
+        let o = continuous::run(&net, &traffic, window, seed, &mut p)?;
+        (o, p.stacked, u64::from(m) * overflow.t)
+    };
+    let r = o.recovery.expect("a burst gives a recovery profile");
+    Ok(RecoveryTrial {
+        recovered: r.recovered_after,
+        first: r.means[0],
+        steady: r.steady,
+        stacked,
+        theorem,
+    })
+}
+
 /// Runs every table with `jobs`: `None` when `jobs` runs one shard.
 pub fn run(
     config: &SvConfig,
@@ -275,13 +375,29 @@ pub fn run(
             seed(3, row, j % t),
         )
     })?;
-    let (Some(saf), Some(fails), Some(thresholds)) = (saf, fails, thresholds) else {
+    let recovery = jobs.map("recovery", RECOVERY.len() * 2 * t, progress, |j| {
+        let row = j / t;
+        let (wormhole, kind, load, factor) = RECOVERY[row / 2];
+        recovery_trial(
+            wormhole,
+            kind,
+            load,
+            factor,
+            row % 2 == 1,
+            config,
+            seed(4, row / 2, j % t),
+        )
+    })?;
+    let (Some(saf), Some(fails), Some(thresholds), Some(recovery)) =
+        (saf, fails, thresholds, recovery)
+    else {
         return Ok(None);
     };
     let mut out = Results::default();
     saf_table(&saf, config, &mut out);
     fail_table(&fails, config, &mut out);
     threshold_table(&thresholds, config, &mut out);
+    recovery_table(&recovery, config, &mut out);
     Ok(Some(out))
 }
 
@@ -464,6 +580,61 @@ fn threshold_table(trials: &[ThresholdTrial], config: &SvConfig, out: &mut Resul
     out.tables.push(table);
     out.charts
         .push(("trial-threshold.svg".into(), chart.to_svg()));
+}
+
+fn recovery_table(trials: &[RecoveryTrial], config: &SvConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let mut table = Table::new(
+        "recovery",
+        "Recovery from a bad scenario ([SV] §4): overflow stacks against none",
+        &format!(
+            "{} terminals. The generation rate is multiplied by F for cycles 2000..4000; the window starts at 4000. Recovered: the first window cycle from which the messages born in every later twentieth of the window are routed within twice the steady time (the window's last quarter); the profile's resolution is a twentieth of the window. Theorem: the recovery time with stacks, m·T (Theorem 4.1, T = ⌈4(D + lg(N + |E|))⌉) or 2RT (Theorem 4.3, T = ⌈4 lg(N + D + L)⌉). Stacked: messages moved to an overflow stack.",
+            config.terminals
+        ),
+        &[
+            "protocol",
+            "network",
+            "λ",
+            "F",
+            "stacks",
+            "recovered after",
+            "theorem",
+            "first twentieth",
+            "steady",
+            "stacked",
+        ],
+    );
+    for (ri, &(wormhole, kind, load, factor)) in RECOVERY.iter().enumerate() {
+        for stacks in [false, true] {
+            let row = ri * 2 + usize::from(stacks);
+            let rows = &trials[row * t..(row + 1) * t];
+            let recovered: Vec<f64> = rows
+                .iter()
+                .filter_map(|r| r.recovered.map(|x| x as f64))
+                .collect();
+            table.rows.push(vec![
+                if wormhole {
+                    "trial (B = 2)".into()
+                } else {
+                    "growing-rank".into()
+                },
+                kind.name().into(),
+                f3(load),
+                format!("{factor}"),
+                if stacks { "yes".into() } else { "no".into() },
+                if recovered.len() == t {
+                    format!("{:.0}", mean(recovered))
+                } else {
+                    format!("{}/{t} not in the window", t - recovered.len())
+                },
+                rows[0].theorem.to_string(),
+                f2(mean(rows.iter().map(|r| r.first))),
+                f2(mean(rows.iter().map(|r| r.steady))),
+                format!("{:.0}", mean(rows.iter().map(|r| r.stacked as f64))),
+            ]);
+        }
+    }
+    out.tables.push(table);
 }
 
 /// The tables as one Markdown report.

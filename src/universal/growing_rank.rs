@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use rand::RngExt;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 /// (m, K) of Theorem 2.4: the smallest m with K a power of two whose ε =
 /// e(1/K + m/(m − 1))(e·m)^(1/(m − 1))·λ is at most 0.9; `None` when λ ≥ 1/e needs m beyond
@@ -47,6 +47,31 @@ pub struct GrowingRank {
     pub m: u32,
     /// Random offsets k ∈ 1..=K.
     pub k: u32,
+    /// [SV] §4.1's recovery from a bad scenario: overflow stacks.
+    pub overflow: Option<Overflow>,
+}
+
+/// [SV] §4.1: a packet that has waited T cycles since its (protocol) birth leaves its queue
+/// for the link's overflow stack; each cycle a link pops its stack's top with probability
+/// 1/(γ·|E|) (|E| the links), suspends the packet for m·T cycles and puts it back in the
+/// queue with a new birth and rank. Statistics keep the original birth.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Overflow {
+    pub t: u64,
+    pub gamma: f64,
+}
+
+impl Overflow {
+    /// The defaults of the proof's constants: T = ⌈4(D + lg(N + |E|))⌉ and
+    /// γ = 2/(1/e − λ) (λ held below 1/e − 0.01).
+    pub fn defaults(dilation: u32, generators: u64, links: u32, load: f64) -> Overflow {
+        let lg = ((generators + u64::from(links)) as f64).log2();
+        let gap = (1.0 / std::f64::consts::E - load).max(0.01);
+        Overflow {
+            t: (4.0 * (f64::from(dilation) + lg)).ceil() as u64,
+            gamma: 2.0 / gap,
+        }
+    }
 }
 
 impl GrowingRank {
@@ -61,21 +86,44 @@ impl GrowingRank {
         if !(1..=1 << 20).contains(&self.k) {
             return Err(Error::invalid("rank-offsets", self.k, "1..=1048576"));
         }
+        if let Some(o) = self.overflow {
+            if !(1..=1 << 24).contains(&o.t) {
+                return Err(Error::invalid("stack-age", o.t, "1..=16777216 cycles"));
+            }
+            if !(o.gamma.is_finite() && o.gamma >= 1.0) {
+                return Err(Error::invalid("stack-gamma", o.gamma, "at least 1"));
+            }
+        }
         Ok(())
     }
 }
 
-/// A queue entry: (rank, generator, sequence, slab slot), the lowest first.
-type Entry = Reverse<(u64, u32, u64, u32)>;
+/// A queue entry: (rank, generator, sequence, slab slot, ticket), the lowest first. An entry
+/// whose ticket is not its packet's current one is stale (the packet went to a stack) and
+/// is skipped.
+type Entry = Reverse<(u64, u32, u64, u32, u64)>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Queued,
+    Stacked,
+    Suspended,
+}
 
 struct Packet {
+    /// Birth for the statistics (the generation cycle).
     birth: u64,
+    /// Birth for the protocol: reset when the packet comes back from a stack.
+    rank_birth: u64,
     rank: u64,
     generator: u32,
     seq: u64,
     hop: u32,
     path: Box<[u32]>,
     measured: bool,
+    ticket: u64,
+    life: u64,
+    place: Place,
 }
 
 /// The protocol's state: packets in a slab, a queue of slab slots per link.
@@ -91,12 +139,22 @@ pub struct GrowingRankNet {
     crossings: Vec<u64>,
     moving: Vec<u32>,
     buffered: u64,
+    tickets: u64,
+    /// Overflow stacks: packets by protocol birth (for ageing), per link a stack, links with
+    /// a non-empty stack, and suspended packets by release cycle.
+    ages: VecDeque<(u64, u32, u64)>,
+    stacks: Vec<Vec<u32>>,
+    stacked_links: Vec<u32>,
+    suspended: BTreeMap<u64, Vec<u32>>,
+    /// Packets moved to a stack so far.
+    pub stacked: u64,
 }
 
 impl GrowingRankNet {
     /// The protocol on a network of `links` data links, drawing offsets from `seed`.
     pub fn new(params: GrowingRank, links: u32, seed: u64) -> Result<Self> {
         params.check()?;
+        let stacks = if params.overflow.is_some() { links } else { 0 };
         Ok(GrowingRankNet {
             params,
             rng: stream(seed, Stream::Protocol),
@@ -108,35 +166,111 @@ impl GrowingRankNet {
             crossings: vec![0; links as usize],
             moving: Vec::new(),
             buffered: 0,
+            tickets: 0,
+            ages: VecDeque::new(),
+            stacks: (0..stacks).map(|_| Vec::new()).collect(),
+            stacked_links: Vec::new(),
+            suspended: BTreeMap::new(),
+            stacked: 0,
         })
     }
 
     fn enqueue(&mut self, slot: u32) {
-        let p = self.packets[slot as usize].as_ref().expect("live packet");
+        self.tickets += 1;
+        let p = self.packets[slot as usize].as_mut().expect("live packet");
+        p.ticket = self.tickets;
+        p.place = Place::Queued;
         let l = p.path[p.hop as usize];
-        self.queues[l as usize].push(Reverse((p.rank, p.generator, p.seq, slot)));
+        self.queues[l as usize].push(Reverse((p.rank, p.generator, p.seq, slot, p.ticket)));
         if !self.queued[l as usize] {
             self.queued[l as usize] = true;
             self.active.push(l);
+        }
+    }
+
+    /// Gives a packet a (new) protocol birth in `cycle` and queues it.
+    fn born(&mut self, slot: u32, cycle: u64) {
+        let k = self.rng.random_range(1..=u64::from(self.params.k));
+        self.tickets += 1;
+        let p = self.packets[slot as usize].as_mut().expect("live packet");
+        p.rank_birth = cycle;
+        // (a packet back from a stack restarts its rank as if generated at its link)
+        p.rank = cycle * u64::from(self.params.k) + k;
+        p.life = self.tickets;
+        if self.params.overflow.is_some() {
+            self.ages.push_back((cycle, slot, p.life));
+        }
+        self.enqueue(slot);
+    }
+
+    /// [SV] §4.1 at the end of a cycle: packets past their age go to their link's stack, each
+    /// non-empty stack may release its top into suspension, and suspended packets whose time
+    /// is up return to their queue.
+    fn overflow(&mut self, o: Overflow, cycle: u64) {
+        while let Some(&(birth, slot, life)) = self.ages.front() {
+            if birth + o.t > cycle {
+                break;
+            }
+            self.ages.pop_front();
+            let Some(p) = self.packets[slot as usize].as_mut() else {
+                continue;
+            };
+            if p.life != life || p.place != Place::Queued {
+                continue;
+            }
+            p.place = Place::Stacked;
+            p.ticket = 0; // its queue entry is stale now
+            let l = p.path[p.hop as usize] as usize;
+            if self.stacks[l].is_empty() {
+                self.stacked_links.push(l as u32);
+            }
+            self.stacks[l].push(slot);
+            self.stacked += 1;
+        }
+        let pop = 1.0 / (o.gamma * self.queues.len() as f64);
+        let release = cycle + u64::from(self.params.m) * o.t;
+        let mut keep = 0;
+        for i in 0..self.stacked_links.len() {
+            let l = self.stacked_links[i] as usize;
+            if self.rng.random_bool(pop) {
+                let slot = self.stacks[l].pop().expect("a listed stack has a packet");
+                if let Some(p) = self.packets[slot as usize].as_mut() {
+                    p.place = Place::Suspended;
+                }
+                self.suspended.entry(release).or_default().push(slot);
+            }
+            if !self.stacks[l].is_empty() {
+                self.stacked_links[keep] = l as u32;
+                keep += 1;
+            }
+        }
+        self.stacked_links.truncate(keep);
+        if let Some(slots) = self.suspended.remove(&cycle) {
+            for slot in slots {
+                self.born(slot, cycle);
+            }
         }
     }
 }
 
 impl Protocol for GrowingRankNet {
     fn inject(&mut self, m: NewMessage) {
-        let k = self.rng.random_range(1..=u64::from(self.params.k));
+        if m.path.is_empty() {
+            return;
+        }
         let packet = Packet {
             birth: m.birth,
-            rank: m.birth * u64::from(self.params.k) + k,
+            rank_birth: m.birth,
+            rank: 0,
             generator: m.generator,
             seq: m.seq,
             hop: 0,
             path: m.path,
             measured: m.measured,
+            ticket: 0,
+            life: 0,
+            place: Place::Queued,
         };
-        if packet.path.is_empty() {
-            return;
-        }
         let slot = match self.free.pop() {
             Some(s) => {
                 self.packets[s as usize] = Some(packet);
@@ -148,7 +282,7 @@ impl Protocol for GrowingRankNet {
             }
         };
         self.buffered += 1;
-        self.enqueue(slot);
+        self.born(slot, m.birth);
     }
 
     fn step(&mut self, cycle: u64, delivered: &mut dyn FnMut(Delivery)) -> Result<()> {
@@ -158,9 +292,16 @@ impl Protocol for GrowingRankNet {
         for i in 0..self.active.len() {
             let l = self.active[i];
             let q = &mut self.queues[l as usize];
-            let Reverse((_, _, _, slot)) = q.pop().expect("an active link has a queue");
-            self.moving.push(slot);
-            self.crossings[l as usize] += 1;
+            while let Some(Reverse((_, _, _, slot, ticket))) = q.pop() {
+                let live = self.packets[slot as usize]
+                    .as_ref()
+                    .is_some_and(|p| p.ticket == ticket);
+                if live {
+                    self.moving.push(slot);
+                    self.crossings[l as usize] += 1;
+                    break;
+                }
+            }
             if q.is_empty() {
                 self.queued[l as usize] = false;
             } else {
@@ -190,6 +331,9 @@ impl Protocol for GrowingRankNet {
             } else {
                 self.enqueue(slot);
             }
+        }
+        if let Some(o) = self.params.overflow {
+            self.overflow(o, cycle);
         }
         Ok(())
     }
@@ -224,6 +368,7 @@ mod tests {
             window: 2000,
             drain: 2000,
             max_buffered: 100_000,
+            burst: None,
         }
     }
 
@@ -232,7 +377,16 @@ mod tests {
         // a tiny load: almost every packet crosses one link per cycle
         let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
         let traffic = Traffic::at_load(&net, 0.01, 1).unwrap();
-        let mut p = GrowingRankNet::new(GrowingRank { m: 4, k: 8 }, net.data_links(), 1).unwrap();
+        let mut p = GrowingRankNet::new(
+            GrowingRank {
+                m: 4,
+                k: 8,
+                overflow: None,
+            },
+            net.data_links(),
+            1,
+        )
+        .unwrap();
         let o = run(&net, &traffic, window(), 1, &mut p).unwrap();
         assert!(o.stability.stable, "{o:?}");
         assert_eq!(o.latency.p50, 4);
@@ -245,10 +399,48 @@ mod tests {
         let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
         for (load, stable) in [(0.3, true), (0.9, true), (1.1, false)] {
             let traffic = Traffic::at_load(&net, load, 1).unwrap();
-            let mut p =
-                GrowingRankNet::new(GrowingRank { m: 4, k: 8 }, net.data_links(), 3).unwrap();
+            let mut p = GrowingRankNet::new(
+                GrowingRank {
+                    m: 4,
+                    k: 8,
+                    overflow: None,
+                },
+                net.data_links(),
+                3,
+            )
+            .unwrap();
             let o = run(&net, &traffic, window(), 3, &mut p).unwrap();
             assert_eq!(o.stability.stable, stable, "load {load}: {o:?}");
         }
+    }
+
+    #[test]
+    fn overflow_stacks_take_old_packets_and_give_them_back() {
+        use crate::universal::continuous::Burst;
+        let net = Net::new(NetKind::Mesh, 16, 2, 1).unwrap();
+        let traffic = Traffic::at_load(&net, 0.3, 1).unwrap();
+        let w = Window {
+            warmup: 2000,
+            window: 4000,
+            drain: 4000,
+            max_buffered: 1_000_000,
+            burst: Some(Burst {
+                cycles: 1000,
+                factor: 6.0,
+            }),
+        };
+        let overflow = Overflow { t: 40, gamma: 1.0 };
+        let params = GrowingRank {
+            m: 4,
+            k: 8,
+            overflow: Some(overflow),
+        };
+        let mut p = GrowingRankNet::new(params, net.data_links(), 9).unwrap();
+        // conservation is checked every cycle: stacked and suspended packets stay counted
+        let o = run(&net, &traffic, w, 9, &mut p).unwrap();
+        assert!(p.stacked > 0, "{o:?}");
+        let r = o.recovery.unwrap();
+        assert_eq!(r.means.len(), 20);
+        assert!(r.recovered_after.is_some(), "{r:?}");
     }
 }

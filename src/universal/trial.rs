@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use rand::RngExt;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Parameters of the protocol.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -34,6 +35,29 @@ pub struct TrialParams {
     pub flits: u32,
     /// D, the longest path of the network: the trial period is R = 2D + L − 1.
     pub dilation: u32,
+    /// [SV] §4.2's recovery from a bad scenario: overflow stacks.
+    pub overflow: Option<TrialOverflow>,
+}
+
+/// [SV] §4.2: a worm that failed T trials since its (protocol) birth goes to its generator's
+/// overflow stack; each cycle a generator with a non-empty stack takes the top worm with
+/// probability `pop` (the paper's λ/(6N)), suspends it for T·R cycles and puts it back in its
+/// injection buffer with a new birth and rank. Statistics keep the original birth.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TrialOverflow {
+    pub t: u32,
+    pub pop: f64,
+}
+
+impl TrialOverflow {
+    /// T = ⌈4·lg(N + D + L)⌉ and pop = λ/(6N), N the generators.
+    pub fn defaults(generators: u64, dilation: u32, flits: u32, load: f64) -> TrialOverflow {
+        let lg = ((generators + u64::from(dilation) + u64::from(flits)) as f64).log2();
+        TrialOverflow {
+            t: (4.0 * lg).ceil() as u32,
+            pop: load / (6.0 * generators.max(1) as f64),
+        }
+    }
 }
 
 impl TrialParams {
@@ -74,6 +98,8 @@ pub struct TrialCounters {
     /// a copy the source sends again.
     pub acks_lost: u64,
     pub successes: u64,
+    /// Worms moved to an overflow stack.
+    pub stacked: u64,
 }
 
 struct Worm {
@@ -84,6 +110,8 @@ struct Worm {
     path: Box<[u32]>,
     measured: bool,
     failed: u32,
+    /// Failed trials since the worm's (protocol) birth.
+    since: u32,
     flight: Flight,
     ack_cut: bool,
 }
@@ -104,6 +132,9 @@ pub struct TrialNet {
     reverse: Vec<u32>,
     live: u64,
     pub counters: TrialCounters,
+    /// Overflow stacks per generator, and suspended worms by release cycle.
+    stacks: BTreeMap<u32, Vec<u32>>,
+    suspended: BTreeMap<u64, Vec<u32>>,
 }
 
 impl TrialNet {
@@ -124,6 +155,8 @@ impl TrialNet {
             reverse: net.reverse.clone(),
             live: 0,
             counters: TrialCounters::default(),
+            stacks: BTreeMap::new(),
+            suspended: BTreeMap::new(),
         })
     }
 
@@ -133,6 +166,35 @@ impl TrialNet {
         w.ack_cut = false;
         self.counters.trials += 1;
         self.active.push(slot);
+    }
+
+    /// [SV] §4.2 at the end of a cycle: every generator with a stacked worm releases its top
+    /// one into suspension with probability `pop`; worms whose suspension ends are born again
+    /// (new rank) and start a trial at once.
+    fn overflow(&mut self, o: TrialOverflow, cycle: u64) {
+        let release = cycle + u64::from(o.t) * self.params.period();
+        let mut emptied = Vec::new();
+        for (&g, stack) in self.stacks.iter_mut() {
+            if self.rng.random_bool(o.pop) {
+                let slot = stack.pop().expect("a kept stack has a worm");
+                self.suspended.entry(release).or_default().push(slot);
+                if stack.is_empty() {
+                    emptied.push(g);
+                }
+            }
+        }
+        for g in emptied {
+            self.stacks.remove(&g);
+        }
+        if let Some(slots) = self.suspended.remove(&cycle) {
+            for slot in slots {
+                let r = self.rng.random_range(0..self.params.period());
+                let w = self.worms[slot as usize].as_mut().expect("live worm");
+                w.rank = cycle + r;
+                w.since = 0;
+                self.start_trial(slot, cycle + 1);
+            }
+        }
     }
 }
 
@@ -151,6 +213,7 @@ impl Protocol for TrialNet {
             path: m.path,
             measured: m.measured,
             failed: 0,
+            since: 0,
             ack_cut: false,
         };
         let slot = match self.free.pop() {
@@ -266,11 +329,23 @@ impl Protocol for TrialNet {
                     self.counters.acks_lost += 1;
                 }
                 w.failed += 1;
-                let next = w.flight.start + period;
-                self.calendar[(next % period) as usize].push(slot);
+                w.since += 1;
+                match self.params.overflow {
+                    Some(o) if w.since >= o.t => {
+                        self.counters.stacked += 1;
+                        self.stacks.entry(w.generator).or_default().push(slot);
+                    }
+                    _ => {
+                        let next = w.flight.start + period;
+                        self.calendar[(next % period) as usize].push(slot);
+                    }
+                }
             }
         }
         self.active.truncate(keep);
+        if let Some(o) = self.params.overflow {
+            self.overflow(o, cycle);
+        }
         Ok(())
     }
 
@@ -295,6 +370,7 @@ mod tests {
             window: 4000,
             drain: 20_000,
             max_buffered: 100_000,
+            burst: None,
         }
     }
 
@@ -305,6 +381,7 @@ mod tests {
             bandwidth: 2,
             flits: 8,
             dilation: 4,
+            overflow: None,
         };
         let traffic = Traffic::at_load(&net, 0.002, 8).unwrap();
         let mut p = TrialNet::new(params, &net, 1).unwrap();
@@ -322,6 +399,7 @@ mod tests {
             bandwidth: 1,
             flits: 4,
             dilation: net.dilation(),
+            overflow: None,
         };
         let traffic = Traffic::at_load(&net, 0.01, 4).unwrap();
         let mut p = TrialNet::new(params, &net, 5).unwrap();
@@ -344,11 +422,40 @@ mod tests {
             bandwidth: 1,
             flits: 4,
             dilation: 4,
+            overflow: None,
         };
         let traffic = Traffic::at_load(&net, 0.4, 4).unwrap();
         let mut p = TrialNet::new(params, &net, 2).unwrap();
         let o = run(&net, &traffic, window(), 2, &mut p).unwrap();
         assert!(!o.stability.stable, "{o:?}");
         assert!(o.cycles <= 500 + 4000, "decided at the window's end: {o:?}");
+    }
+
+    #[test]
+    fn a_worm_that_keeps_failing_goes_to_its_generators_stack() {
+        use crate::universal::continuous::Burst;
+        let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
+        let params = TrialParams {
+            bandwidth: 1,
+            flits: 4,
+            dilation: 4,
+            overflow: Some(TrialOverflow { t: 3, pop: 0.05 }),
+        };
+        let traffic = Traffic::at_load(&net, 0.02, 4).unwrap();
+        let w = Window {
+            warmup: 2000,
+            window: 4000,
+            drain: 20_000,
+            max_buffered: 100_000,
+            burst: Some(Burst {
+                cycles: 1000,
+                factor: 10.0,
+            }),
+        };
+        let mut p = TrialNet::new(params, &net, 4).unwrap();
+        let o = run(&net, &traffic, w, 4, &mut p).unwrap();
+        assert!(p.counters.stacked > 0, "{:?}", p.counters);
+        // every measured worm came back from its stack and was delivered
+        assert_eq!(o.delivered_measured, o.measured, "{o:?}");
     }
 }
