@@ -52,6 +52,40 @@ pub enum UniversalCommand {
     ///   flitforge universal algorithm2 --inputs 256 --q 8 --deterministic
     #[command(verbatim_doc_comment)]
     Algorithm2(Alg2Args),
+    /// [CMSV] Algorithm 1's switch as hardware: one forward pass of random copies on an
+    /// n-input butterfly of switches that discard everything at a link more than B want,
+    /// register by register. Writes the Verilog (ff_cmsv_first/mid/last, ff_cmsv_net, tb.v),
+    /// the stimulus and the model's waveform (model.vcd) into --out, and with --simulator
+    /// co-simulates: the RTL's waveform must equal the model's, bit for bit.
+    ///
+    /// Example:
+    ///   flitforge universal rtl --inputs 8 --bandwidth 2 --q 6 --simulator both --out build/cmsv
+    #[command(verbatim_doc_comment)]
+    Rtl(RtlArgs),
+}
+
+#[derive(Args)]
+pub struct RtlArgs {
+    /// Butterfly inputs, a power of two in 4..=64.
+    #[arg(long, default_value_t = 8)]
+    inputs: u32,
+    /// Link bandwidth B (lanes per link), 1..=8.
+    #[arg(long, default_value_t = 2)]
+    bandwidth: u32,
+    /// Copies per input, each to a random output, 1..=64.
+    #[arg(long, default_value_t = 4)]
+    q: u32,
+    /// Copies start after a delay drawn from 0..DELAYS (the pass's C_r), 1..=1024.
+    #[arg(long, default_value_t = 6)]
+    delays: u64,
+    /// Seed of the destinations and delays.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Co-simulate under this simulator (or both). [default: none, write only]
+    #[arg(long, value_parser = ["iverilog", "verilator", "both"])]
+    simulator: Option<String>,
+    #[command(flatten)]
+    out: super::experiment::OutDir,
 }
 
 #[derive(Args)]
@@ -223,6 +257,7 @@ pub fn run(command: &UniversalCommand) -> Result<()> {
         UniversalCommand::Trial(a) => trial(a),
         UniversalCommand::Algorithm1(a) => algorithm1(a),
         UniversalCommand::Algorithm2(a) => algorithm2(a),
+        UniversalCommand::Rtl(a) => rtl(a),
     }
 }
 
@@ -605,6 +640,73 @@ fn algorithm2(a: &Alg2Args) -> Result<()> {
         };
         let v = serde_json::json!({"algorithm": name, "seed": a.common.seed, "run": run});
         write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
+
+fn rtl(a: &RtlArgs) -> Result<()> {
+    use flitforge::cosim::Simulator;
+    use flitforge::universal::hw;
+    use rand::RngExt;
+    if !a.inputs.is_power_of_two() || !(4..=64).contains(&a.inputs) {
+        return Err(Error::invalid(
+            "inputs",
+            a.inputs,
+            "a power of two in 4..=64",
+        ));
+    }
+    if !(1..=64).contains(&a.q) {
+        return Err(Error::invalid("q", a.q, "1..=64"));
+    }
+    if !(1..=1024).contains(&a.delays) {
+        return Err(Error::invalid("delays", a.delays, "1..=1024"));
+    }
+    let mut rng = flitforge::rng::stream(a.seed, flitforge::rng::Stream::Traffic);
+    let mut sources = Vec::new();
+    let mut copies = Vec::new();
+    for x in 0..a.inputs {
+        for _ in 0..a.q {
+            sources.push(x);
+            copies.push((rng.random_range(0..a.inputs), rng.random_range(0..a.delays)));
+        }
+    }
+    let pass = hw::pass(
+        a.inputs,
+        a.bandwidth,
+        &sources,
+        &copies,
+        &super::command_line(),
+    )?;
+    let dir = a.out.dir("cmsv-rtl")?;
+    for (name, text) in &pass.bundle.design.files {
+        write(dir.join(name), text)?;
+    }
+    write(
+        dir.join(flitforge::rtl::STIMULUS_FILE),
+        &pass.bundle.stimulus_hex,
+    )?;
+    let vcd = String::from_utf8_lossy(&pass.bundle.model_vcd).into_owned();
+    write(dir.join("model.vcd"), &vcd)?;
+    say!(
+        "{} copies on a {}-input butterfly, B = {}: {} delivered in {} cycles",
+        copies.len(),
+        a.inputs,
+        a.bandwidth,
+        pass.delivered.len(),
+        pass.bundle.cycles
+    );
+    let simulators: &[Simulator] = match a.simulator.as_deref() {
+        Some("iverilog") => &[Simulator::Icarus],
+        Some("verilator") => &[Simulator::Verilator],
+        Some(_) => &[Simulator::Icarus, Simulator::Verilator],
+        None => &[],
+    };
+    for &sim in simulators {
+        let verdict = pass.bundle.run(sim, &dir.join(sim.name()))?;
+        say!("{verdict}");
+        if verdict.divergence.is_some() {
+            return Err(Error::Diverged);
+        }
     }
     Ok(())
 }

@@ -111,6 +111,47 @@ fn logs(c: u32, d: u32) -> (f64, f64) {
     (cd.ln(), cd.ln().ln())
 }
 
+/// One forward pass of Algorithm 1: copy i follows `paths[i]` from cycle `delays[i]`, one
+/// link per cycle, never delayed; where more than `b` copies want a link in a cycle, all of
+/// them are discarded there. Which copies arrived after `cycles` cycles.
+pub fn forward_pass_discard_all(
+    paths: &[&[u32]],
+    delays: &[u64],
+    b: u32,
+    cycles: u64,
+) -> Vec<bool> {
+    let mut flights: Vec<Flight> = paths
+        .iter()
+        .zip(delays)
+        .map(|(p, &delay)| {
+            let mut f = Flight::new(1);
+            f.restart(delay, p.len() as u32);
+            f
+        })
+        .collect();
+    let mut requests = Vec::new();
+    for cycle in 0..cycles {
+        requests.clear();
+        for (i, f) in flights.iter().enumerate() {
+            f.requests(cycle, paths[i], (0, 0, 0), i as u32, &mut requests);
+        }
+        arbitrate(
+            &mut requests,
+            b,
+            Contention::DiscardAll,
+            |_| {},
+            |q| {
+                flights[q.worm as usize].cut(q.flit, q.hop);
+            },
+        );
+    }
+    flights
+        .iter()
+        .zip(paths)
+        .map(|(f, p)| f.complete(p.len() as u32))
+        .collect()
+}
+
 /// One round of Algorithm 1.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Alg1Round {
@@ -177,8 +218,6 @@ pub fn algorithm1(
     let mut rounds = Vec::new();
     let mut makespan = 0u64;
     let mut r = 0u32;
-    let mut copies: Vec<(u32, Flight)> = Vec::new();
-    let mut requests = Vec::new();
     while !active.is_empty() {
         if r >= MAX_ROUNDS {
             return Err(Error::Incomplete(format!(
@@ -198,43 +237,21 @@ pub fn algorithm1(
                 ),
             ));
         }
-        copies.clear();
+        let mut owners = Vec::with_capacity(active.len() * each as usize);
+        let mut delays_of = Vec::with_capacity(owners.capacity());
         for &p in &active {
             for _ in 0..each {
-                let mut f = Flight::new(1);
-                f.restart(
-                    rng.random_range(0..delays),
-                    c.paths[p as usize].len() as u32,
-                );
-                copies.push((p, f));
+                owners.push(p);
+                delays_of.push(rng.random_range(0..delays));
             }
         }
         let pass = delays + u64::from(d);
-        for cycle in 0..pass {
-            requests.clear();
-            for (i, (p, f)) in copies.iter().enumerate() {
-                f.requests(
-                    cycle,
-                    &c.paths[*p as usize],
-                    (0, 0, 0),
-                    i as u32,
-                    &mut requests,
-                );
-            }
-            arbitrate(
-                &mut requests,
-                b,
-                Contention::DiscardAll,
-                |_| {},
-                |q| {
-                    copies[q.worm as usize].1.cut(q.flit, q.hop);
-                },
-            );
-        }
+        let paths: Vec<&[u32]> = owners.iter().map(|&p| &*c.paths[p as usize]).collect();
+        let arrived = forward_pass_discard_all(&paths, &delays_of, b, pass);
         let before = active.len() as u64;
-        for (p, f) in &copies {
-            if f.complete(c.paths[*p as usize].len() as u32) {
-                done[*p as usize] = true;
+        for (&p, &a) in owners.iter().zip(&arrived) {
+            if a {
+                done[p as usize] = true;
             }
         }
         active.retain(|&p| !done[p as usize]);

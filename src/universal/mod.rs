@@ -25,6 +25,7 @@ pub mod continuous;
 pub mod cypher;
 pub mod experiment;
 pub mod growing_rank;
+pub mod hw;
 pub mod trial;
 
 use crate::error::{Error, Result};
