@@ -1,11 +1,12 @@
-//! [CMSV] Routing Algorithm 1's switch as Verilog against its register model: a forward pass
-//! on the butterfly, bit-exact waveforms under Icarus Verilog and Verilator. These tests need
-//! iverilog and verilator; without them they fail with the install command (scripts/test
-//! installs them).
+//! The universal protocols' switches as Verilog against their register models, on the
+//! butterfly: [CMSV] Routing Algorithm 1's bufferless discard-all switch (a forward pass) and
+//! [SV]'s growing-rank store-and-forward switch; bit-exact waveforms under Icarus Verilog and
+//! Verilator, lint and synthesis. These tests need iverilog, verilator and yosys; without
+//! them they fail with the install command (scripts/test installs them).
 
 use flitforge::cosim::Simulator;
 use flitforge::rng::{Stream, stream};
-use flitforge::universal::hw;
+use flitforge::universal::hw::algorithm1 as hw;
 use rand::RngExt;
 
 fn workdir(name: &str) -> std::path::PathBuf {
@@ -65,43 +66,92 @@ fn algorithm1_switches_are_identical_under_verilator() {
     identical(8, 2, 6, 7, Simulator::Verilator);
 }
 
-/// The generated Verilog lints clean under Verilator -Wall and synthesises with yosys.
+/// The generated Verilog of both switches lints clean under Verilator -Wall and synthesises
+/// with yosys.
 #[test]
-fn algorithm1_verilog_lints_clean_and_synthesises() {
+fn the_verilog_lints_clean_and_synthesises() {
+    use flitforge::universal::hw::growing_rank as rank;
     let (sources, copies) = copies(8, 2, 3, 9);
     let pass = hw::pass(8, 2, &sources, &copies, "cargo test").unwrap();
-    let dir = workdir("lint");
-    pass.bundle.design.write(&dir).unwrap();
-    let files = [
-        "ff_cmsv_first.v",
-        "ff_cmsv_mid.v",
-        "ff_cmsv_last.v",
-        "ff_cmsv_net.v",
-    ];
-    let lint = std::process::Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", "ff_cmsv_net"])
-        .args(files)
-        .current_dir(&dir)
-        .output()
-        .expect("verilator: install with apt-get install -y verilator");
+    let packets = rank::random_injections(4, 0.5, 6, 2, 9);
+    let ranked = rank::run(4, 4, &packets, 12, "cargo test").unwrap();
+    for (design, files, top) in [
+        (
+            &pass.bundle.design,
+            [
+                "ff_cmsv_first.v",
+                "ff_cmsv_mid.v",
+                "ff_cmsv_last.v",
+                "ff_cmsv_net.v",
+            ],
+            "ff_cmsv_net",
+        ),
+        (
+            &ranked.bundle.design,
+            [
+                "ff_rank_first.v",
+                "ff_rank_mid.v",
+                "ff_rank_last.v",
+                "ff_rank_net.v",
+            ],
+            "ff_rank_net",
+        ),
+    ] {
+        let dir = workdir(&format!("lint-{top}"));
+        design.write(&dir).unwrap();
+        let lint = std::process::Command::new("verilator")
+            .args(["--lint-only", "-Wall", "--top-module", top])
+            .args(files)
+            .current_dir(&dir)
+            .output()
+            .expect("verilator: install with apt-get install -y verilator");
+        assert!(
+            lint.status.success() && lint.stderr.is_empty(),
+            "{top}: {}",
+            String::from_utf8_lossy(&lint.stderr)
+        );
+        let script = format!("read_verilog {}; synth -top {top}; stat", files.join(" "));
+        let synth = std::process::Command::new("yosys")
+            .args(["-q", "-p", &script])
+            .current_dir(&dir)
+            .output()
+            .expect("yosys: install with apt-get install -y yosys");
+        assert!(
+            synth.status.success(),
+            "{top}: {}",
+            String::from_utf8_lossy(&synth.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn rank_identical(n: u32, rate: f64, m: u32, k: u32, seed: u64, simulator: Simulator) {
+    use flitforge::universal::hw::growing_rank as rank;
+    let packets = rank::random_injections(n, rate, 24, k, seed);
+    let run = rank::run(n, u64::from(m * k), &packets, 48, "cargo test").unwrap();
+    assert_eq!(run.delivered.len(), packets.len());
+    let name = format!("rank-n{n}-{}", simulator.name());
+    let dir = workdir(&name);
+    let verdict = run
+        .bundle
+        .run(simulator, &dir)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(
-        lint.status.success() && lint.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&lint.stderr)
-    );
-    let script = format!(
-        "read_verilog {}; synth -top ff_cmsv_net; stat",
-        files.join(" ")
-    );
-    let synth = std::process::Command::new("yosys")
-        .args(["-q", "-p", &script])
-        .current_dir(&dir)
-        .output()
-        .expect("yosys: install with apt-get install -y yosys");
-    assert!(
-        synth.status.success(),
-        "{}",
-        String::from_utf8_lossy(&synth.stderr)
+        verdict.divergence.is_none(),
+        "{name}: {verdict}\nfiles kept in {}",
+        dir.display()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn growing_rank_switches_are_identical_under_icarus() {
+    for (n, rate, m, k, seed) in [(4, 0.5, 2, 1, 1), (8, 0.4, 4, 8, 2), (16, 0.3, 3, 2, 3)] {
+        rank_identical(n, rate, m, k, seed, Simulator::Icarus);
+    }
+}
+
+#[test]
+fn growing_rank_switches_are_identical_under_verilator() {
+    rank_identical(8, 0.45, 4, 8, 4, Simulator::Verilator);
 }

@@ -52,30 +52,47 @@ pub enum UniversalCommand {
     ///   flitforge universal algorithm2 --inputs 256 --q 8 --deterministic
     #[command(verbatim_doc_comment)]
     Algorithm2(Alg2Args),
-    /// [CMSV] Algorithm 1's switch as hardware: one forward pass of random copies on an
-    /// n-input butterfly of switches that discard everything at a link more than B want,
-    /// register by register. Writes the Verilog (ff_cmsv_first/mid/last, ff_cmsv_net, tb.v),
-    /// the stimulus and the model's waveform (model.vcd) into --out, and with --simulator
+    /// The protocols' switches as hardware on an n-input butterfly, register by register:
+    /// [CMSV] Algorithm 1's switch (one forward pass of random copies; a link more than B
+    /// want discards them all) or [SV]'s growing-rank store-and-forward switch (random
+    /// packets for --cycles, queues of the slots the run needs). Writes the Verilog, the
+    /// stimulus and the model's waveform (model.vcd) into --out, and with --simulator
     /// co-simulates: the RTL's waveform must equal the model's, bit for bit.
     ///
-    /// Example:
+    /// Examples:
     ///   flitforge universal rtl --inputs 8 --bandwidth 2 --q 6 --simulator both --out build/cmsv
+    ///   flitforge universal rtl --protocol growing-rank --inputs 8 --simulator both --out build/rank
     #[command(verbatim_doc_comment)]
     Rtl(RtlArgs),
 }
 
 #[derive(Args)]
 pub struct RtlArgs {
+    /// algorithm1 ([CMSV] §2) or growing-rank ([SV] §2).
+    #[arg(long, default_value = "algorithm1", value_parser = ["algorithm1", "growing-rank"])]
+    protocol: String,
+    /// growing-rank: injection probability per input per cycle, in (0, 1].
+    #[arg(long, default_value_t = 0.4)]
+    rate: f64,
+    /// growing-rank: cycles of injection (the run lasts twice as long, to drain), 1..=4096.
+    #[arg(long, default_value_t = 32)]
+    cycles: u64,
+    /// growing-rank: rank step multiplier m, 2..=64.
+    #[arg(long, default_value_t = 4)]
+    rank_step: u32,
+    /// growing-rank: random rank offsets K, 1..=256.
+    #[arg(long, default_value_t = 8)]
+    rank_offsets: u32,
     /// Butterfly inputs, a power of two in 4..=64.
     #[arg(long, default_value_t = 8)]
     inputs: u32,
-    /// Link bandwidth B (lanes per link), 1..=8.
+    /// algorithm1: link bandwidth B (lanes per link), 1..=8.
     #[arg(long, default_value_t = 2)]
     bandwidth: u32,
-    /// Copies per input, each to a random output, 1..=64.
+    /// algorithm1: copies per input, each to a random output, 1..=64.
     #[arg(long, default_value_t = 4)]
     q: u32,
-    /// Copies start after a delay drawn from 0..DELAYS (the pass's C_r), 1..=1024.
+    /// algorithm1: copies start after a delay drawn from 0..DELAYS (the pass's C_r), 1..=1024.
     #[arg(long, default_value_t = 6)]
     delays: u64,
     /// Seed of the destinations and delays.
@@ -645,8 +662,7 @@ fn algorithm2(a: &Alg2Args) -> Result<()> {
 }
 
 fn rtl(a: &RtlArgs) -> Result<()> {
-    use flitforge::cosim::Simulator;
-    use flitforge::universal::hw;
+    use flitforge::universal::hw::algorithm1 as hw;
     use rand::RngExt;
     if !a.inputs.is_power_of_two() || !(4..=64).contains(&a.inputs) {
         return Err(Error::invalid(
@@ -654,6 +670,9 @@ fn rtl(a: &RtlArgs) -> Result<()> {
             a.inputs,
             "a power of two in 4..=64",
         ));
+    }
+    if a.protocol == "growing-rank" {
+        return rank_rtl(a);
     }
     if !(1..=64).contains(&a.q) {
         return Err(Error::invalid("q", a.q, "1..=64"));
@@ -677,16 +696,6 @@ fn rtl(a: &RtlArgs) -> Result<()> {
         &copies,
         &super::command_line(),
     )?;
-    let dir = a.out.dir("cmsv-rtl")?;
-    for (name, text) in &pass.bundle.design.files {
-        write(dir.join(name), text)?;
-    }
-    write(
-        dir.join(flitforge::rtl::STIMULUS_FILE),
-        &pass.bundle.stimulus_hex,
-    )?;
-    let vcd = String::from_utf8_lossy(&pass.bundle.model_vcd).into_owned();
-    write(dir.join("model.vcd"), &vcd)?;
     say!(
         "{} copies on a {}-input butterfly, B = {}: {} delivered in {} cycles",
         copies.len(),
@@ -695,6 +704,57 @@ fn rtl(a: &RtlArgs) -> Result<()> {
         pass.delivered.len(),
         pass.bundle.cycles
     );
+    write_and_cosim(a, "cmsv-rtl", &pass.bundle)
+}
+
+fn rank_rtl(a: &RtlArgs) -> Result<()> {
+    use flitforge::universal::hw::growing_rank as rank;
+    if !(a.rate > 0.0 && a.rate <= 1.0) {
+        return Err(Error::invalid("rate", a.rate, "(0, 1]"));
+    }
+    if !(1..=4096).contains(&a.cycles) {
+        return Err(Error::invalid("cycles", a.cycles, "1..=4096"));
+    }
+    if !(2..=64).contains(&a.rank_step) {
+        return Err(Error::invalid("rank-step", a.rank_step, "2..=64"));
+    }
+    if !(1..=256).contains(&a.rank_offsets) {
+        return Err(Error::invalid("rank-offsets", a.rank_offsets, "1..=256"));
+    }
+    let packets = rank::random_injections(a.inputs, a.rate, a.cycles, a.rank_offsets, a.seed);
+    let step = u64::from(a.rank_step) * u64::from(a.rank_offsets);
+    let run = rank::run(
+        a.inputs,
+        step,
+        &packets,
+        2 * a.cycles,
+        &super::command_line(),
+    )?;
+    say!(
+        "{} packets on a {}-input butterfly, m = {}, K = {}: {} delivered in {} cycles; queues of {} slots",
+        packets.len(),
+        a.inputs,
+        a.rank_step,
+        a.rank_offsets,
+        run.delivered.len(),
+        run.bundle.cycles,
+        run.slots
+    );
+    write_and_cosim(a, "rank-rtl", &run.bundle)
+}
+
+fn write_and_cosim(a: &RtlArgs, name: &str, bundle: &flitforge::cosim::Bundle) -> Result<()> {
+    use flitforge::cosim::Simulator;
+    let dir = a.out.dir(name)?;
+    for (file, text) in &bundle.design.files {
+        write(dir.join(file), text)?;
+    }
+    write(
+        dir.join(flitforge::rtl::STIMULUS_FILE),
+        &bundle.stimulus_hex,
+    )?;
+    let vcd = String::from_utf8_lossy(&bundle.model_vcd).into_owned();
+    write(dir.join("model.vcd"), &vcd)?;
     let simulators: &[Simulator] = match a.simulator.as_deref() {
         Some("iverilog") => &[Simulator::Icarus],
         Some("verilator") => &[Simulator::Verilator],
@@ -702,7 +762,7 @@ fn rtl(a: &RtlArgs) -> Result<()> {
         None => &[],
     };
     for &sim in simulators {
-        let verdict = pass.bundle.run(sim, &dir.join(sim.name()))?;
+        let verdict = bundle.run(sim, &dir.join(sim.name()))?;
         say!("{verdict}");
         if verdict.divergence.is_some() {
             return Err(Error::Diverged);

@@ -118,6 +118,8 @@ pub struct NewMessage {
 /// A delivered message, as a protocol reports it.
 #[derive(Clone, Copy, Debug)]
 pub struct Delivery {
+    pub generator: u32,
+    pub seq: u64,
     pub birth: u64,
     /// The cycle its last flit crossed its last link.
     pub cycle: u64,

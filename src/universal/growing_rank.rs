@@ -319,6 +319,8 @@ impl Protocol for GrowingRankNet {
             p.rank += step;
             if p.hop as usize == p.path.len() {
                 delivered(Delivery {
+                    generator: p.generator,
+                    seq: p.seq,
                     birth: p.birth,
                     cycle,
                     hops: p.hop,

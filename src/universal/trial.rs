@@ -315,6 +315,8 @@ impl Protocol for TrialNet {
             if complete && !w.ack_cut {
                 self.counters.successes += 1;
                 delivered(Delivery {
+                    generator: w.generator,
+                    seq: w.seq,
                     birth: w.birth,
                     cycle: tail_arrival,
                     hops: len,

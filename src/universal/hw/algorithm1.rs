@@ -12,6 +12,7 @@
 //! delivery. A copy with delay δ thus crosses hop h in cycle δ + h, exactly as
 //! [`super::batch`]'s flights do.
 
+use super::{hex_line, scope};
 use crate::error::{Error, Result};
 use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
 use crate::wave::{ScopedVcd, SignalDecl};
@@ -171,11 +172,6 @@ pub fn layout(level: u32, log_n: u32, b: u32) -> Vec<(String, u32, String)> {
     regs
 }
 
-/// Scope and Verilog instance of switch ⟨level, w⟩.
-pub fn scope(level: u32, w: u32) -> String {
-    format!("l{level}_c{w}")
-}
-
 /// Writes the network's waveform: every register of every switch under `tb.net.l{i}_c{w}`.
 pub struct Alg1Vcd<W: std::io::Write> {
     vcd: ScopedVcd<W>,
@@ -224,28 +220,15 @@ impl<W: std::io::Write> Alg1Vcd<W> {
 /// `(x·J + l)·LW`, LW = 1 + lg n + [`ID_BITS`], as {id, destination, valid}.
 pub fn stimulus_line(net: &Alg1Butterfly, inject: &[Vec<Lane>]) -> String {
     let lw = 1 + net.log_n + ID_BITS;
-    let width = (net.n * net.lanes_in * lw) as usize;
-    let mut bits = vec![false; width];
-    for (x, lanes) in inject.iter().enumerate() {
-        for (l, lane) in lanes.iter().enumerate() {
-            let at = (x * net.lanes_in as usize + l) * lw as usize;
-            let word = u64::from(lane.valid)
-                | u64::from(lane.dest) << 1
-                | u64::from(lane.id) << (1 + net.log_n);
-            for k in 0..lw as usize {
-                bits[at + k] = (word >> k) & 1 == 1;
-            }
+    let mut fields = Vec::new();
+    for lanes in inject {
+        for lane in lanes {
+            fields.push((u64::from(lane.valid), 1));
+            fields.push((u64::from(lane.dest), net.log_n));
+            fields.push((u64::from(lane.id), ID_BITS));
         }
     }
-    (0..width.div_ceil(4))
-        .rev()
-        .map(|d| {
-            let nibble = (0..4).fold(0u32, |a, k| {
-                a | u32::from(bits.get(d * 4 + k).copied().unwrap_or(false)) << k
-            });
-            char::from_digit(nibble, 16).unwrap_or('0')
-        })
-        .collect()
+    hex_line(&fields, (net.n * net.lanes_in * lw) as usize)
 }
 
 #[derive(Template)]
@@ -291,14 +274,16 @@ struct NetTemplate<'a> {
 }
 
 #[derive(Template)]
-#[template(path = "cmsv_tb.v", escape = "none")]
-struct TbTemplate<'a> {
-    version: &'a str,
-    command: &'a str,
-    cycles: u64,
-    width: u32,
-    stimulus: &'a str,
-    dumpfile: &'a str,
+#[template(path = "universal_tb.v", escape = "none")]
+pub(super) struct TbTemplate<'a> {
+    pub(super) what: &'a str,
+    pub(super) top: &'a str,
+    pub(super) version: &'a str,
+    pub(super) command: &'a str,
+    pub(super) cycles: u64,
+    pub(super) width: u32,
+    pub(super) stimulus: &'a str,
+    pub(super) dumpfile: &'a str,
 }
 
 /// The Verilog of `net`'s butterfly (three switch modules, the network and a testbench that
@@ -420,6 +405,8 @@ pub fn design(net: &Alg1Butterfly, command: &str, cycles: u64) -> Result<RtlDesi
     };
     files.push(("ff_cmsv_net.v".to_string(), render(&netv)?));
     let tb = TbTemplate {
+        what: "[CMSV] Algorithm 1 forward pass",
+        top: "ff_cmsv_net",
         version,
         command,
         cycles: cycles.max(1),

@@ -1,0 +1,735 @@
+//! [SV] §2's store-and-forward switch with growing ranks as hardware, on the butterfly:
+//! modelled register by register, with its waveform and its Verilog (`templates/rank_*.v`)
+//! from one register layout ([`layout`]).
+//!
+//! Switch ⟨i, w⟩ (i < lg n) has a queue of Q slots per out link d (straight, cross). In every
+//! cycle each queue sends its lowest (rank, key) — at level 0 this cycle's injections bound
+//! for d compete too, as a packet may cross its first link in its birth cycle — and the
+//! packet's rank grows by m·K on the link. At the edge the packets that crossed into the
+//! switch (and, at level 0, the injections not sent) take the lowest slots that were free
+//! at the last edge, in port order. The key is (generator, sequence number), so ranks tie
+//! as in [`crate::universal::growing_rank`]. Level lg n registers what arrives: delivery.
+//! A queue has Q slots where the protocol's is unbounded: Q is sized from the run and a
+//! sticky `overflow` register says if a packet ever found none.
+
+use super::{hex_line, scope};
+use crate::error::{Error, Result};
+use crate::rng::{Stream, stream};
+use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
+use crate::wave::{ScopedVcd, SignalDecl};
+use askama::Template;
+use rand::RngExt;
+
+/// Bits of a packet's id (wraps).
+pub const ID_BITS: u32 = 16;
+/// Bits of the sequence-number part of a key.
+pub const SEQ_BITS: u32 = 16;
+
+/// A packet in a slot or on a link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    pub valid: bool,
+    pub rank: u64,
+    /// generator · 2^16 + sequence number.
+    pub key: u64,
+    pub dest: u32,
+    pub id: u32,
+}
+
+/// The butterfly's registers.
+#[derive(Clone, Debug)]
+pub struct RankButterfly {
+    pub n: u32,
+    pub log_n: u32,
+    /// Slots per queue, injection lanes per input, rank growth per link m·K.
+    pub slots: u32,
+    pub lanes_in: u32,
+    pub step: u64,
+    /// `queues[((level·n + w)·2 + d)·Q + s]`, level < lg n.
+    queues: Vec<Packet>,
+    overflow: Vec<bool>,
+    /// `arrived[w·2 + p]`: what crossed into output switch w through in port p.
+    arrived: Vec<Packet>,
+    cycle: u64,
+    /// Most slots one queue needed (a slot sent from is reused only a cycle later).
+    pub most: u32,
+}
+
+impl RankButterfly {
+    pub fn new(n: u32, slots: u32, lanes_in: u32, step: u64) -> Result<Self> {
+        if !n.is_power_of_two() || !(4..=64).contains(&n) {
+            return Err(Error::invalid("inputs", n, "a power of two in 4..=64"));
+        }
+        if !(1..=4096).contains(&slots) {
+            return Err(Error::invalid("slots", slots, "1..=4096 per queue"));
+        }
+        let log_n = n.trailing_zeros();
+        Ok(RankButterfly {
+            n,
+            log_n,
+            slots,
+            lanes_in,
+            step,
+            queues: vec![Packet::default(); (n * log_n * 2 * slots) as usize],
+            overflow: vec![false; (n * log_n) as usize],
+            arrived: vec![Packet::default(); (2 * n) as usize],
+            cycle: 0,
+            most: 0,
+        })
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Whether some queue ever overflowed.
+    pub fn overflowed(&self) -> bool {
+        self.overflow.iter().any(|&o| o)
+    }
+
+    /// Packets delivered at the last edge.
+    pub fn delivered(&self) -> impl Iterator<Item = Packet> + '_ {
+        self.arrived.iter().copied().filter(|p| p.valid)
+    }
+
+    fn queue(&self, level: u32, w: u32, d: u32) -> std::ops::Range<usize> {
+        let base = (((level * self.n + w) * 2 + d) * self.slots) as usize;
+        base..base + self.slots as usize
+    }
+
+    /// One clock cycle with `inject[x]` at input x (J lanes).
+    pub fn step(&mut self, inject: &[Vec<Packet>]) {
+        let mut next = self.queues.clone();
+        let mut next_overflow = self.overflow.clone();
+        let mut next_arrived = vec![Packet::default(); self.arrived.len()];
+        // what crossed each link this cycle: into <level + 1, to> port d
+        let mut crossing: Vec<(u32, u32, u32, Packet)> = Vec::new();
+        let mut most = self.most;
+        for level in 0..self.log_n {
+            let bit = 1u32 << (self.log_n - 1 - level);
+            for w in 0..self.n {
+                let colbit = w & bit != 0;
+                let dir = |p: &Packet| u32::from((p.dest & bit != 0) ^ colbit);
+                let mut sent_in = vec![false; self.lanes_in as usize];
+                for d in 0..2 {
+                    let q = self.queue(level, w, d);
+                    // candidates: slots, then (level 0) the injections bound for d
+                    let mut best: Option<(usize, Packet)> = None;
+                    let slots = self.queues[q.clone()].iter().copied().enumerate();
+                    let injected = if level == 0 {
+                        inject[w as usize].clone()
+                    } else {
+                        Vec::new()
+                    };
+                    let lanes = injected
+                        .into_iter()
+                        .enumerate()
+                        .map(|(x, p)| (self.slots as usize + x, p))
+                        .filter(|(_, p)| dir(p) == d);
+                    for (c, p) in slots.chain(lanes) {
+                        if p.valid && best.is_none_or(|(_, b)| (p.rank, p.key) < (b.rank, b.key)) {
+                            best = Some((c, p));
+                        }
+                    }
+                    if let Some((c, p)) = best {
+                        if c < self.slots as usize {
+                            next[q.start + c].valid = false;
+                        } else {
+                            sent_in[c - self.slots as usize] = true;
+                        }
+                        let to = if d == 0 { w } else { w ^ bit };
+                        let mut moved = p;
+                        moved.rank = p.rank.wrapping_add(self.step);
+                        crossing.push((level + 1, to, d, moved));
+                    }
+                }
+                if level == 0 {
+                    let arrivals: Vec<Packet> = inject[w as usize]
+                        .iter()
+                        .zip(&sent_in)
+                        .filter(|(p, sent)| p.valid && !**sent)
+                        .map(|(p, _)| *p)
+                        .collect();
+                    for p in arrivals {
+                        let used = self.insert(&mut next, &mut next_overflow, level, w, dir(&p), p);
+                        most = most.max(used);
+                    }
+                }
+            }
+        }
+        // arrivals through in port 0 before port 1, as the Verilog takes them
+        crossing.sort_by_key(|&(level, to, port, _)| (level, to, port));
+        for (level, to, port, p) in crossing {
+            if level == self.log_n {
+                next_arrived[(to * 2 + port) as usize] = p;
+            } else {
+                let bit = 1u32 << (self.log_n - 1 - level);
+                let d = u32::from((p.dest & bit != 0) ^ (to & bit != 0));
+                let used = self.insert(&mut next, &mut next_overflow, level, to, d, p);
+                most = most.max(used);
+            }
+        }
+        self.queues = next;
+        self.overflow = next_overflow;
+        self.arrived = next_arrived;
+        self.cycle += 1;
+        self.most = most;
+    }
+
+    /// Returns the slots the queue needs for it (its slot's index + 1).
+    fn insert(
+        &self,
+        next: &mut [Packet],
+        overflow: &mut [bool],
+        level: u32,
+        w: u32,
+        d: u32,
+        p: Packet,
+    ) -> u32 {
+        let q = self.queue(level, w, d);
+        let free = q.clone().find(|&s| !self.queues[s].valid && !next[s].valid);
+        match free {
+            Some(s) => {
+                next[s] = p;
+                (s - q.start + 1) as u32
+            }
+            None => {
+                overflow[(level * self.n + w) as usize] = true;
+                self.slots
+            }
+        }
+    }
+
+    fn values(&self, level: u32, w: u32, out: &mut Vec<u64>) {
+        if level < self.log_n {
+            for d in 0..2 {
+                let q = &self.queues[self.queue(level, w, d)];
+                out.extend(q.iter().map(|p| u64::from(p.valid)));
+                out.extend(q.iter().map(|p| p.rank));
+                out.extend(q.iter().map(|p| p.key));
+                out.extend(q.iter().map(|p| u64::from(p.dest)));
+                out.extend(q.iter().map(|p| u64::from(p.id)));
+            }
+            out.push(u64::from(self.overflow[(level * self.n + w) as usize]));
+        } else {
+            let a = &self.arrived[(w * 2) as usize..(w * 2 + 2) as usize];
+            out.extend(a.iter().map(|p| u64::from(p.valid)));
+            out.extend(a.iter().map(|p| p.rank));
+            out.extend(a.iter().map(|p| p.key));
+            out.extend(a.iter().map(|p| u64::from(p.dest)));
+            out.extend(a.iter().map(|p| u64::from(p.id)));
+        }
+    }
+}
+
+/// Field widths of a design: rank, key, destination, id.
+#[derive(Clone, Copy, Debug)]
+pub struct Widths {
+    pub rw: u32,
+    pub kw: u32,
+    pub dw: u32,
+    pub iw: u32,
+}
+
+/// The registers of a switch at `level`: (element name, width, Verilog expression).
+pub fn layout(level: u32, log_n: u32, slots: u32, w: Widths) -> Vec<(String, u32, String)> {
+    let mut regs = Vec::new();
+    let fields = [
+        ("valid", 1),
+        ("rank", w.rw),
+        ("key", w.kw),
+        ("dest", w.dw),
+        ("id", w.iw),
+    ];
+    if level < log_n {
+        for d in 0..2 {
+            for (f, (name, width)) in fields.iter().enumerate() {
+                let packed = ["qv_q", "qr_q", "qk_q", "qd_q", "qi_q"][f];
+                for s in 0..slots {
+                    let i = d * slots + s;
+                    let expr = if *width == 1 && f == 0 {
+                        format!("{packed}[{i}]")
+                    } else {
+                        format!("{packed}[{i}*{width} +: {width}]")
+                    };
+                    regs.push((format!("q{d}_{name}_s{s}"), *width, expr));
+                }
+            }
+        }
+        regs.push(("overflow".into(), 1, "overflow_q".into()));
+    } else {
+        for (f, (name, width)) in fields.iter().enumerate() {
+            let packed = ["av_q", "ar_q", "ak_q", "ad_q", "ai_q"][f];
+            for p in 0..2 {
+                let expr = if f == 0 {
+                    format!("{packed}[{p}]")
+                } else {
+                    format!("{packed}[{p}*{width} +: {width}]")
+                };
+                regs.push((format!("arrive_{name}_p{p}"), *width, expr));
+            }
+        }
+    }
+    regs
+}
+
+#[derive(Template)]
+#[template(path = "rank_switch.v", escape = "none")]
+struct SwitchTemplate<'a> {
+    module: &'a str,
+    kind_doc: &'a str,
+    version: &'a str,
+    command: &'a str,
+    first: bool,
+    last: bool,
+    a: u32,
+    q: u32,
+    rw: u32,
+    kw: u32,
+    dw: u32,
+    iw: u32,
+    step: u64,
+    mirrors: Vec<(String, u32, String)>,
+}
+
+struct NetSwitch {
+    name: String,
+    module: &'static str,
+    last: bool,
+    rb: u32,
+    colbit: u32,
+    ins: (String, String, String, String, String),
+}
+
+#[derive(Template)]
+#[template(path = "rank_net.v", escape = "none")]
+struct NetTemplate<'a> {
+    description: String,
+    version: &'a str,
+    command: &'a str,
+    n: u32,
+    j: u32,
+    lw: u32,
+    rw: u32,
+    kw: u32,
+    dw: u32,
+    iw: u32,
+    switches: Vec<NetSwitch>,
+}
+
+/// The Verilog of `net` (three switch modules, the network, a testbench for `cycles` lines).
+pub fn design(net: &RankButterfly, w: Widths, command: &str, cycles: u64) -> Result<RtlDesign> {
+    let version = env!("CARGO_PKG_VERSION");
+    let (n, j, q) = (net.n, net.lanes_in, net.slots);
+    let kinds = [
+        (
+            "ff_rank_first",
+            "a level-0 switch (queues fed by its input's injections)",
+            true,
+            false,
+            j,
+            0,
+        ),
+        ("ff_rank_mid", "a switch between levels", false, false, 2, 1),
+        (
+            "ff_rank_last",
+            "an output switch (registers what is delivered)",
+            false,
+            true,
+            2,
+            net.log_n,
+        ),
+    ];
+    let mut files = Vec::new();
+    for (module, kind_doc, first, last, a, level) in kinds {
+        let t = SwitchTemplate {
+            module,
+            kind_doc,
+            version,
+            command,
+            first,
+            last,
+            a,
+            q,
+            rw: w.rw,
+            kw: w.kw,
+            dw: w.dw,
+            iw: w.iw,
+            step: net.step,
+            mirrors: layout(level, net.log_n, q, w),
+        };
+        files.push((format!("{module}.v"), render(&t)?));
+    }
+    let lw = 1 + w.rw + w.kw + w.dw + w.iw;
+    let mut switches = Vec::new();
+    for level in 0..=net.log_n {
+        for col in 0..n {
+            let (module, ins) = if level == 0 {
+                let field = |off: u32, width: u32| {
+                    let parts: Vec<String> = (0..j)
+                        .rev()
+                        .map(|l| format!("inj[{} +: {width}]", (col * j + l) * lw + off))
+                        .collect();
+                    format!("{{{}}}", parts.join(", "))
+                };
+                (
+                    "ff_rank_first",
+                    (
+                        field(0, 1),
+                        field(1, w.rw),
+                        field(1 + w.rw, w.kw),
+                        field(1 + w.rw + w.kw, w.dw),
+                        field(1 + w.rw + w.kw + w.dw, w.iw),
+                    ),
+                )
+            } else {
+                let bit = 1u32 << (net.log_n - level);
+                let straight = scope(level - 1, col);
+                let cross = scope(level - 1, col ^ bit);
+                let join = |p: &str, width: u32| {
+                    format!("{{{p}_{cross}[{width} +: {width}], {p}_{straight}[0 +: {width}]}}")
+                };
+                (
+                    if level == net.log_n {
+                        "ff_rank_last"
+                    } else {
+                        "ff_rank_mid"
+                    },
+                    (
+                        join("ov", 1),
+                        join("or", w.rw),
+                        join("ok", w.kw),
+                        join("od", w.dw),
+                        join("oi", w.iw),
+                    ),
+                )
+            };
+            let last = level == net.log_n;
+            let rb = if last { 0 } else { net.log_n - 1 - level };
+            switches.push(NetSwitch {
+                name: scope(level, col),
+                module,
+                last,
+                rb,
+                colbit: if last { 0 } else { (col >> rb) & 1 },
+                ins,
+            });
+        }
+    }
+    let netv = NetTemplate {
+        description: format!(
+            "{n}-input butterfly of [SV] growing-rank store-and-forward switches, {q} slots per queue, rank step {}",
+            net.step
+        ),
+        version,
+        command,
+        n,
+        j,
+        lw,
+        rw: w.rw,
+        kw: w.kw,
+        dw: w.dw,
+        iw: w.iw,
+        switches,
+    };
+    files.push(("ff_rank_net.v".to_string(), render(&netv)?));
+    let tb = super::algorithm1::TbTemplate {
+        what: "[SV] growing-rank store-and-forward",
+        top: "ff_rank_net",
+        version,
+        command,
+        cycles: cycles.max(1),
+        width: n * j * lw,
+        stimulus: STIMULUS_FILE,
+        dumpfile: RTL_VCD_FILE,
+    };
+    files.push(("tb.v".to_string(), render(&tb)?));
+    let sources: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    files.push((
+        "flitforge.core".to_string(),
+        fusesoc_core(&sources, "sv-growing-rank", "ff_rank_net"),
+    ));
+    Ok(RtlDesign { files })
+}
+
+/// A packet to inject: its input, birth cycle, first rank and destination.
+#[derive(Clone, Copy, Debug)]
+pub struct Injection {
+    pub source: u32,
+    pub birth: u64,
+    pub rank: u64,
+    pub seq: u64,
+    pub dest: u32,
+}
+
+/// A run of the hardware: the co-simulation bundle and every delivery as
+/// (generator, sequence, cycle).
+pub struct RankRun {
+    pub bundle: crate::cosim::Bundle,
+    pub delivered: Vec<(u32, u64, u64)>,
+    pub slots: u32,
+}
+
+/// A simulation's end state, deliveries, waveform and stimulus.
+type Simulated = (RankButterfly, Vec<(u32, u64, u64)>, Vec<u8>, String);
+
+fn simulate(
+    n: u32,
+    slots: u32,
+    step: u64,
+    packets: &[Injection],
+    cycles: u64,
+    widths: Option<Widths>,
+    command: &str,
+) -> Result<Simulated> {
+    let mut per = std::collections::BTreeMap::new();
+    for p in packets {
+        *per.entry((p.source, p.birth)).or_insert(0u32) += 1;
+    }
+    let j = per.values().copied().max().unwrap_or(1).max(1);
+    let mut net = RankButterfly::new(n, slots, j, step)?;
+    let mut vcd_bytes = Vec::new();
+    let mut lines = Vec::new();
+    let mut delivered = Vec::new();
+    let mut vcd = match widths {
+        Some(w) => Some(RankVcd::new(&mut vcd_bytes, &net, w, command)?),
+        None => None,
+    };
+    let mut next = 0;
+    for cycle in 0..cycles {
+        let mut inject = vec![vec![Packet::default(); j as usize]; n as usize];
+        let mut used = vec![0usize; n as usize];
+        while next < packets.len() && packets[next].birth == cycle {
+            let p = packets[next];
+            let x = p.source as usize;
+            inject[x][used[x]] = Packet {
+                valid: true,
+                rank: p.rank,
+                key: u64::from(p.source) << SEQ_BITS | p.seq,
+                dest: p.dest,
+                id: next as u32 & ((1 << ID_BITS) - 1),
+            };
+            used[x] += 1;
+            next += 1;
+        }
+        if let Some(w) = widths {
+            let lw = 1 + w.rw + w.kw + w.dw + w.iw;
+            let mut fields = Vec::new();
+            for lanes in &inject {
+                for p in lanes {
+                    fields.extend([
+                        (u64::from(p.valid), 1),
+                        (p.rank, w.rw),
+                        (p.key, w.kw),
+                        (u64::from(p.dest), w.dw),
+                        (u64::from(p.id), w.iw),
+                    ]);
+                }
+            }
+            lines.push(hex_line(&fields, (n * j * lw) as usize));
+        }
+        net.step(&inject);
+        if let Some(v) = vcd.as_mut() {
+            v.sample(&net)?;
+        }
+        delivered.extend(net.delivered().map(|p| {
+            (
+                (p.key >> SEQ_BITS) as u32,
+                p.key & ((1 << SEQ_BITS) - 1),
+                cycle,
+            )
+        }));
+    }
+    if let Some(v) = vcd {
+        v.finish()?;
+    }
+    let mut hex = lines.join("\n");
+    hex.push('\n');
+    Ok((net, delivered, vcd_bytes, hex))
+}
+
+/// Runs `packets` (sorted by birth) on an `n`-input butterfly with rank step `step` for
+/// `cycles` cycles: first with roomy queues to size them, then with Q = the most any queue
+/// held, recording the waveform, the stimulus and the Verilog.
+pub fn run(
+    n: u32,
+    step: u64,
+    packets: &[Injection],
+    cycles: u64,
+    command: &str,
+) -> Result<RankRun> {
+    if packets.windows(2).any(|p| p[0].birth > p[1].birth) {
+        return Err(Error::invalid(
+            "packets",
+            "unsorted",
+            "packets sorted by birth",
+        ));
+    }
+    if packets.iter().any(|p| p.seq >= 1 << SEQ_BITS) {
+        return Err(Error::invalid(
+            "packets",
+            "a sequence number",
+            "below 2^16 per generator",
+        ));
+    }
+    let (sizing, ..) = simulate(n, 4096, step, packets, cycles, None, command)?;
+    if sizing.overflowed() {
+        return Err(Error::invalid(
+            "packets",
+            packets.len(),
+            "queues of at most 4096 packets",
+        ));
+    }
+    let slots = sizing.most.max(1);
+    let max_rank =
+        packets.iter().map(|p| p.rank).max().unwrap_or(0) + step * u64::from(n.trailing_zeros());
+    let widths = Widths {
+        rw: (64 - max_rank.leading_zeros()).max(1),
+        kw: n.trailing_zeros() + SEQ_BITS,
+        dw: n.trailing_zeros(),
+        iw: ID_BITS,
+    };
+    let (net, delivered, vcd, hex) =
+        simulate(n, slots, step, packets, cycles, Some(widths), command)?;
+    if net.overflowed() {
+        return Err(Error::Invariant {
+            cycle: net.cycle(),
+            message: format!("a queue of {slots} slots overflowed after sizing"),
+        });
+    }
+    Ok(RankRun {
+        bundle: crate::cosim::Bundle {
+            model_vcd: vcd,
+            design: design(&net, widths, command, cycles)?,
+            stimulus_hex: hex,
+            cycles,
+        },
+        delivered,
+        slots,
+    })
+}
+
+/// Random packets at rate `p` per input per cycle for `cycles` cycles to uniform outputs,
+/// each with the rank [`crate::universal::growing_rank`] would draw for it with `k` offsets
+/// and seed `seed` (traffic from the seed's test stream).
+pub fn random_injections(n: u32, p: f64, cycles: u64, k: u32, seed: u64) -> Vec<Injection> {
+    let mut traffic = stream(seed, Stream::Test);
+    let mut ranks = stream(seed, Stream::Protocol);
+    let mut seq = vec![0u64; n as usize];
+    let mut out = Vec::new();
+    for birth in 0..cycles {
+        for x in 0..n {
+            if traffic.random_bool(p) {
+                let dest = traffic.random_range(0..n);
+                let kk = ranks.random_range(1..=u64::from(k));
+                out.push(Injection {
+                    source: x,
+                    birth,
+                    rank: birth * u64::from(k) + kk,
+                    seq: seq[x as usize],
+                    dest,
+                });
+                seq[x as usize] += 1;
+            }
+        }
+    }
+    out
+}
+
+struct RankVcd<W: std::io::Write> {
+    vcd: ScopedVcd<W>,
+    values: Vec<u64>,
+}
+
+impl<W: std::io::Write> RankVcd<W> {
+    fn new(writer: W, net: &RankButterfly, w: Widths, header: &str) -> Result<Self> {
+        let mut scopes = Vec::new();
+        let mut values = Vec::new();
+        for level in 0..=net.log_n {
+            for col in 0..net.n {
+                let decls = layout(level, net.log_n, net.slots, w)
+                    .into_iter()
+                    .map(|(name, width, _)| SignalDecl {
+                        name,
+                        width,
+                        encoding: None,
+                    })
+                    .collect();
+                scopes.push((scope(level, col), decls));
+                net.values(level, col, &mut values);
+            }
+        }
+        let vcd = ScopedVcd::new(writer, header, &[], &scopes, &values)?;
+        Ok(RankVcd { vcd, values })
+    }
+
+    fn sample(&mut self, net: &RankButterfly) -> Result<()> {
+        self.values.clear();
+        for level in 0..=net.log_n {
+            for col in 0..net.n {
+                net.values(level, col, &mut self.values);
+            }
+        }
+        self.vcd.sample(net.cycle() - 1, &[], &self.values)
+    }
+
+    fn finish(self) -> Result<()> {
+        self.vcd.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::universal::continuous::{Delivery, NewMessage, Protocol};
+    use crate::universal::growing_rank::{GrowingRank, GrowingRankNet};
+    use crate::universal::{Net, NetKind};
+
+    #[test]
+    fn the_register_model_delivers_when_the_protocol_does() {
+        let (n, m, k, seed) = (8u32, 4u32, 8u32, 3u64);
+        let ps = random_injections(n, 0.45, 60, k, seed);
+        let cycles = 120;
+        let hw = run(n, u64::from(m * k), &ps, cycles, "test").unwrap();
+        // the protocol's kernel on the same packets, with the same rank draws
+        let net = Net::new(NetKind::Butterfly, n, 2, 1).unwrap();
+        let mut proto = GrowingRankNet::new(
+            GrowingRank {
+                m,
+                k,
+                overflow: None,
+            },
+            net.data_links(),
+            seed,
+        )
+        .unwrap();
+        let mut expect = Vec::new();
+        let mut next = 0;
+        for cycle in 0..cycles {
+            while next < ps.len() && ps[next].birth == cycle {
+                let p = ps[next];
+                let mut path = Vec::new();
+                net.path_into(p.source, p.dest, &mut path);
+                proto.inject(NewMessage {
+                    generator: p.source,
+                    seq: p.seq,
+                    birth: p.birth,
+                    path: path.into(),
+                    measured: true,
+                });
+                next += 1;
+            }
+            proto
+                .step(cycle, &mut |d: Delivery| {
+                    expect.push((d.generator, d.seq, d.cycle))
+                })
+                .unwrap();
+        }
+        let mut got = hw.delivered.clone();
+        got.sort_unstable();
+        expect.sort_unstable();
+        assert_eq!(got.len(), ps.len(), "every packet delivered");
+        assert_eq!(got, expect);
+        assert!(hw.slots >= 2, "contention makes queues: {}", hw.slots);
+    }
+}
