@@ -253,3 +253,54 @@ fn the_cypher_experiment_is_the_same_on_any_threads() {
         assert!(a == b, "{f} differs between 1 and 2 threads");
     }
 }
+
+#[test]
+fn the_protocols_state_is_written_as_a_waveform() {
+    for (protocol, extra, signals) in [
+        (
+            "trial",
+            vec!["--bandwidth", "2", "--flits", "4", "--load", "0.02"],
+            vec!["lane1_rank", "lane0_ack", "cut", "live", "stacked"],
+        ),
+        (
+            "growing-rank",
+            vec!["--load", "0.4", "--overflow-stacks"],
+            vec!["queue", "sent_rank", "sent_packet", "stack"],
+        ),
+    ] {
+        let vcd = temp("universal", &format!("{protocol}.vcd"));
+        let mut args = vec![
+            "universal",
+            protocol,
+            "--topology",
+            "butterfly",
+            "--inputs",
+            "8",
+            "--warmup",
+            "50",
+            "--window",
+            "200",
+            "--drain",
+            "200",
+            "--vcd",
+            &vcd,
+        ];
+        args.extend(extra);
+        let o = flitforge(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let wave = std::fs::read_to_string(&vcd).unwrap();
+        // links are scoped by their switches; acknowledgement links have their own scopes
+        assert!(
+            wave.contains("$scope module l0_l0_c0_l1_c0 $end"),
+            "{protocol}"
+        );
+        for s in signals {
+            assert!(wave.contains(&format!(" {s} $end")), "{protocol}: {s}");
+        }
+        if protocol == "trial" {
+            assert!(wave.contains("$scope module ack"), "acknowledgement links");
+        }
+        // cycles commit at 10c + 15 ns
+        assert!(wave.contains("\n#15\n"), "{protocol}");
+    }
+}

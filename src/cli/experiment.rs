@@ -72,8 +72,9 @@ pub enum ExperimentKind {
     /// Tables (Markdown in scheideler-voecking.md, one CSV each): growing-rank (routing time
     /// over D₀ and stability against the link load λ, Theorem 2.4's region λ < 1/e and
     /// beyond), trial-failures (failed trials per worm at Theorem 3.1's load against
-    /// 3/(2^B - 1)) and trial-threshold (the largest stable load against λ_B and B/L); SVG
-    /// charts; summary.json. Trials run on all cores; the result does not depend on the number
+    /// 3/(2^B - 1)), trial-threshold (the largest stable load against λ_B and B/L) and
+    /// recovery (a burst before the window, with and without §4's overflow stacks, against
+    /// the recovery times m·T and 2RT); SVG charts; summary.json. Trials run on all cores; the result does not depend on the number
     /// of threads.
     ScheidelerVoecking(SvArgs),
     /// [CMSV]: Routing Algorithms 1 and 2 and the deterministic butterfly algorithm on random

@@ -13,7 +13,7 @@ use flitforge::{Error, Result};
 pub enum UniversalCommand {
     /// [SV] §2: store-and-forward with growing ranks. Every link has an unbounded queue that
     /// sends its lowest rank each cycle; a packet born in cycle t starts at rank t·K + k
-    /// (k ∈ [K] at random) and gains m·K per link. Theorem 2.4: stable with O(D₀) routing
+    /// (k ∈ 1..=K at random) and gains m·K per link. Theorem 2.4: stable with O(D₀) routing
     /// time for any link load λ < 1/e (shortest paths), given m and K large enough.
     ///
     /// Examples:
@@ -223,6 +223,13 @@ struct Common {
     /// [default: not written]
     #[arg(long, value_name = "FILE|-")]
     json: Option<String>,
+    /// Write the protocol's state cycle by cycle as a VCD waveform: per link what crossed it
+    /// (growing-rank: queue length, the packet sent and its rank, overflow stack; trial: the
+    /// B lanes' worm, rank, flit and acknowledgement, flits cut) and, for trials, per
+    /// terminal the worms alive and stacked. Meant for short runs (--warmup, --window).
+    /// [default: not written]
+    #[arg(long, value_name = "FILE")]
+    vcd: Option<String>,
 }
 
 #[derive(Args)]
@@ -300,12 +307,51 @@ fn prepare(c: &Common, flits: u32) -> Result<(Net, Traffic)> {
     if !c.load.is_finite() {
         return Err(Error::invalid("load", c.load, "a positive number"));
     }
-    if c.json.is_some() {
-        outputs_apart(&[("json", c.json.as_deref())], &[])?;
-    }
+    outputs_apart(
+        &[("json", c.json.as_deref()), ("vcd", c.vcd.as_deref())],
+        &[],
+    )?;
     let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
     let traffic = Traffic::at_load(&net, c.load, flits)?;
     Ok((net, traffic))
+}
+
+/// Bytes a waveform of `signals` signals over `w`'s cycles may take (every signal changing
+/// every cycle, about 20 bytes a change).
+fn vcd_estimate(signals: u64, w: &Window) -> flitforge::limits::Estimate {
+    let cycles = w.warmup + w.window + w.drain;
+    flitforge::limits::Estimate::new().with(
+        "waveform",
+        signals.saturating_mul(cycles).saturating_mul(20),
+    )
+}
+
+/// Runs `protocol`, writing its waveform when `c.vcd` asks for one.
+fn run_protocol(
+    c: &Common,
+    net: &Net,
+    traffic: &Traffic,
+    w: Window,
+    protocol: &mut dyn continuous::Protocol,
+) -> Result<Outcome> {
+    let Some(path) = &c.vcd else {
+        return continuous::run(net, traffic, w, c.seed, protocol);
+    };
+    let scopes = protocol.wave_scopes(net);
+    let signals: u64 = scopes.iter().map(|(_, d)| d.len() as u64).sum();
+    vcd_estimate(signals, &w).check_output("vcd", std::path::Path::new(path))?;
+    let mut file = super::files::AtomicFile::create(path)?;
+    let header = super::command_line();
+    let o = continuous::run_with_wave(
+        net,
+        traffic,
+        w,
+        c.seed,
+        protocol,
+        Some((file.writer(), &header)),
+    )?;
+    file.commit()?;
+    Ok(o)
 }
 
 fn window(c: &Common, warmup: u64, dilation: u32, flits: u32) -> Result<Window> {
@@ -377,7 +423,11 @@ fn report(o: &Outcome) {
         o.delay.p99
     );
     if let Some(r) = &o.recovery {
-        let means: Vec<String> = r.means.iter().map(|m| format!("{m:.1}")).collect();
+        let means: Vec<String> = r
+            .means
+            .iter()
+            .map(|m| m.map_or("-".into(), |m| format!("{m:.1}")))
+            .collect();
         say!(
             "recovery: mean routing time by birth, {} cycles a column from the window's start: {}",
             r.bucket,
@@ -458,7 +508,7 @@ fn growing(a: &GrowingRankArgs) -> Result<()> {
         );
     }
     say!("{}", describe(&net, &traffic));
-    let o = continuous::run(&net, &traffic, w, a.common.seed, &mut protocol)?;
+    let o = run_protocol(&a.common, &net, &traffic, w, &mut protocol)?;
     report(&o);
     if overflow.is_some() {
         say!("packets moved to an overflow stack: {}", protocol.stacked);
@@ -525,7 +575,7 @@ fn trial(a: &TrialArgs) -> Result<()> {
         f64::from(a.bandwidth) / f64::from(a.flits)
     );
     say!("{}", describe(&net, &traffic));
-    let o = continuous::run(&net, &traffic, w, a.common.seed, &mut protocol)?;
+    let o = run_protocol(&a.common, &net, &traffic, w, &mut protocol)?;
     report(&o);
     let c = protocol.counters;
     say!(
@@ -551,11 +601,26 @@ fn trial(a: &TrialArgs) -> Result<()> {
     Ok(())
 }
 
-fn collection(c: &BatchCommon) -> Result<(Net, Collection)> {
+/// Most link-message incidences Algorithm 1's per-round conflict measure walks
+/// (messages × D × C).
+const MAX_CONFLICT_WORK: u64 = 1 << 34;
+
+fn collection(c: &BatchCommon, flits: u32) -> Result<(Net, Collection)> {
     if c.json.is_some() {
         outputs_apart(&[("json", c.json.as_deref())], &[])?;
     }
     let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    if !(1..=1024).contains(&c.q) {
+        return Err(Error::invalid("q", c.q, "1..=1024 messages per terminal"));
+    }
+    // paths, the link users of the conflict measure and one flight per message
+    let messages = u64::from(net.terminals) * u64::from(c.q);
+    let d = u64::from(net.dilation());
+    flitforge::limits::Estimate::new()
+        .with("paths", messages * (8 * d + 48))
+        .with("link users", messages * 4 * d)
+        .with("flights", messages * (4 * u64::from(flits) + 48))
+        .check_memory("q", c.q)?;
     let coll = Collection::random(&net, c.q, c.seed)?;
     say!(
         "{} of {} terminals: {} messages, congestion C = {}, dilation D = {}",
@@ -569,7 +634,17 @@ fn collection(c: &BatchCommon) -> Result<(Net, Collection)> {
 }
 
 fn algorithm1(a: &Alg1Args) -> Result<()> {
-    let (_, coll) = collection(&a.common)?;
+    let (_, coll) = collection(&a.common, 1)?;
+    let work = coll.messages() as u64 * u64::from(coll.dilation) * u64::from(coll.congestion);
+    if work > MAX_CONFLICT_WORK {
+        return Err(Error::invalid(
+            "q",
+            a.common.q,
+            format!(
+                "a collection whose messages x D x C ({work}) is at most {MAX_CONFLICT_WORK} (each round measures every packet's conflicts)"
+            ),
+        ));
+    }
     let run = batch::algorithm1(&coll, a.bandwidth, a.common.alpha, a.common.seed)?;
     say!(
         "Algorithm 1 ([CMSV] §2): B = {} (prescribed {}), m = {}, k = {}; planned rounds 0..={}",
@@ -609,7 +684,7 @@ fn algorithm1(a: &Alg1Args) -> Result<()> {
 }
 
 fn algorithm2(a: &Alg2Args) -> Result<()> {
-    let (net, coll) = collection(&a.common)?;
+    let (net, coll) = collection(&a.common, a.flits)?;
     let run = if a.deterministic {
         if net.kind != NetKind::Butterfly {
             return Err(Error::invalid(
@@ -720,6 +795,16 @@ fn rank_rtl(a: &RtlArgs) -> Result<()> {
     }
     if !(1..=256).contains(&a.rank_offsets) {
         return Err(Error::invalid("rank-offsets", a.rank_offsets, "1..=256"));
+    }
+    let expected = f64::from(a.inputs) * a.cycles as f64 * a.rate;
+    if expected > 16384.0 {
+        return Err(Error::invalid(
+            "cycles",
+            a.cycles,
+            format!(
+                "a run of at most 16384 packets expected (inputs x cycles x rate = {expected:.0}): the hardware is for waveforms and co-simulation"
+            ),
+        ));
     }
     let packets = rank::random_injections(a.inputs, a.rate, a.cycles, a.rank_offsets, a.seed);
     let step = u64::from(a.rank_step) * u64::from(a.rank_offsets);

@@ -134,7 +134,7 @@ impl Flight {
 
     /// The cycle the tail crosses the last of `len` links (if not cut).
     pub fn tail_arrival(&self, len: u32) -> u64 {
-        self.start + self.limit.len() as u64 + u64::from(len) - 2
+        (self.start + self.limit.len() as u64 + u64::from(len)).saturating_sub(2)
     }
 }
 

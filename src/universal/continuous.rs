@@ -17,6 +17,7 @@ use super::Net;
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use crate::stats::{Histogram, Summary, round6};
+use crate::wave::{ScopedVcd, SignalDecl};
 use rand::RngExt;
 use serde::Serialize;
 
@@ -107,6 +108,8 @@ impl Traffic {
 #[derive(Clone, Debug)]
 pub struct NewMessage {
     pub generator: u32,
+    /// The terminal it starts at.
+    pub source: u32,
     /// The generator's count of messages before this one (ties of equal ranks).
     pub seq: u64,
     pub birth: u64,
@@ -141,6 +144,27 @@ pub trait Protocol {
     fn buffered(&self) -> u64;
     /// Link crossings so far (data flits or packets), per data link.
     fn crossings(&self) -> &[u64];
+    /// The state a waveform shows, declared once: scopes (under `tb.net`) of signals.
+    fn wave_scopes(&self, net: &Net) -> Vec<(String, Vec<SignalDecl>)>;
+    /// The values of those signals after the last cycle, in declaration order. A protocol
+    /// records what crossed each link only once this is first asked for.
+    fn wave_values(&mut self, out: &mut Vec<u64>);
+}
+
+/// A link's waveform scope: `l<id>_<tail>_<head>` (switch labels), or `ack<id>_<from>_<to>`
+/// for an acknowledgement-only link.
+pub fn link_scope(net: &Net, l: u32) -> String {
+    let g = &net.graph;
+    if l < net.data_links() {
+        let (t, h) = g.links[l as usize];
+        format!("l{l}_{}_{}", g.labels[t as usize], g.labels[h as usize])
+    } else {
+        let data = (0..net.data_links())
+            .find(|&d| net.reverse_of(d) == l)
+            .expect("an acknowledgement link reverses a data link");
+        let (t, h) = g.links[data as usize];
+        format!("ack{l}_{}_{}", g.labels[h as usize], g.labels[t as usize])
+    }
 }
 
 /// The schedule of a run.
@@ -170,7 +194,8 @@ pub struct Burst {
 #[derive(Clone, Debug, Serialize)]
 pub struct Recovery {
     pub bucket: u64,
-    pub means: Vec<f64>,
+    /// `None` where no measured message born in that twentieth was delivered.
+    pub means: Vec<Option<f64>>,
     pub steady: f64,
     pub recovered_after: Option<u64>,
 }
@@ -182,8 +207,8 @@ const BUCKETS: usize = 20;
 #[derive(Clone, Debug, Serialize)]
 pub struct Stability {
     pub stable: bool,
-    /// Why unstable: `growing`, `not-drained` (measured messages still out after the drain
-    /// while the system was not emptying) or `overflow`; empty when stable.
+    /// Why unstable: `growing`, `not-drained` (measured messages still out after the drain,
+    /// unless after a burst the system was emptying) or `overflow`; empty when stable.
     pub reason: String,
     /// Least-squares slope of the messages in the system over the window, per 1000 cycles.
     pub slope_per_kcycle: f64,
@@ -228,6 +253,31 @@ pub fn run(
     seed: u64,
     protocol: &mut dyn Protocol,
 ) -> Result<Outcome> {
+    run_with_wave(net, traffic, window, seed, protocol, None)
+}
+
+/// [`run`], writing the protocol's state cycle by cycle as a VCD into `wave` (with `header`
+/// in its comment).
+pub fn run_with_wave(
+    net: &Net,
+    traffic: &Traffic,
+    window: Window,
+    seed: u64,
+    protocol: &mut dyn Protocol,
+    wave: Option<(&mut dyn std::io::Write, &str)>,
+) -> Result<Outcome> {
+    let mut vcd = match wave {
+        Some((writer, header)) => {
+            let scopes = protocol.wave_scopes(net);
+            let mut values = Vec::new();
+            protocol.wave_values(&mut values);
+            Some((
+                ScopedVcd::new(writer, header, &[], &scopes, &values)?,
+                values,
+            ))
+        }
+        None => None,
+    };
     let mut rng: Rng = stream(seed, Stream::Traffic);
     let n = net.terminals;
     let mut seq = vec![0u64; (n * traffic.generators) as usize];
@@ -301,6 +351,7 @@ pub fn run(
             measured += u64::from(in_window);
             protocol.inject(NewMessage {
                 generator: g,
+                source: s,
                 seq: seq[g as usize],
                 birth: cycle,
                 path: path.as_slice().into(),
@@ -338,6 +389,11 @@ pub fn run(
                 ),
             });
         }
+        if let Some((v, values)) = vcd.as_mut() {
+            values.clear();
+            protocol.wave_values(values);
+            v.sample(cycle, &[], values)?;
+        }
         let buffered = protocol.buffered();
         // conservation: every message generated is delivered or still in the system
         if generated != delivered_all + buffered {
@@ -361,14 +417,18 @@ pub fn run(
         }
         cycle += 1;
     }
+    if let Some((v, _)) = vcd {
+        v.finish()?;
+    }
     let quarter_len = (window.window as f64 / 4.0).max(1.0);
     for q in &mut quarters {
         *q = round6(*q / quarter_len);
     }
     let slope = regression.slope();
-    // measured messages still out after the drain: unstable unless the system was emptying
-    // (overflow stacks release old messages slowly by design, [SV] §4)
-    if undrained > 0 && reason.is_empty() && quarters[3] >= quarters[0] {
+    // measured messages still out after the drain: unstable, unless a burst left the
+    // system emptying (overflow stacks release a burst's messages slowly by design, [SV] §4)
+    let emptying = window.burst.is_some() && quarters[3] < quarters[0];
+    if undrained > 0 && reason.is_empty() && !emptying {
         reason = "not-drained".into();
     }
     let crossings_max = if end_crossings.is_empty() {
@@ -411,18 +471,19 @@ pub fn run(
 
 /// The recovery profile of a window's births.
 fn recovery(profile: &[(f64, u64); BUCKETS], window: u64) -> Recovery {
-    let means: Vec<f64> = profile
+    let means: Vec<Option<f64>> = profile
         .iter()
-        .map(|&(sum, n)| if n == 0 { 0.0 } else { round6(sum / n as f64) })
+        .map(|&(sum, n)| (n > 0).then(|| round6(sum / n as f64)))
         .collect();
     let tail = &profile[BUCKETS * 3 / 4..];
     let (sum, n) = tail.iter().fold((0.0, 0), |(s, c), &(x, k)| (s + x, c + k));
     let steady = if n == 0 { 0.0 } else { sum / n as f64 };
     let bucket = (window / BUCKETS as u64).max(1);
-    // the first bucket from which every later one is within twice the steady value
+    // the first bucket from which every later one has deliveries within twice the steady
+    // value (a bucket without any is not recovered)
     let first = (0..BUCKETS)
         .rev()
-        .take_while(|&b| means[b] <= 2.0 * steady)
+        .take_while(|&b| means[b].is_some_and(|m| m <= 2.0 * steady))
         .last();
     Recovery {
         bucket,

@@ -162,6 +162,17 @@ pub fn run(
     Ok(Some(out))
 }
 
+/// A parameter over a row's trials (each trial's collection has its own C and D): its value,
+/// or its range.
+fn span(values: impl Iterator<Item = u32>) -> String {
+    let (lo, hi) = values.fold((u32::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
 fn name(kind: NetKind, n: u32) -> String {
     format!("{} {n}", kind.name())
 }
@@ -198,18 +209,18 @@ fn alg1_table(runs: &[Alg1Run], config: &CypherConfig, out: &mut Results) {
     for (ni, &(kind, n)) in NETWORKS.iter().enumerate() {
         for v in 0..variants {
             let rows = &runs[(ni * variants + v) * t..(ni * variants + v + 1) * t];
-            let r0 = &rows[0];
+            let b = span(rows.iter().map(|r| r.bandwidth));
             table.rows.push(vec![
                 name(kind, n),
                 f2(mean(rows.iter().map(|r| f64::from(r.congestion)))),
                 f2(mean(rows.iter().map(|r| f64::from(r.dilation)))),
                 if v == 0 {
-                    format!("{} (prescribed)", r0.bandwidth)
+                    format!("{b} (prescribed)")
                 } else {
-                    r0.bandwidth.to_string()
+                    b
                 },
-                r0.m.to_string(),
-                r0.k.to_string(),
+                span(rows.iter().map(|r| r.m)),
+                span(rows.iter().map(|r| r.k)),
                 f2(mean(rows.iter().map(|r| r.rounds.len() as f64))),
                 f2(mean(rows.iter().map(|r| f64::from(r.extra_rounds)))),
                 f2(mean(rows.iter().map(|r| r.makespan as f64))),
@@ -217,7 +228,7 @@ fn alg1_table(runs: &[Alg1Run], config: &CypherConfig, out: &mut Results) {
                 f2(mean(
                     rows.iter().map(|r| r.rounds[0].max_conflicting as f64),
                 )),
-                (u64::from(r0.bandwidth) * u64::from(r0.m)).to_string(),
+                span(rows.iter().map(|r| r.bandwidth * r.m)),
             ]);
         }
     }

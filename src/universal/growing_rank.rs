@@ -14,6 +14,7 @@
 use super::continuous::{Delivery, NewMessage, Protocol};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
+use crate::wave::SignalDecl;
 use rand::RngExt;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -148,6 +149,11 @@ pub struct GrowingRankNet {
     suspended: BTreeMap<u64, Vec<u32>>,
     /// Packets moved to a stack so far.
     pub stacked: u64,
+    /// Live packets in each link's queue (its heap also holds stale entries).
+    queued_len: Vec<u64>,
+    /// Waveform state, once asked for: what each link sent in the last cycle (rank before
+    /// the crossing, generator << 32 | sequence).
+    sent: Option<Vec<Option<(u64, u64)>>>,
 }
 
 impl GrowingRankNet {
@@ -172,6 +178,8 @@ impl GrowingRankNet {
             stacked_links: Vec::new(),
             suspended: BTreeMap::new(),
             stacked: 0,
+            queued_len: vec![0; links as usize],
+            sent: None,
         })
     }
 
@@ -182,6 +190,7 @@ impl GrowingRankNet {
         p.place = Place::Queued;
         let l = p.path[p.hop as usize];
         self.queues[l as usize].push(Reverse((p.rank, p.generator, p.seq, slot, p.ticket)));
+        self.queued_len[l as usize] += 1;
         if !self.queued[l as usize] {
             self.queued[l as usize] = true;
             self.active.push(l);
@@ -221,6 +230,7 @@ impl GrowingRankNet {
             p.place = Place::Stacked;
             p.ticket = 0; // its queue entry is stale now
             let l = p.path[p.hop as usize] as usize;
+            self.queued_len[l] -= 1;
             if self.stacks[l].is_empty() {
                 self.stacked_links.push(l as u32);
             }
@@ -288,6 +298,9 @@ impl Protocol for GrowingRankNet {
     fn step(&mut self, cycle: u64, delivered: &mut dyn FnMut(Delivery)) -> Result<()> {
         // evaluate: every non-empty queue sends its lowest rank
         self.moving.clear();
+        if let Some(sent) = self.sent.as_mut() {
+            sent.fill(None);
+        }
         let mut keep = 0;
         for i in 0..self.active.len() {
             let l = self.active[i];
@@ -299,6 +312,12 @@ impl Protocol for GrowingRankNet {
                 if live {
                     self.moving.push(slot);
                     self.crossings[l as usize] += 1;
+                    self.queued_len[l as usize] -= 1;
+                    if let Some(sent) = self.sent.as_mut()
+                        && let Some(p) = &self.packets[slot as usize]
+                    {
+                        sent[l as usize] = Some((p.rank, u64::from(p.generator) << 32 | p.seq));
+                    }
                     break;
                 }
             }
@@ -346,6 +365,41 @@ impl Protocol for GrowingRankNet {
 
     fn crossings(&self) -> &[u64] {
         &self.crossings
+    }
+
+    fn wave_scopes(&self, net: &super::Net) -> Vec<(String, Vec<SignalDecl>)> {
+        let sig = |name: &str, width: u32| SignalDecl {
+            name: name.into(),
+            width,
+            encoding: None,
+        };
+        (0..net.data_links())
+            .map(|l| {
+                (
+                    super::continuous::link_scope(net, l),
+                    vec![
+                        sig("queue", 32),
+                        sig("sent", 1),
+                        sig("sent_rank", 64),
+                        sig("sent_packet", 64),
+                        sig("stack", 32),
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    fn wave_values(&mut self, out: &mut Vec<u64>) {
+        let links = self.queues.len();
+        let sent = self.sent.get_or_insert_with(|| vec![None; links]);
+        for (l, (&queued, sent)) in self.queued_len.iter().zip(sent.iter()).enumerate() {
+            out.push(queued);
+            match *sent {
+                Some((rank, packet)) => out.extend([1, rank, packet]),
+                None => out.extend([0, 0, 0]),
+            }
+            out.push(self.stacks.get(l).map_or(0, |s| s.len() as u64));
+        }
     }
 }
 

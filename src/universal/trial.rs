@@ -22,6 +22,7 @@ use super::bufferless::{Contention, Flight, Request, arbitrate};
 use super::continuous::{Delivery, NewMessage, Protocol};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
+use crate::wave::SignalDecl;
 use rand::RngExt;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -84,6 +85,22 @@ impl TrialParams {
                 "at least 1 (the longest path)",
             ));
         }
+        if let Some(o) = self.overflow {
+            if !(1..=1 << 16).contains(&o.t) {
+                return Err(Error::invalid(
+                    "stack-trials",
+                    o.t,
+                    "1..=65536 failed trials",
+                ));
+            }
+            if !(o.pop.is_finite() && o.pop > 0.0 && o.pop <= 1.0) {
+                return Err(Error::invalid(
+                    "stack-pop",
+                    o.pop,
+                    "a probability in (0, 1]",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -106,6 +123,8 @@ struct Worm {
     birth: u64,
     rank: u64,
     generator: u32,
+    /// The terminal it starts at.
+    source: u32,
     seq: u64,
     path: Box<[u32]>,
     measured: bool,
@@ -135,6 +154,19 @@ pub struct TrialNet {
     /// Overflow stacks per generator, and suspended worms by release cycle.
     stacks: BTreeMap<u32, Vec<u32>>,
     suspended: BTreeMap<u64, Vec<u32>>,
+    /// Waveform state, once asked for: what crossed each link (B lanes per link) and how many
+    /// flits each link cut in the last cycle, and each terminal's generators.
+    wave: Option<TrialWave>,
+    links: u32,
+    terminals: u32,
+}
+
+/// One flit on a link in the waveform: (worm, rank, flit index, acknowledgement).
+type WaveLane = Option<(u64, u64, u32, bool)>;
+
+struct TrialWave {
+    lanes: Vec<WaveLane>,
+    cuts: Vec<u64>,
 }
 
 impl TrialNet {
@@ -157,6 +189,9 @@ impl TrialNet {
             counters: TrialCounters::default(),
             stacks: BTreeMap::new(),
             suspended: BTreeMap::new(),
+            wave: None,
+            links: net.links,
+            terminals: net.terminals,
         })
     }
 
@@ -189,8 +224,9 @@ impl TrialNet {
         if let Some(slots) = self.suspended.remove(&cycle) {
             for slot in slots {
                 let r = self.rng.random_range(0..self.params.period());
+                // back in its injection buffer from the next cycle: that is its new birth
                 let w = self.worms[slot as usize].as_mut().expect("live worm");
-                w.rank = cycle + r;
+                w.rank = cycle + 1 + r;
                 w.since = 0;
                 self.start_trial(slot, cycle + 1);
             }
@@ -208,6 +244,7 @@ impl Protocol for TrialNet {
             birth: m.birth,
             rank: m.birth + r,
             generator: m.generator,
+            source: m.source,
             seq: m.seq,
             flight: Flight::new(self.params.flits),
             path: m.path,
@@ -274,6 +311,15 @@ impl Protocol for TrialNet {
             &mut self.counters,
             self.data_links,
         );
+        if let Some(wave) = self.wave.as_mut() {
+            wave.lanes.fill(None);
+            wave.cuts.fill(0);
+        }
+        let (mut wave_lanes, mut wave_cuts) = match self.wave.as_mut() {
+            Some(w) => (Some(&mut w.lanes), Some(&mut w.cuts)),
+            None => (None, None),
+        };
+        let b = self.params.bandwidth as usize;
         arbitrate(
             &mut requests,
             self.params.bandwidth,
@@ -282,13 +328,24 @@ impl Protocol for TrialNet {
                 if !r.ack && r.link < data_links {
                     crossings[r.link as usize] += 1;
                 }
+                if let Some(all) = wave_lanes.as_mut() {
+                    let lanes = &mut all[r.link as usize * b..(r.link as usize + 1) * b];
+                    if let Some(free) = lanes.iter_mut().find(|l| l.is_none()) {
+                        let id = u64::from(r.key.1) << 32 | r.key.2;
+                        *free = Some((id, r.key.0, r.flit, r.ack));
+                    }
+                }
             },
             |r| {
                 let w = worms[r.worm as usize].as_mut().expect("live worm");
                 if r.ack {
                     w.ack_cut = true;
                 } else {
-                    counters.cuts += w.flight.cut(r.flit, r.hop);
+                    let cut = w.flight.cut(r.flit, r.hop);
+                    counters.cuts += cut;
+                    if let Some(cuts) = wave_cuts.as_mut() {
+                        cuts[r.link as usize] += cut;
+                    }
                 }
             },
         );
@@ -358,6 +415,72 @@ impl Protocol for TrialNet {
     fn crossings(&self) -> &[u64] {
         &self.crossings
     }
+
+    fn wave_scopes(&self, net: &super::Net) -> Vec<(String, Vec<SignalDecl>)> {
+        let sig = |name: String, width: u32| SignalDecl {
+            name,
+            width,
+            encoding: None,
+        };
+        let mut scopes = Vec::new();
+        for l in 0..net.links {
+            let mut decls = Vec::new();
+            for b in 0..self.params.bandwidth {
+                decls.push(sig(format!("lane{b}_valid"), 1));
+                decls.push(sig(format!("lane{b}_worm"), 64));
+                decls.push(sig(format!("lane{b}_rank"), 64));
+                decls.push(sig(format!("lane{b}_flit"), 16));
+                decls.push(sig(format!("lane{b}_ack"), 1));
+            }
+            decls.push(sig("cut".into(), 16));
+            scopes.push((super::continuous::link_scope(net, l), decls));
+        }
+        for t in 0..net.terminals {
+            scopes.push((
+                format!("t{t}"),
+                vec![sig("live".into(), 32), sig("stacked".into(), 32)],
+            ));
+        }
+        scopes
+    }
+
+    fn wave_values(&mut self, out: &mut Vec<u64>) {
+        let links = self.links as usize;
+        let b = self.params.bandwidth as usize;
+        let wave = self.wave.get_or_insert_with(|| TrialWave {
+            lanes: vec![None; links * b],
+            cuts: vec![0; links],
+        });
+        for l in 0..links {
+            for lane in &wave.lanes[l * b..(l + 1) * b] {
+                match *lane {
+                    Some((worm, rank, flit, ack)) => {
+                        out.extend([1, worm, rank, u64::from(flit), u64::from(ack)])
+                    }
+                    None => out.extend([0, 0, 0, 0, 0]),
+                }
+            }
+            out.push(wave.cuts[l].min(0xFFFF));
+        }
+        // per terminal: worms alive (waiting, in a trial, stacked or suspended) and stacked
+        let terminals = self.terminals as usize;
+        let mut live = vec![0u64; terminals];
+        let mut stacked = vec![0u64; terminals];
+        for w in self.worms.iter().flatten() {
+            live[w.source as usize] += 1;
+        }
+        for stack in self.stacks.values() {
+            for &slot in stack {
+                if let Some(w) = &self.worms[slot as usize] {
+                    stacked[w.source as usize] += 1;
+                }
+            }
+        }
+        for t in 0..terminals {
+            out.push(live[t]);
+            out.push(stacked[t]);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -412,8 +535,6 @@ mod tests {
         // every delivered worm had one successful trial; the rest failed or are running
         assert!(c.successes <= c.trials);
         assert!(o.failed_trials_mean > 0.0);
-        // the routing time is never below the undisturbed D0 + L - 1
-        assert!(o.delay.max >= o.delay.p50);
     }
 
     #[test]

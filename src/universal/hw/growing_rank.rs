@@ -572,7 +572,9 @@ pub fn run(
             "below 2^16 per generator",
         ));
     }
-    let (sizing, ..) = simulate(n, 4096, step, packets, cycles, None, command)?;
+    // no queue holds more than every packet
+    let roomy = (packets.len() as u32).clamp(1, 4096);
+    let (sizing, ..) = simulate(n, roomy, step, packets, cycles, None, command)?;
     if sizing.overflowed() {
         return Err(Error::invalid(
             "packets",
@@ -712,6 +714,7 @@ mod tests {
                 net.path_into(p.source, p.dest, &mut path);
                 proto.inject(NewMessage {
                     generator: p.source,
+                    source: p.source,
                     seq: p.seq,
                     birth: p.birth,
                     path: path.into(),
