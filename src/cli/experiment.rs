@@ -379,27 +379,19 @@ fn cole_maggs_sitaraman(args: &CmsArgs, replay: &mut Replay) -> Result<()> {
         max_inputs: args.max_inputs,
     };
     config.check()?;
-    let dir = args.out.dir("cole-maggs-sitaraman")?;
-    let mut jobs = args
-        .shard
-        .jobs(&dir, args.threads, replay, args.out.force)?;
-    let Some(results) = run_trials(
-        "cole-maggs-sitaraman",
-        "experiment cole-maggs-sitaraman",
-        "trials",
-        &dir,
-        &mut jobs,
-        |jobs, progress| cms::run(&config, jobs, progress),
-    )?
-    else {
-        return Ok(());
+    let place = Place {
+        shard: &args.shard,
+        threads: args.threads,
+        out: &args.out,
     };
-    let md = results.to_markdown(&config);
-    write_report(&dir, "cole-maggs-sitaraman.md", &md, &results)?;
-    let json = results.to_json(&config);
-    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
-    say!("{md}");
-    Ok(())
+    table_experiment(
+        "cole-maggs-sitaraman",
+        &config,
+        place,
+        replay,
+        |jobs, progress| cms::run(&config, jobs, progress),
+        |results| results.to_markdown(&config),
+    )
 }
 
 /// `experiment scheideler-voecking`.
@@ -414,27 +406,19 @@ fn scheideler_voecking(args: &SvArgs, replay: &mut Replay) -> Result<()> {
         flits: args.flits,
     };
     config.check()?;
-    let dir = args.out.dir("scheideler-voecking")?;
-    let mut jobs = args
-        .shard
-        .jobs(&dir, args.threads, replay, args.out.force)?;
-    let Some(results) = run_trials(
-        "scheideler-voecking",
-        "experiment scheideler-voecking",
-        "trials",
-        &dir,
-        &mut jobs,
-        |jobs, progress| sv::run(&config, jobs, progress),
-    )?
-    else {
-        return Ok(());
+    let place = Place {
+        shard: &args.shard,
+        threads: args.threads,
+        out: &args.out,
     };
-    let md = sv::to_markdown(&results, &config);
-    write_report(&dir, "scheideler-voecking.md", &md, &results)?;
-    let json = serde_json::json!({"config": config, "tables": results.tables});
-    write(dir.join("summary.json"), &format!("{json:#}\n"))?;
-    say!("{md}");
-    Ok(())
+    table_experiment(
+        "scheideler-voecking",
+        &config,
+        place,
+        replay,
+        |jobs, progress| sv::run(&config, jobs, progress),
+        |results| sv::to_markdown(results, &config),
+    )
 }
 
 /// `experiment cypher`.
@@ -449,23 +433,58 @@ fn cypher(args: &CypherArgs, replay: &mut Replay) -> Result<()> {
         alpha: args.alpha,
     };
     config.check()?;
-    let dir = args.out.dir("cypher")?;
-    let mut jobs = args
-        .shard
-        .jobs(&dir, args.threads, replay, args.out.force)?;
-    let Some(results) = run_trials(
+    let place = Place {
+        shard: &args.shard,
+        threads: args.threads,
+        out: &args.out,
+    };
+    table_experiment(
         "cypher",
-        "experiment cypher",
-        "trials",
-        &dir,
-        &mut jobs,
+        &config,
+        place,
+        replay,
         |jobs, progress| cypher::run(&config, jobs, progress),
-    )?
-    else {
+        |results| cypher::to_markdown(results, &config),
+    )
+}
+
+/// Where an experiment runs: its shard, its threads, its output directory.
+struct Place<'a> {
+    shard: &'a ShardArgs,
+    threads: usize,
+    out: &'a OutDir,
+}
+
+/// Runs an experiment of tables against bounds ([CMS], [SV], [CMSV]): its trials here (or one
+/// shard of them, or replayed from shards), then `name`.md, one CSV per table, its charts and
+/// summary.json (the configuration, the tables and the fitted constants).
+fn table_experiment<C: serde::Serialize>(
+    name: &str,
+    config: &C,
+    place: Place,
+    replay: &mut Replay,
+    run: impl FnOnce(
+        &mut flitforge::shard::Jobs,
+        &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Option<flitforge::tables::Results>>,
+    markdown: impl FnOnce(&flitforge::tables::Results) -> String,
+) -> Result<()> {
+    let dir = place.out.dir(name)?;
+    let mut jobs = place
+        .shard
+        .jobs(&dir, place.threads, replay, place.out.force)?;
+    let label = format!("experiment {name}");
+    let Some(results) = run_trials(name, &label, "trials", &dir, &mut jobs, run)? else {
         return Ok(());
     };
-    let md = cypher::to_markdown(&results, &config);
-    write_report(&dir, "cypher.md", &md, &results)?;
+    let md = markdown(&results);
+    write(dir.join(format!("{name}.md")), &md)?;
+    for t in &results.tables {
+        write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
+    }
+    for (file, svg) in &results.charts {
+        write(dir.join(file), svg)?;
+    }
     let constants: Vec<serde_json::Value> = results
         .constants
         .iter()
@@ -475,23 +494,6 @@ fn cypher(args: &CypherArgs, replay: &mut Replay) -> Result<()> {
         serde_json::json!({"config": config, "tables": results.tables, "constants": constants});
     write(dir.join("summary.json"), &format!("{json:#}\n"))?;
     say!("{md}");
-    Ok(())
-}
-
-/// Writes an experiment's Markdown report, one CSV per table and its charts into `dir`.
-fn write_report(
-    dir: &Path,
-    report: &str,
-    md: &str,
-    results: &flitforge::tables::Results,
-) -> Result<()> {
-    write(dir.join(report), md)?;
-    for t in &results.tables {
-        write(dir.join(format!("{}.csv", t.name)), &t.to_csv())?;
-    }
-    for (name, svg) in &results.charts {
-        write(dir.join(name), svg)?;
-    }
     Ok(())
 }
 

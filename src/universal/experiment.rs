@@ -430,7 +430,7 @@ fn saf_table(trials: &[SafTrial], config: &SvConfig, out: &mut Results) {
         "growing-rank",
         "Store-and-forward with growing ranks ([SV] Theorem 2.4) against the link load λ",
         &format!(
-            "{} terminals, uniform destinations; In theorem: Theorem 2.4's condition holds with ε ≤ 0.9 for some (m, K) (K a power of two, m ≤ 4096; \
+            "{} terminals, uniform destinations. In theorem: Theorem 2.4's condition holds with ε ≤ 0.9 for some (m, K) (K a power of two, m ≤ 4096; \
              only up to λ ≈ 0.33), the smallest of which is used; else (20, 128), where ε > 0.9. Stable: trials whose buffers did not grow over the window and drained. \
              Time / D₀: mean routing time (delivery − birth + 1) over the path length; the theorem promises O(D₀) \
              for λ < 1/e (the butterfly: O(lg n) for input rates below 2/e; node-symmetric networks: O(D)). \

@@ -192,13 +192,4 @@ impl Results {
         }
         s
     }
-
-    /// Tables and constants as JSON.
-    pub fn to_json(&self, config: &CmsConfig) -> serde_json::Value {
-        serde_json::json!({
-            "config": config,
-            "tables": self.tables,
-            "constants": self.constants.iter().map(|(n, c)| serde_json::json!({"fit": n, "c": c})).collect::<Vec<_>>(),
-        })
-    }
 }

@@ -12,9 +12,9 @@
 //! delivery. A copy with delay δ thus crosses hop h in cycle δ + h, exactly as
 //! [`super::batch`]'s flights do.
 
-use super::{hex_line, scope};
+use super::{finish_design, hex_line, scope};
 use crate::error::{Error, Result};
-use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
+use crate::rtl::{RtlDesign, render};
 use crate::wave::{ScopedVcd, SignalDecl};
 use askama::Template;
 
@@ -273,19 +273,6 @@ struct NetTemplate<'a> {
     switches: Vec<NetSwitch>,
 }
 
-#[derive(Template)]
-#[template(path = "universal_tb.v", escape = "none")]
-pub(super) struct TbTemplate<'a> {
-    pub(super) what: &'a str,
-    pub(super) top: &'a str,
-    pub(super) version: &'a str,
-    pub(super) command: &'a str,
-    pub(super) cycles: u64,
-    pub(super) width: u32,
-    pub(super) stimulus: &'a str,
-    pub(super) dumpfile: &'a str,
-}
-
 /// The Verilog of `net`'s butterfly (three switch modules, the network and a testbench that
 /// replays `cycles` lines of stimulus).
 pub fn design(net: &Alg1Butterfly, command: &str, cycles: u64) -> Result<RtlDesign> {
@@ -404,22 +391,14 @@ pub fn design(net: &Alg1Butterfly, command: &str, cycles: u64) -> Result<RtlDesi
         switches,
     };
     files.push(("ff_cmsv_net.v".to_string(), render(&netv)?));
-    let tb = TbTemplate {
-        what: "[CMSV] Algorithm 1 forward pass",
-        top: "ff_cmsv_net",
-        version,
+    finish_design(
+        &mut files,
+        "[CMSV] Algorithm 1 forward pass",
+        "ff_cmsv_net",
         command,
-        cycles: cycles.max(1),
-        width: n * j * lw,
-        stimulus: STIMULUS_FILE,
-        dumpfile: RTL_VCD_FILE,
-    };
-    files.push(("tb.v".to_string(), render(&tb)?));
-    let sources: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
-    files.push((
-        "flitforge.core".to_string(),
-        fusesoc_core(&sources, "cmsv-algorithm1", "ff_cmsv_net"),
-    ));
+        cycles,
+        n * j * lw,
+    )?;
     Ok(RtlDesign { files })
 }
 

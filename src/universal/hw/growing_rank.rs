@@ -12,10 +12,10 @@
 //! A queue has Q slots where the protocol's is unbounded: Q is sized from the run and a
 //! sticky `overflow` register says if a packet ever found none.
 
-use super::{hex_line, scope};
+use super::{finish_design, hex_line, scope};
 use crate::error::{Error, Result};
 use crate::rng::{Stream, stream};
-use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE, fusesoc_core, render};
+use crate::rtl::{RtlDesign, render};
 use crate::wave::{ScopedVcd, SignalDecl};
 use askama::Template;
 use rand::RngExt;
@@ -433,22 +433,14 @@ pub fn design(net: &RankButterfly, w: Widths, command: &str, cycles: u64) -> Res
         switches,
     };
     files.push(("ff_rank_net.v".to_string(), render(&netv)?));
-    let tb = super::algorithm1::TbTemplate {
-        what: "[SV] growing-rank store-and-forward",
-        top: "ff_rank_net",
-        version,
+    finish_design(
+        &mut files,
+        "[SV] growing-rank store-and-forward",
+        "ff_rank_net",
         command,
-        cycles: cycles.max(1),
-        width: n * j * lw,
-        stimulus: STIMULUS_FILE,
-        dumpfile: RTL_VCD_FILE,
-    };
-    files.push(("tb.v".to_string(), render(&tb)?));
-    let sources: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
-    files.push((
-        "flitforge.core".to_string(),
-        fusesoc_core(&sources, "sv-growing-rank", "ff_rank_net"),
-    ));
+        cycles,
+        n * j * lw,
+    )?;
     Ok(RtlDesign { files })
 }
 

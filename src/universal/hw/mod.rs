@@ -8,6 +8,52 @@
 pub mod algorithm1;
 pub mod growing_rank;
 
+use crate::error::Result;
+use crate::rtl::{RTL_VCD_FILE, STIMULUS_FILE, fusesoc_core, render};
+use askama::Template;
+
+#[derive(Template)]
+#[template(path = "universal_tb.v", escape = "none")]
+struct TbTemplate<'a> {
+    what: &'a str,
+    top: &'a str,
+    version: &'a str,
+    command: &'a str,
+    cycles: u64,
+    width: u32,
+    stimulus: &'a str,
+    dumpfile: &'a str,
+}
+
+/// Appends the testbench of `top` (replaying `cycles` stimulus lines of `width` bits) and the
+/// FuseSoC core of every file to a design's `files`.
+fn finish_design(
+    files: &mut Vec<(String, String)>,
+    what: &str,
+    top: &str,
+    command: &str,
+    cycles: u64,
+    width: u32,
+) -> Result<()> {
+    let tb = TbTemplate {
+        what,
+        top,
+        version: env!("CARGO_PKG_VERSION"),
+        command,
+        cycles: cycles.max(1),
+        width,
+        stimulus: STIMULUS_FILE,
+        dumpfile: RTL_VCD_FILE,
+    };
+    files.push(("tb.v".to_string(), render(&tb)?));
+    let sources: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    // the design is its files: their hash names the configuration
+    let hash = crate::config::config_hash(&files);
+    let core = fusesoc_core(&sources, &hash, top);
+    files.push(("flitforge.core".to_string(), core));
+    Ok(())
+}
+
 /// Scope and Verilog instance of butterfly switch ⟨level, w⟩.
 pub fn scope(level: u32, w: u32) -> String {
     format!("l{level}_c{w}")
