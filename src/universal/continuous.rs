@@ -159,9 +159,7 @@ pub fn link_scope(net: &Net, l: u32) -> String {
         let (t, h) = g.links[l as usize];
         format!("l{l}_{}_{}", g.labels[t as usize], g.labels[h as usize])
     } else {
-        let data = (0..net.data_links())
-            .find(|&d| net.reverse_of(d) == l)
-            .expect("an acknowledgement link reverses a data link");
+        let data = net.ack_origin[(l - net.data_links()) as usize];
         let (t, h) = g.links[data as usize];
         format!("ack{l}_{}_{}", g.labels[h as usize], g.labels[t as usize])
     }

@@ -84,6 +84,8 @@ pub struct Net {
     pub reverse: Vec<u32>,
     /// Links in all, acknowledgement-only ones included.
     pub links: u32,
+    /// The data link each acknowledgement-only link reverses (index: id − data links).
+    pub ack_origin: Vec<u32>,
     paths: Paths,
 }
 
@@ -135,22 +137,24 @@ impl Net {
         };
         let data = graph.links.len() as u32;
         let mut reverse = vec![u32::MAX; data as usize];
-        let mut extra = 0;
+        let mut ack_origin = Vec::new();
         for (l, &(t, h)) in graph.links.iter().enumerate() {
             reverse[l] = match graph.link(h, t) {
                 Some(r) => r,
                 None => {
-                    extra += 1;
-                    data + extra - 1
+                    ack_origin.push(l as u32);
+                    data + ack_origin.len() as u32 - 1
                 }
             };
         }
+        let extra = ack_origin.len() as u32;
         Ok(Net {
             kind,
             graph,
             terminals,
             reverse,
             links: data + extra,
+            ack_origin,
             paths,
         })
     }
