@@ -12,10 +12,9 @@
 //! delivery. A copy with delay δ thus crosses hop h in cycle δ + h, exactly as
 //! [`super::batch`]'s flights do.
 
-use super::{finish_design, hex_line, scope};
+use super::{ButterflyVcd, Registers, finish_design, hex_line, scope};
 use crate::error::{Error, Result};
 use crate::rtl::{RtlDesign, render};
-use crate::wave::{ScopedVcd, SignalDecl};
 use askama::Template;
 
 /// Bits of a packet's id in the hardware (copy numbers wrap).
@@ -43,6 +42,8 @@ pub struct Alg1Butterfly {
     lanes: Vec<Vec<Lane>>,
     /// `discard[level·n + w]`: out links that discarded in the last cycle, level < lg n.
     discard: Vec<[bool; 2]>,
+    /// The second bank of lane registers, where a cycle computes the next state.
+    next_lanes: Vec<Vec<Lane>>,
     cycle: u64,
 }
 
@@ -70,6 +71,7 @@ impl Alg1Butterfly {
             bandwidth: b,
             lanes_in: j,
             lanes: vec![vec![Lane::default(); 2 * b as usize]; (n * log_n) as usize],
+            next_lanes: vec![vec![Lane::default(); 2 * b as usize]; (n * log_n) as usize],
             discard: vec![[false; 2]; (n * log_n) as usize],
             cycle: 0,
         })
@@ -95,8 +97,11 @@ impl Alg1Butterfly {
     /// injections; then all registers commit.
     pub fn step(&mut self, inject: &[Vec<Lane>]) {
         let b = self.bandwidth as usize;
-        let mut next_lanes = vec![vec![Lane::default(); 2 * b]; self.lanes.len()];
-        let mut next_discard = vec![[false; 2]; self.discard.len()];
+        // the next state in the second register bank: no allocation per cycle
+        let mut next_lanes = std::mem::take(&mut self.next_lanes);
+        for regs in &mut next_lanes {
+            regs.fill(Lane::default());
+        }
         for level in 0..self.log_n {
             let bit = 1u32 << (self.log_n - 1 - level);
             for w in 0..self.n {
@@ -107,12 +112,9 @@ impl Alg1Butterfly {
                 };
                 let colbit = w & bit != 0;
                 for d in 0..2usize {
-                    let want: Vec<&Lane> = requesters
-                        .iter()
-                        .filter(|l| l.valid && ((l.dest & bit != 0) ^ colbit) == (d == 1))
-                        .collect();
-                    let over = want.len() > b;
-                    next_discard[(level * self.n + w) as usize][d] = over;
+                    let wants = |l: &&Lane| l.valid && ((l.dest & bit != 0) ^ colbit) == (d == 1);
+                    let over = requesters.iter().filter(wants).count() > b;
+                    self.discard[(level * self.n + w) as usize][d] = over;
                     if over {
                         continue;
                     }
@@ -120,14 +122,13 @@ impl Alg1Butterfly {
                     // <level+1, w ^ bit>
                     let to = if d == 0 { w } else { w ^ bit };
                     let regs = &mut next_lanes[(level * self.n + to) as usize];
-                    for (k, lane) in want.into_iter().enumerate() {
+                    for (k, lane) in requesters.iter().filter(wants).enumerate() {
                         regs[d * b + k] = *lane;
                     }
                 }
             }
         }
-        self.lanes = next_lanes;
-        self.discard = next_discard;
+        self.next_lanes = std::mem::replace(&mut self.lanes, next_lanes);
         self.cycle += 1;
     }
 
@@ -172,47 +173,21 @@ pub fn layout(level: u32, log_n: u32, b: u32) -> Vec<(String, u32, String)> {
     regs
 }
 
-/// Writes the network's waveform: every register of every switch under `tb.net.l{i}_c{w}`.
-pub struct Alg1Vcd<W: std::io::Write> {
-    vcd: ScopedVcd<W>,
-    values: Vec<u64>,
-}
-
-impl<W: std::io::Write> Alg1Vcd<W> {
-    pub fn new(writer: W, net: &Alg1Butterfly, header: &str) -> Result<Self> {
-        let mut scopes = Vec::new();
-        let mut values = Vec::new();
-        for level in 0..=net.log_n {
-            for w in 0..net.n {
-                let decls = layout(level, net.log_n, net.bandwidth)
-                    .into_iter()
-                    .map(|(name, width, _)| SignalDecl {
-                        name,
-                        width,
-                        encoding: None,
-                    })
-                    .collect();
-                scopes.push((scope(level, w), decls));
-                net.values(level, w, &mut values);
-            }
-        }
-        let vcd = ScopedVcd::new(writer, header, &[], &scopes, &values)?;
-        Ok(Alg1Vcd { vcd, values })
+impl Registers for Alg1Butterfly {
+    fn shape(&self) -> (u32, u32) {
+        (self.log_n, self.n)
     }
 
-    /// Records the registers `net` committed in the cycle it just completed.
-    pub fn sample(&mut self, net: &Alg1Butterfly) -> Result<()> {
-        self.values.clear();
-        for level in 0..=net.log_n {
-            for w in 0..net.n {
-                net.values(level, w, &mut self.values);
-            }
-        }
-        self.vcd.sample(net.cycle() - 1, &[], &self.values)
+    fn layout(&self, level: u32) -> Vec<(String, u32, String)> {
+        layout(level, self.log_n, self.bandwidth)
     }
 
-    pub fn finish(self) -> Result<()> {
-        self.vcd.finish()
+    fn values(&self, level: u32, w: u32, out: &mut Vec<u64>) {
+        self.values(level, w, out);
+    }
+
+    fn cycle(&self) -> u64 {
+        self.cycle
     }
 }
 
@@ -425,7 +400,7 @@ pub fn pass(n: u32, b: u32, sources: &[u32], copies: &[(u32, u64)], command: &st
     let j = starts.values().copied().max().unwrap_or(1).max(1);
     let mut net = Alg1Butterfly::new(n, b, j)?;
     let mut vcd_bytes = Vec::new();
-    let mut vcd = Alg1Vcd::new(&mut vcd_bytes, &net, command)?;
+    let mut vcd = ButterflyVcd::new(&mut vcd_bytes, &net, command)?;
     let mut lines = Vec::new();
     let mut delivered = Vec::new();
     for cycle in 0..cycles {

@@ -1,6 +1,6 @@
 //! [SV] §2's store-and-forward switch with growing ranks as hardware, on the butterfly:
 //! modelled register by register, with its waveform and its Verilog (`templates/rank_*.v`)
-//! from one register layout ([`layout`]).
+//! from one register layout ([`layout`]); the Verilog is in `rank_verilog.rs`.
 //!
 //! Switch ⟨i, w⟩ (i < lg n) has a queue of Q slots per out link d (straight, cross). In every
 //! cycle each queue sends its lowest (rank, key) — at level 0 this cycle's injections bound
@@ -12,12 +12,10 @@
 //! A queue has Q slots where the protocol's is unbounded: Q is sized from the run and a
 //! sticky `overflow` register says if a packet ever found none.
 
-use super::{finish_design, hex_line, scope};
+pub use super::rank_verilog::design;
+use super::{ButterflyVcd, Registers, hex_line};
 use crate::error::{Error, Result};
 use crate::rng::{Stream, stream};
-use crate::rtl::{RtlDesign, render};
-use crate::wave::{ScopedVcd, SignalDecl};
-use askama::Template;
 use rand::RngExt;
 
 /// Bits of a packet's id (wraps).
@@ -34,6 +32,16 @@ pub struct Packet {
     pub key: u64,
     pub dest: u32,
     pub id: u32,
+}
+
+/// The second register bank and the scratch of [`RankButterfly::step`].
+#[derive(Clone, Debug, Default)]
+struct Spare {
+    queues: Vec<Packet>,
+    overflow: Vec<bool>,
+    arrived: Vec<Packet>,
+    crossing: Vec<(u32, u32, u32, Packet)>,
+    sent_in: Vec<bool>,
 }
 
 /// The butterfly's registers.
@@ -53,6 +61,7 @@ pub struct RankButterfly {
     cycle: u64,
     /// Most slots one queue needed (a slot sent from is reused only a cycle later).
     pub most: u32,
+    spare: Spare,
 }
 
 impl RankButterfly {
@@ -73,6 +82,13 @@ impl RankButterfly {
             queues: vec![Packet::default(); (n * log_n * 2 * slots) as usize],
             overflow: vec![false; (n * log_n) as usize],
             arrived: vec![Packet::default(); (2 * n) as usize],
+            spare: Spare {
+                queues: vec![Packet::default(); (n * log_n * 2 * slots) as usize],
+                overflow: vec![false; (n * log_n) as usize],
+                arrived: vec![Packet::default(); (2 * n) as usize],
+                crossing: Vec::new(),
+                sent_in: vec![false; lanes_in as usize],
+            },
             cycle: 0,
             most: 0,
         })
@@ -99,30 +115,37 @@ impl RankButterfly {
 
     /// One clock cycle with `inject[x]` at input x (J lanes).
     pub fn step(&mut self, inject: &[Vec<Packet>]) {
-        let mut next = self.queues.clone();
-        let mut next_overflow = self.overflow.clone();
-        let mut next_arrived = vec![Packet::default(); self.arrived.len()];
+        // the next state in a second bank of registers, and scratch kept between cycles: no
+        // allocation per cycle
+        let mut spare = std::mem::take(&mut self.spare);
+        spare.queues.copy_from_slice(&self.queues);
+        spare.overflow.copy_from_slice(&self.overflow);
+        spare.arrived.fill(Packet::default());
         // what crossed each link this cycle: into <level + 1, to> port d
-        let mut crossing: Vec<(u32, u32, u32, Packet)> = Vec::new();
+        spare.crossing.clear();
+        let (next, next_overflow, next_arrived, crossing, sent_in) = (
+            &mut spare.queues,
+            &mut spare.overflow,
+            &mut spare.arrived,
+            &mut spare.crossing,
+            &mut spare.sent_in,
+        );
         let mut most = self.most;
         for level in 0..self.log_n {
             let bit = 1u32 << (self.log_n - 1 - level);
             for w in 0..self.n {
                 let colbit = w & bit != 0;
                 let dir = |p: &Packet| u32::from((p.dest & bit != 0) ^ colbit);
-                let mut sent_in = vec![false; self.lanes_in as usize];
+                sent_in.fill(false);
                 for d in 0..2 {
                     let q = self.queue(level, w, d);
                     // candidates: slots, then (level 0) the injections bound for d
                     let mut best: Option<(usize, Packet)> = None;
                     let slots = self.queues[q.clone()].iter().copied().enumerate();
-                    let injected = if level == 0 {
-                        inject[w as usize].clone()
-                    } else {
-                        Vec::new()
-                    };
+                    let injected: &[Packet] = if level == 0 { &inject[w as usize] } else { &[] };
                     let lanes = injected
-                        .into_iter()
+                        .iter()
+                        .copied()
                         .enumerate()
                         .map(|(x, p)| (self.slots as usize + x, p))
                         .filter(|(_, p)| dir(p) == d);
@@ -144,34 +167,31 @@ impl RankButterfly {
                     }
                 }
                 if level == 0 {
-                    let arrivals: Vec<Packet> = inject[w as usize]
-                        .iter()
-                        .zip(&sent_in)
-                        .filter(|(p, sent)| p.valid && !**sent)
-                        .map(|(p, _)| *p)
-                        .collect();
-                    for p in arrivals {
-                        let used = self.insert(&mut next, &mut next_overflow, level, w, dir(&p), p);
-                        most = most.max(used);
+                    for (p, sent) in inject[w as usize].iter().zip(sent_in.iter()) {
+                        if p.valid && !sent {
+                            let used = self.insert(next, next_overflow, level, w, dir(p), *p);
+                            most = most.max(used);
+                        }
                     }
                 }
             }
         }
         // arrivals through in port 0 before port 1, as the Verilog takes them
         crossing.sort_by_key(|&(level, to, port, _)| (level, to, port));
-        for (level, to, port, p) in crossing {
+        for &(level, to, port, p) in crossing.iter() {
             if level == self.log_n {
                 next_arrived[(to * 2 + port) as usize] = p;
             } else {
                 let bit = 1u32 << (self.log_n - 1 - level);
                 let d = u32::from((p.dest & bit != 0) ^ (to & bit != 0));
-                let used = self.insert(&mut next, &mut next_overflow, level, to, d, p);
+                let used = self.insert(next, next_overflow, level, to, d, p);
                 most = most.max(used);
             }
         }
-        self.queues = next;
-        self.overflow = next_overflow;
-        self.arrived = next_arrived;
+        std::mem::swap(&mut self.queues, &mut spare.queues);
+        std::mem::swap(&mut self.overflow, &mut spare.overflow);
+        std::mem::swap(&mut self.arrived, &mut spare.arrived);
+        self.spare = spare;
         self.cycle += 1;
         self.most = most;
     }
@@ -219,6 +239,27 @@ impl RankButterfly {
             out.extend(a.iter().map(|p| u64::from(p.dest)));
             out.extend(a.iter().map(|p| u64::from(p.id)));
         }
+    }
+}
+
+/// The registers of a butterfly with the field widths of its design.
+struct WithWidths<'a>(&'a RankButterfly, Widths);
+
+impl Registers for WithWidths<'_> {
+    fn shape(&self) -> (u32, u32) {
+        (self.0.log_n, self.0.n)
+    }
+
+    fn layout(&self, level: u32) -> Vec<(String, u32, String)> {
+        layout(level, self.0.log_n, self.0.slots, self.1)
+    }
+
+    fn values(&self, level: u32, w: u32, out: &mut Vec<u64>) {
+        self.0.values(level, w, out);
+    }
+
+    fn cycle(&self) -> u64 {
+        self.0.cycle
     }
 }
 
@@ -273,177 +314,6 @@ pub fn layout(level: u32, log_n: u32, slots: u32, w: Widths) -> Vec<(String, u32
     regs
 }
 
-#[derive(Template)]
-#[template(path = "rank_switch.v", escape = "none")]
-struct SwitchTemplate<'a> {
-    module: &'a str,
-    kind_doc: &'a str,
-    version: &'a str,
-    command: &'a str,
-    first: bool,
-    last: bool,
-    a: u32,
-    q: u32,
-    rw: u32,
-    kw: u32,
-    dw: u32,
-    iw: u32,
-    step: u64,
-    mirrors: Vec<(String, u32, String)>,
-}
-
-struct NetSwitch {
-    name: String,
-    module: &'static str,
-    last: bool,
-    rb: u32,
-    colbit: u32,
-    ins: (String, String, String, String, String),
-}
-
-#[derive(Template)]
-#[template(path = "rank_net.v", escape = "none")]
-struct NetTemplate<'a> {
-    description: String,
-    version: &'a str,
-    command: &'a str,
-    n: u32,
-    j: u32,
-    lw: u32,
-    rw: u32,
-    kw: u32,
-    dw: u32,
-    iw: u32,
-    switches: Vec<NetSwitch>,
-}
-
-/// The Verilog of `net` (three switch modules, the network, a testbench for `cycles` lines).
-pub fn design(net: &RankButterfly, w: Widths, command: &str, cycles: u64) -> Result<RtlDesign> {
-    let version = env!("CARGO_PKG_VERSION");
-    let (n, j, q) = (net.n, net.lanes_in, net.slots);
-    let kinds = [
-        (
-            "ff_rank_first",
-            "a level-0 switch (queues fed by its input's injections)",
-            true,
-            false,
-            j,
-            0,
-        ),
-        ("ff_rank_mid", "a switch between levels", false, false, 2, 1),
-        (
-            "ff_rank_last",
-            "an output switch (registers what is delivered)",
-            false,
-            true,
-            2,
-            net.log_n,
-        ),
-    ];
-    let mut files = Vec::new();
-    for (module, kind_doc, first, last, a, level) in kinds {
-        let t = SwitchTemplate {
-            module,
-            kind_doc,
-            version,
-            command,
-            first,
-            last,
-            a,
-            q,
-            rw: w.rw,
-            kw: w.kw,
-            dw: w.dw,
-            iw: w.iw,
-            step: net.step,
-            mirrors: layout(level, net.log_n, q, w),
-        };
-        files.push((format!("{module}.v"), render(&t)?));
-    }
-    let lw = 1 + w.rw + w.kw + w.dw + w.iw;
-    let mut switches = Vec::new();
-    for level in 0..=net.log_n {
-        for col in 0..n {
-            let (module, ins) = if level == 0 {
-                let field = |off: u32, width: u32| {
-                    let parts: Vec<String> = (0..j)
-                        .rev()
-                        .map(|l| format!("inj[{} +: {width}]", (col * j + l) * lw + off))
-                        .collect();
-                    format!("{{{}}}", parts.join(", "))
-                };
-                (
-                    "ff_rank_first",
-                    (
-                        field(0, 1),
-                        field(1, w.rw),
-                        field(1 + w.rw, w.kw),
-                        field(1 + w.rw + w.kw, w.dw),
-                        field(1 + w.rw + w.kw + w.dw, w.iw),
-                    ),
-                )
-            } else {
-                let bit = 1u32 << (net.log_n - level);
-                let straight = scope(level - 1, col);
-                let cross = scope(level - 1, col ^ bit);
-                let join = |p: &str, width: u32| {
-                    format!("{{{p}_{cross}[{width} +: {width}], {p}_{straight}[0 +: {width}]}}")
-                };
-                (
-                    if level == net.log_n {
-                        "ff_rank_last"
-                    } else {
-                        "ff_rank_mid"
-                    },
-                    (
-                        join("ov", 1),
-                        join("or", w.rw),
-                        join("ok", w.kw),
-                        join("od", w.dw),
-                        join("oi", w.iw),
-                    ),
-                )
-            };
-            let last = level == net.log_n;
-            let rb = if last { 0 } else { net.log_n - 1 - level };
-            switches.push(NetSwitch {
-                name: scope(level, col),
-                module,
-                last,
-                rb,
-                colbit: if last { 0 } else { (col >> rb) & 1 },
-                ins,
-            });
-        }
-    }
-    let netv = NetTemplate {
-        description: format!(
-            "{n}-input butterfly of [SV] growing-rank store-and-forward switches, {q} slots per queue, rank step {}",
-            net.step
-        ),
-        version,
-        command,
-        n,
-        j,
-        lw,
-        rw: w.rw,
-        kw: w.kw,
-        dw: w.dw,
-        iw: w.iw,
-        switches,
-    };
-    files.push(("ff_rank_net.v".to_string(), render(&netv)?));
-    finish_design(
-        &mut files,
-        "[SV] growing-rank store-and-forward",
-        "ff_rank_net",
-        command,
-        cycles,
-        n * j * lw,
-    )?;
-    Ok(RtlDesign { files })
-}
-
 /// A packet to inject: its input, birth cycle, first rank and destination.
 #[derive(Clone, Copy, Debug)]
 pub struct Injection {
@@ -484,7 +354,11 @@ fn simulate(
     let mut lines = Vec::new();
     let mut delivered = Vec::new();
     let mut vcd = match widths {
-        Some(w) => Some(RankVcd::new(&mut vcd_bytes, &net, w, command)?),
+        Some(w) => Some(ButterflyVcd::new(
+            &mut vcd_bytes,
+            &WithWidths(&net, w),
+            command,
+        )?),
         None => None,
     };
     let mut next = 0;
@@ -521,8 +395,8 @@ fn simulate(
             lines.push(hex_line(&fields, (n * j * lw) as usize));
         }
         net.step(&inject);
-        if let Some(v) = vcd.as_mut() {
-            v.sample(&net)?;
+        if let (Some(v), Some(w)) = (vcd.as_mut(), widths) {
+            v.sample(&WithWidths(&net, w))?;
         }
         delivered.extend(net.delivered().map(|p| {
             (
@@ -628,48 +502,6 @@ pub fn random_injections(n: u32, p: f64, cycles: u64, k: u32, seed: u64) -> Vec<
         }
     }
     out
-}
-
-struct RankVcd<W: std::io::Write> {
-    vcd: ScopedVcd<W>,
-    values: Vec<u64>,
-}
-
-impl<W: std::io::Write> RankVcd<W> {
-    fn new(writer: W, net: &RankButterfly, w: Widths, header: &str) -> Result<Self> {
-        let mut scopes = Vec::new();
-        let mut values = Vec::new();
-        for level in 0..=net.log_n {
-            for col in 0..net.n {
-                let decls = layout(level, net.log_n, net.slots, w)
-                    .into_iter()
-                    .map(|(name, width, _)| SignalDecl {
-                        name,
-                        width,
-                        encoding: None,
-                    })
-                    .collect();
-                scopes.push((scope(level, col), decls));
-                net.values(level, col, &mut values);
-            }
-        }
-        let vcd = ScopedVcd::new(writer, header, &[], &scopes, &values)?;
-        Ok(RankVcd { vcd, values })
-    }
-
-    fn sample(&mut self, net: &RankButterfly) -> Result<()> {
-        self.values.clear();
-        for level in 0..=net.log_n {
-            for col in 0..net.n {
-                net.values(level, col, &mut self.values);
-            }
-        }
-        self.vcd.sample(net.cycle() - 1, &[], &self.values)
-    }
-
-    fn finish(self) -> Result<()> {
-        self.vcd.finish()
-    }
 }
 
 #[cfg(test)]

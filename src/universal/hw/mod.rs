@@ -7,10 +7,77 @@
 
 pub mod algorithm1;
 pub mod growing_rank;
+mod rank_verilog;
 
 use crate::error::Result;
 use crate::rtl::{RTL_VCD_FILE, STIMULUS_FILE, fusesoc_core, render};
+use crate::wave::{ScopedVcd, SignalDecl};
 use askama::Template;
+
+/// A butterfly of switches modelled register by register: every switch ⟨level, w⟩ declares
+/// its register elements once ([`Registers::layout`]: name, width, Verilog expression), which
+/// drive the waveform and the Verilog mirrors alike.
+pub trait Registers {
+    /// (lg n, n): levels 0..=lg n of n switches.
+    fn shape(&self) -> (u32, u32);
+    fn layout(&self, level: u32) -> Vec<(String, u32, String)>;
+    /// The values of switch ⟨level, w⟩'s elements, in layout order.
+    fn values(&self, level: u32, w: u32, out: &mut Vec<u64>);
+    /// Cycles committed.
+    fn cycle(&self) -> u64;
+}
+
+/// The waveform of a [`Registers`] butterfly: every element under `tb.net.l{i}_c{w}`.
+pub struct ButterflyVcd<W: std::io::Write> {
+    vcd: ScopedVcd<W>,
+    values: Vec<u64>,
+}
+
+fn all_values(net: &dyn Registers, out: &mut Vec<u64>) {
+    let (log_n, n) = net.shape();
+    for level in 0..=log_n {
+        for w in 0..n {
+            net.values(level, w, out);
+        }
+    }
+}
+
+impl<W: std::io::Write> ButterflyVcd<W> {
+    /// Declares every switch's registers and writes the reset state.
+    pub fn new(writer: W, net: &dyn Registers, header: &str) -> Result<Self> {
+        let (log_n, n) = net.shape();
+        let mut scopes = Vec::new();
+        for level in 0..=log_n {
+            let decls: Vec<SignalDecl> = net
+                .layout(level)
+                .into_iter()
+                .map(|(name, width, _)| SignalDecl {
+                    name,
+                    width,
+                    encoding: None,
+                })
+                .collect();
+            for w in 0..n {
+                scopes.push((scope(level, w), decls.clone()));
+            }
+        }
+        let mut values = Vec::new();
+        all_values(net, &mut values);
+        let vcd = ScopedVcd::new(writer, header, &[], &scopes, &values)?;
+        Ok(ButterflyVcd { vcd, values })
+    }
+
+    /// Records the registers `net` committed in the cycle it just completed.
+    pub fn sample(&mut self, net: &dyn Registers) -> Result<()> {
+        self.values.clear();
+        all_values(net, &mut self.values);
+        self.vcd.sample(net.cycle() - 1, &[], &self.values)
+    }
+
+    pub fn finish(self) -> Result<()> {
+        self.vcd.finish()
+    }
+}
 
 #[derive(Template)]
 #[template(path = "universal_tb.v", escape = "none")]

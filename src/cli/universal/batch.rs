@@ -1,0 +1,197 @@
+//! `flitforge universal algorithm1|algorithm2`: [CMSV]'s batch algorithms on random path
+//! collections.
+
+use super::Topology;
+use crate::cli::files::{outputs_apart, write};
+use clap::Args;
+use flitforge::universal::batch::{self, Collection};
+use flitforge::universal::{Net, NetKind};
+use flitforge::{Error, Result};
+
+#[derive(Args)]
+pub struct BatchCommon {
+    /// butterfly, mesh, torus or random-graph (as for growing-rank).
+    #[arg(long, value_enum, default_value = "butterfly")]
+    topology: Topology,
+    /// Terminals (as for growing-rank).
+    #[arg(long, default_value_t = 64)]
+    inputs: u32,
+    /// random-graph: links out of every switch, 1..=4.
+    #[arg(long, default_value_t = 2)]
+    degree: u32,
+    /// Messages per terminal, each to a uniformly random destination, 1..=1024.
+    #[arg(long, default_value_t = 4)]
+    q: u32,
+    /// α of the w.h.p. bounds (probability 1 - n^(-α)), 0..=16.
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    /// Seed of the destinations, the wiring of a random graph and the algorithm's draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the run as JSON ("-": standard output). [default: not written]
+    #[arg(long, value_name = "FILE|-")]
+    json: Option<String>,
+}
+
+#[derive(Args)]
+pub struct Alg1Args {
+    #[command(flatten)]
+    common: BatchCommon,
+    /// Link bandwidth B, 1..=4096. [default: ⌈10 ln(CD)/ln ln(CD)⌉ with CD ≥ e^e]
+    #[arg(long)]
+    bandwidth: Option<u32>,
+}
+
+#[derive(Args)]
+pub struct Alg2Args {
+    #[command(flatten)]
+    common: BatchCommon,
+    /// Link bandwidth B, 1..=64.
+    #[arg(long, default_value_t = 2)]
+    bandwidth: u32,
+    /// Flits per worm L, 1..=4096.
+    #[arg(long, default_value_t = 8)]
+    flits: u32,
+    /// Draw ranks and delays again every round (the paper draws them once). [default: off]
+    #[arg(long)]
+    redraw: bool,
+    /// Theorem 1.14(a)'s deterministic butterfly algorithm (--topology butterfly). [default:
+    /// off]
+    #[arg(long)]
+    deterministic: bool,
+}
+
+/// Most link-message incidences Algorithm 1's per-round conflict measure walks
+/// (messages × D × C).
+const MAX_CONFLICT_WORK: u64 = 1 << 34;
+
+fn collection(c: &BatchCommon, flits: u32) -> Result<(Net, Collection)> {
+    if c.json.is_some() {
+        outputs_apart(&[("json", c.json.as_deref())], &[])?;
+    }
+    let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    if !(1..=1024).contains(&c.q) {
+        return Err(Error::invalid("q", c.q, "1..=1024 messages per terminal"));
+    }
+    // paths, the link users of the conflict measure and one flight per message
+    let messages = u64::from(net.terminals) * u64::from(c.q);
+    let d = u64::from(net.dilation());
+    flitforge::limits::Estimate::new()
+        .with("paths", messages * (8 * d + 48))
+        .with("link users", messages * 4 * d)
+        .with("flights", messages * (4 * u64::from(flits) + 48))
+        .check_memory("q", c.q)?;
+    let coll = Collection::random(&net, c.q, c.seed)?;
+    say!(
+        "{} of {} terminals: {} messages, congestion C = {}, dilation D = {}",
+        net.kind.name(),
+        net.terminals,
+        coll.messages(),
+        coll.congestion,
+        coll.dilation
+    );
+    Ok((net, coll))
+}
+
+pub fn algorithm1(a: &Alg1Args) -> Result<()> {
+    let (_, coll) = collection(&a.common, 1)?;
+    let work = coll.messages() as u64 * u64::from(coll.dilation) * u64::from(coll.congestion);
+    if work > MAX_CONFLICT_WORK {
+        return Err(Error::invalid(
+            "q",
+            a.common.q,
+            format!(
+                "a collection whose messages x D x C ({work}) is at most {MAX_CONFLICT_WORK} (each round measures every packet's conflicts)"
+            ),
+        ));
+    }
+    let run = batch::algorithm1(&coll, a.bandwidth, a.common.alpha, a.common.seed)?;
+    say!(
+        "Algorithm 1 ([CMSV] §2): B = {} (prescribed {}), m = {}, k = {}; planned rounds 0..={}",
+        run.bandwidth,
+        run.prescribed_bandwidth,
+        run.m,
+        run.k,
+        run.k
+    );
+    say!(
+        "round  delays C_r  copies each  active  delivered  most conflicting  bound B·m/2^r  cycles"
+    );
+    for (r, x) in run.rounds.iter().enumerate() {
+        say!(
+            "{r:>5}  {:>10}  {:>11}  {:>6}  {:>9}  {:>16}  {:>13.2}  {:>6}",
+            x.delays,
+            x.copies_each,
+            x.active,
+            x.delivered,
+            x.max_conflicting,
+            x.bound,
+            x.cycles
+        );
+    }
+    say!(
+        "all delivered in {} rounds ({} beyond round k); makespan {} cycles, planned 2(C + D) + 2k(C_1 + D) = {}",
+        run.rounds.len(),
+        run.extra_rounds,
+        run.makespan,
+        run.planned
+    );
+    if let Some(j) = &a.common.json {
+        let v = serde_json::json!({"algorithm": "algorithm1", "seed": a.common.seed, "run": run});
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
+
+pub fn algorithm2(a: &Alg2Args) -> Result<()> {
+    let (net, coll) = collection(&a.common, a.flits)?;
+    let run = if a.deterministic {
+        if net.kind != NetKind::Butterfly {
+            return Err(Error::invalid(
+                "deterministic",
+                net.kind.name(),
+                "--topology butterfly (Theorem 1.14(a) is a butterfly algorithm)",
+            ));
+        }
+        batch::butterfly_deterministic(&coll, net.terminals, a.common.q, a.bandwidth, a.flits)?
+    } else {
+        batch::algorithm2(
+            &coll,
+            a.bandwidth,
+            a.flits,
+            a.common.alpha,
+            a.redraw,
+            a.common.seed,
+        )?
+    };
+    say!(
+        "{}: B = {}, L = {}; rounds {} of {} cycles (budget {}), makespan {} cycles",
+        if a.deterministic {
+            "deterministic butterfly algorithm ([CMSV] Theorem 1.14(a))"
+        } else {
+            "Algorithm 2 ([CMSV] §3)"
+        },
+        run.bandwidth,
+        run.flits,
+        run.delivered.len(),
+        run.round_cycles,
+        run.budget,
+        run.makespan
+    );
+    say!(
+        "delivered per round {:?}; Main Theorem 2's shape (L·C·D^(1/B) + (D + L) lg n)/B = {:.1}, lower bound L·C/B + D + L = {:.1}",
+        run.delivered,
+        run.shape,
+        run.lower
+    );
+    if let Some(j) = &a.common.json {
+        let name = if a.deterministic {
+            "butterfly-deterministic"
+        } else {
+            "algorithm2"
+        };
+        let v = serde_json::json!({"algorithm": name, "seed": a.common.seed, "run": run});
+        write(j, &format!("{v:#}\n"))?;
+    }
+    Ok(())
+}
