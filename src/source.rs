@@ -17,6 +17,10 @@ pub struct Sources {
     bandwidth: LinkBandwidth,
     /// Released messages waiting to start, per input.
     queues: Vec<VecDeque<u32>>,
+    /// The most messages that ever waited at any input, counted right after a release (an
+    /// upper bound of the queue length at the end of every cycle): sizes the pending
+    /// counter of a hardware generator.
+    peak_waiting: usize,
     /// Per injection VC (`input * B + vc`): the message being sent, or `NONE`.
     worm: Vec<u32>,
     /// Per injection VC: index of the next flit to send.
@@ -40,6 +44,7 @@ impl Sources {
             flits: flits as u16,
             bandwidth,
             queues: vec![VecDeque::new(); inputs as usize],
+            peak_waiting: 0,
             worm: vec![NONE; slots],
             next_seq: vec![0; slots],
             rr: vec![0; inputs as usize],
@@ -51,7 +56,15 @@ impl Sources {
 
     /// Queues message `msg` at input `source`.
     pub fn release(&mut self, source: u32, msg: u32) {
-        self.queues[source as usize].push_back(msg);
+        let queue = &mut self.queues[source as usize];
+        queue.push_back(msg);
+        self.peak_waiting = self.peak_waiting.max(queue.len());
+    }
+
+    /// The most messages that ever waited to start at one input so far (counted right after
+    /// their release, before any started in that cycle).
+    pub fn peak_waiting(&self) -> usize {
+        self.peak_waiting
     }
 
     /// Schedules a retry of `msg` (from input `source`) for cycle `at`.

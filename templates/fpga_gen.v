@@ -29,14 +29,15 @@ module ff_gen #(
     output reg  [{{ b }}-1:0]         inj_tail,
     output reg  [{{ b * w }}-1:0]       inj_flit,
     output reg  [{{ sw_started }}-1:0]         started,      // worms started this cycle
-    output wire               idle          // nothing waiting, nothing being sent
+    output wire               idle,         // nothing waiting, nothing being sent
+    output wire               overflow      // more messages wait than the model ever had
 );
     localparam integer B = {{ b }};
     localparam integer W = {{ w }};
     localparam integer LOGN = {{ log_n }};
     localparam integer L = {{ flits }};
     localparam integer SW = {{ sw }};       // flit index width
-    localparam integer PW = {{ pw }};       // pending messages: at most the horizon
+    localparam integer PW = {{ pw }};       // pending messages: the model's peak fits in PW - 1 bits
     localparam integer KW = {{ kw }};       // message number bits that reach the id field
     localparam [15:0] THRESH = 16'd{{ thresh }};
     localparam [15:0] TAPS = 16'hB400;
@@ -94,6 +95,9 @@ module ff_gen #(
     reg arrival_q;
     wire arrives = generating && arrival_q;
     assign idle = !generating && pending_q == {PW{1'b0}} && busy_q == {B{1'b0}};
+    // (the count is sized from the model's run: its top bit is set only if the board departs
+    // from the model, and the top then counts an error every cycle)
+    assign overflow = pending_q[PW-1];
     // more[k]: at least k + 1 messages can start this cycle (waiting, or arriving now); only
     // counts up to B matter, so the wide counter is read as "many" or its low bits.
     localparam integer LOW = {{ low_bits }};

@@ -35,6 +35,9 @@ module ff_top #(
     localparam integer W = {{ w }};
     localparam integer EJ = {{ ej }};      // delivery VCs per output
     localparam integer LAT = {{ lat }};     // latency of the reduction trees
+    // Bits of the cycle and event counters: room for the horizon and twice the predicted
+    // values, and at least the LED heartbeat's 23 (the status line shows them zero-extended).
+    localparam integer CNT = {{ cnt_w }};
 
     // ---- reset: held for POR cycles after configuration (flip-flops start at zero) ----
     reg [7:0] por_q = 8'd0;
@@ -46,15 +49,17 @@ module ff_top #(
     end
 
     // ---- the generation horizon, and the cycle the reduction trees describe ----
-    reg [31:0] seen_q;                    // cycle - LAT (cycle: 0 in the first after reset)
+    reg [CNT-1:0] seen_q;                 // cycle - LAT (cycle: 0 in the first after reset)
+    localparam [CNT-1:0] SEEN0 = {{ cnt_w }}'d{{ seen_init }};   // -LAT
+    localparam [CNT-1:0] STOP = {{ cnt_w }}'d{{ stop }};    // HORIZON - LAT - 1: the last cycle generating
     reg generating;                       // cycle < HORIZON
     always @(posedge clk)
         if (rst) begin
-            seen_q <= 32'd0 - LAT;
+            seen_q <= SEEN0;
             generating <= HORIZON != 32'd0;
         end else begin
             seen_q <= seen_q + 1'b1;
-            if (seen_q == HORIZON - LAT - 1)
+            if (seen_q == STOP)
                 generating <= 1'b0;
         end
 
@@ -74,21 +79,23 @@ module ff_top #(
     wire [N*{{ sw_started }}-1:0] started;
     wire [N-1:0] idle;
     wire [N*{{ cw }}-1:0] tails;
-    wire [N-1:0] errors, drained;
+    wire [N-1:0] check_errors, overflows, drained;
+    wire [N-1:0] errors = check_errors | overflows;
 {%- for g in gens %}
     ff_gen #(.SOURCE({{ log_n }}'d{{ g.source }}), .ARRIVE_SEED(16'h{{ g.arrive_seed }}), .TARGET_SEED(16'h{{ g.target_seed }}), .UNIFORM(1'b{{ g.uniform }}), .FIXED_DEST({{ log_n }}'d{{ g.fixed }})) gen{{ g.source }} (
         .clk(clk), .rst(rst), .generating(generating),
         .inj_ready(inj_ready[{{ g.source }}*B +: B]), .inj_accept(inj_accept[{{ g.source }}*B +: B]),
         .inj_valid(inj_valid[{{ g.source }}*B +: B]), .inj_head(inj_head[{{ g.source }}*B +: B]),
         .inj_tail(inj_tail[{{ g.source }}*B +: B]), .inj_flit(inj_flit[{{ g.source }}*B*W +: B*W]),
-        .started(started[{{ g.source }}*{{ sw_started }} +: {{ sw_started }}]), .idle(idle[{{ g.source }}])
+        .started(started[{{ g.source }}*{{ sw_started }} +: {{ sw_started }}]), .idle(idle[{{ g.source }}]),
+        .overflow(overflows[{{ g.source }}])
     );
     ff_check #(.COLUMN({{ log_n }}'d{{ g.source }})) check{{ g.source }} (
         .clk(clk), .rst(rst),
         .ej_valid(ej_valid[{{ g.source }}*EJ +: EJ]), .ej_head(ej_head[{{ g.source }}*EJ +: EJ]),
         .ej_tail(ej_tail[{{ g.source }}*EJ +: EJ]), .ej_flit(ej_flit[{{ g.source }}*EJ*W +: EJ*W]),
         .tails(tails[{{ g.source }}*{{ cw }} +: {{ cw }}]), .drained(drained[{{ g.source }}]),
-        .error(errors[{{ g.source }}])
+        .error(check_errors[{{ g.source }}])
     );
 {%- endfor %}
 
@@ -102,19 +109,21 @@ module ff_top #(
     ff_tree #(.N(N), .P({{ leaves }}), .IW(1), .OW(1), .OP(2)) t_drained (.clk(clk), .rst(rst), .in(drained), .out(any_drained));
 
     // ---- the run's counters ----
-    reg [31:0] generated_q, delivered_q, errors_q, last_q;
+    reg [CNT-1:0] generated_q, delivered_q, errors_q, last_q;
+    wire [CNT:0] errors_next = {1'b0, errors_q} + { {(CNT+1-{{ sum_w }}){1'b0}}, errors_sum };
     reg done_q;
     always @(posedge clk)
         if (rst) begin
-            generated_q <= 32'd0;
-            delivered_q <= 32'd0;
-            errors_q <= 32'd0;
-            last_q <= 32'd0;
+            generated_q <= {CNT{1'b0}};
+            delivered_q <= {CNT{1'b0}};
+            errors_q <= {CNT{1'b0}};
+            last_q <= {CNT{1'b0}};
             done_q <= 1'b0;
         end else begin
-            generated_q <= generated_q + { {(32-{{ sum_w }}){1'b0}}, started_sum };
-            delivered_q <= delivered_q + { {(32-{{ sum_w }}){1'b0}}, tails_sum };
-            errors_q <= errors_q + { {(32-{{ sum_w }}){1'b0}}, errors_sum };
+            generated_q <= generated_q + { {(CNT-{{ sum_w }}){1'b0}}, started_sum };
+            delivered_q <= delivered_q + { {(CNT-{{ sum_w }}){1'b0}}, tails_sum };
+            // (saturating: an error count never wraps back to zero)
+            errors_q <= errors_next[CNT] ? {CNT{1'b1}} : errors_next[CNT-1:0];
             if (any_drained)
                 last_q <= seen_q;
             // every generator idle, and every worm started has drained: no flit is left
@@ -123,14 +132,24 @@ module ff_top #(
         end
 
     // The board's counters against the model's prediction.
-    wire pass = done_q && generated_q == PRED_GENERATED && delivered_q == PRED_DELIVERED
-        && errors_q == 32'd0 && last_q == PRED_LAST;
-    wire fail = errors_q != 32'd0 || done_q && !pass;
+{%- if uart %}
+    function [31:0] wide(input [CNT-1:0] v);
+        begin
+            wide = 32'd0;
+            wide[CNT-1:0] = v;
+        end
+    endfunction
+{%- endif %}
+    wire pass = done_q && generated_q == PRED_GENERATED[CNT-1:0]
+        && delivered_q == PRED_DELIVERED[CNT-1:0] && errors_q == {CNT{1'b0}}
+        && last_q == PRED_LAST[CNT-1:0];
+    wire fail = errors_q != {CNT{1'b0}} || done_q && !pass;
 {%- if uart %}
 
     ff_status #(.DIV(DIV), .PERIOD(PERIOD)) status (
         .clk(clk), .rst(rst), .done(done_q),
-        .generated(generated_q), .delivered(delivered_q), .errors(errors_q), .last(last_q),
+        .generated(wide(generated_q)), .delivered(wide(delivered_q)), .errors(wide(errors_q)),
+        .last(wide(last_q)),
         .tx(tx)
     );
 {%- endif %}

@@ -34,7 +34,7 @@ module {{ module }} {% if node && !eject %}#(
     output reg  [{{ no }}-1:0]          out_valid,
     output reg  [{{ no }}-1:0]          out_head,
     output reg  [{{ no }}-1:0]          out_tail,
-    output reg  [{{ no * w }}-1:0]        out_flit,
+    output wire [{{ no * w }}-1:0]        out_flit,
     input  wire [{{ no }}-1:0]          out_ready,
 {%- if node %}
     input  wire [{{ no }}-1:0]          out_accept,
@@ -101,6 +101,10 @@ module {{ module }} {% if node && !eject %}#(
     reg [NO-1:0]     alloc_valid_q;
     reg [NO*RRW-1:0] alloc_in_q;
     reg [{{ radix }}*RRW-1:0]  rr_q;
+    // A header waiting for an output VC in direction c (bit c*NV + i): the request of VC i
+    // with the direction of its front flit decoded, kept as a register of its own (derived
+    // state, not in the layout) so that allocation starts from flip-flops.
+    reg [{{ radix }}*NV-1:0] req_q;
 {%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_q;
 {%- endif %}
@@ -124,6 +128,7 @@ module {{ module }} {% if node && !eject %}#(
     reg [NO-1:0]     alloc_valid_d;
     reg [NO*RRW-1:0] alloc_in_d;
     reg [{{ radix }}*RRW-1:0]  rr_d;
+    reg [{{ radix }}*NV-1:0] req_d;
 {%- if link_one %}
     reg [NOUT*RRW-1:0] link_rr_d;
 {%- endif %}
@@ -142,6 +147,19 @@ module {{ module }} {% if node && !eject %}#(
     endfunction
     /* verilator lint_on UNUSEDSIGNAL */
 {%- endif %}
+    // Whether the header `flit`, at input VC i, asks for direction c ({% if node %}its route
+    // table entry{% else if radix == 2 %}its routing bit{% else %}its routing digit{% endif %}).
+    /* verilator lint_off UNUSEDSIGNAL */
+    function wants(input [W-1:0] flit, input integer i, input integer c);
+{%- if node %}
+        wants = route_of(flit{% if per_port %}, i{% endif %}) == c[DW-1:0];
+{%- else if radix == 2 %}
+        wants = flit[ROUTE_BIT] == c[0];
+{%- else %}
+        wants = flit[ROUTE_BIT +: DW] == c[DW-1:0];
+{%- endif %}
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
 {%- if random_lane %}
     function integer zx_lane(input [15:0] v); zx_lane = {16'd0, v}; endfunction
 {%- endif %}
@@ -230,31 +248,29 @@ module {{ module }} {% if node && !eject %}#(
     always @* begin : evaluate
         integer i;
         reg [NV-1:0] nonempty, is_idle, full;
+{%- if eject || node %}
         reg [NV*W-1:0] flit0;
+{%- endif %}
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] holds_one;     // (read by combinational back-pressure only)
         /* verilator lint_on UNUSEDSIGNAL */
 {%- if !eject %}
-        integer o, s, c, j, k;
+        integer o, s, c, j;
 {%- if random_lane %}
         integer r;
 {%- endif %}
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] refused;       // (read in drop mode only)
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [NV-1:0] request, {% if radix == 2 && !node %}dir, {% endif %}moves, therm, req_c, last_won, ahead;
-{%- if radix > 2 || node %}
-        reg [NV*DW-1:0] dig;        // the routing digit (a node: the direction) of each VC's front flit
-{%- endif %}
+        reg [NV-1:0] moves, therm, req_c, last_won, ahead;
         reg [SC-1:0] free_scan, match;
         reg [SC*NO-1:0] scan_ov;
         reg [SC*(K+1)-1:0] free_rank;
         reg [NV*(K+1)-1:0] req_rank;
         /* verilator lint_off UNUSEDSIGNAL */
         reg [K:0] rank;     // bit K (K or more ahead: not served) is implied
-        reg [NV-1:0] is_routing;
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [K:0] count, requests, frees, served;
+        reg [K:0] count;
         reg [NO-1:0] ov, free;
 {%- if link_one %}
         integer p;
@@ -267,7 +283,9 @@ module {{ module }} {% if node && !eject %}#(
         is_idle = {NV{1'b0}};
         full = {NV{1'b0}};
         holds_one = {NV{1'b0}};
+{%- if eject || node %}
         flit0 = {(NV*W){1'b0}};
+{%- endif %}
         tail0 = {NV{1'b0}};
         leave = {NV{1'b0}};
 {%- if !eject %}
@@ -275,18 +293,10 @@ module {{ module }} {% if node && !eject %}#(
         s = 0;
         c = 0;
         j = 0;
-        k = 0;
 {%- if random_lane %}
         r = 0;
 {%- endif %}
-        request = {NV{1'b0}};
-{%- if radix == 2 && !node %}
-        dir = {NV{1'b0}};
-{%- else %}
-        dig = {(NV*DW){1'b0}};
-{%- endif %}
         moves = {NV{1'b0}};
-        is_routing = {NV{1'b0}};
         is_dropping = {NV{1'b0}};
         last_won = {NV{1'b0}};
         target = {(NV*NO){1'b0}};
@@ -306,18 +316,11 @@ module {{ module }} {% if node && !eject %}#(
             holds_one[i] = count_q[i*CW +: CW] == ONE;
             is_idle[i] = state_q[i*NS];
             tail0[i] = tail_q[i*D];
+{%- if eject || node %}
             flit0[i*W +: W] = flit_q[i*D*W +: W];
-{%- if !eject %}
-            is_routing[i] = state_q[i*NS + 1];
-            is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
-            request[i] = is_routing[i] && {% if store_forward %}count_q[i*CW +: CW] == PACKET{% else %}nonempty[i]{% endif %};
-{%- if node %}
-            dig[i*DW +: DW] = route_of(flit_q[i*D*W +: W]{% if per_port %}, i{% endif %});
-{%- else if radix == 2 %}
-            dir[i] = flit_q[i*D*W + ROUTE_BIT];
-{%- else %}
-            dig[i*DW +: DW] = flit_q[i*D*W + ROUTE_BIT +: DW];
 {%- endif %}
+{%- if !eject %}
+            is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
             // output VC it holds is ready{% if node %}; one whose path ends here drains{% endif %}
             moves[i] = nonempty[i] && ({% if node %}eject_q[i] || {% endif %}|(held_q[i*NO +: NO] & out_ready));
@@ -361,17 +364,9 @@ module {{ module }} {% if node && !eject %}#(
         free_rank = {(SC*(K+1)){1'b0}};
         match = {SC{1'b0}};
         count = ZERO;
-        frees = ZERO;
-        requests = ZERO;
-        served = ZERO;
         rank = ZERO;
         for (c = 0; c < {{ radix }}; c = c + 1) begin
-{%- if radix == 2 && !node %}
-            req_c = request & (c == 1 ? dir : ~dir);
-{%- else %}
-            for (i = 0; i < NV; i = i + 1)
-                req_c[i] = request[i] && dig[i*DW +: DW] == c[DW-1:0];
-{%- endif %}
+            req_c = req_q[c*NV +: NV];
             // (the guards below skip work whose result is zero anyway: they change nothing
             // in hardware and make a simulator's evaluation cheap when little happens)
             if (|req_c) begin
@@ -392,7 +387,6 @@ module {{ module }} {% if node && !eject %}#(
                 free_rank[s*(K+1) +: K+1] = count;
                 if (free_scan[s]) count = inc(count);
             end
-            frees = count;
             // requester j's rank: how many requesters come before it in round-robin order
             // (i before j: i at or after the pointer and j not, or both on the same side
             // and i < j), counted in parallel for every j
@@ -404,14 +398,6 @@ module {{ module }} {% if node && !eject %}#(
                     if (req_c[i] && ahead[i]) count = inc(count);
                 req_rank[j*(K+1) +: K+1] = count;
             end
-            count = ZERO;
-            for (j = 0; j < NV; j = j + 1)
-                if (req_c[j]) count = inc(count);
-            requests = count;
-            // grants in this direction: min(requesters, free output VCs), one-hot
-            for (k = 0; k <= K; k = k + 1)
-                served[k] = requests[k] & |(frees >> k) | frees[k] & |(requests >> (k + 1));
-            last_won = {NV{1'b0}};
             for (j = 0; j < NV; j = j + 1)
                 if (req_c[j]) begin
                     rank = req_rank[j*(K+1) +: K+1];
@@ -420,13 +406,18 @@ module {{ module }} {% if node && !eject %}#(
                         match[s] = free_scan[s] & |(rank[K-1:0] & free_rank[s*(K+1) +: K]);
                         if (match[s]) ov = ov | scan_ov[s*NO +: NO];
                     end
-                    // the pointer moves past the last requester served: rank = served - 1
-                    last_won[j] = |(rank[K-1:0] & served[K:1]);
                     grant_oh[j*NO +: NO] = ov;
                     grant[j] = |match;
                     refused[j] = ~|match;
                 end
-            if (!served[0]) rr_d[c*RRW +: RRW] = past(last_won);
+            // the pointer moves past the last requester served: one granted with no granted
+            // requester after it in round-robin order
+            for (j = 0; j < NV; j = j + 1) begin
+                for (i = 0; i < NV; i = i + 1)
+                    ahead[i] = j < i ? therm[j] | ~therm[i] : j > i && therm[j] && !therm[i];
+                last_won[j] = grant[j] & req_c[j] & ~|(grant & req_c & ahead);
+            end
+            if (|(grant & req_c)) rr_d[c*RRW +: RRW] = past(last_won);
             end
         end
 
@@ -461,13 +452,10 @@ module {{ module }} {% if node && !eject %}#(
         ej_flit = flit0;
 {%- endif %}
 
-        // -- crossbar: AND-OR of one-hot selects. The data select is the output VC a VC
-        // holds or was granted, without the leave and link-arbitration terms: the bits only
-        // matter where out_valid is set, and at most one VC targets an output VC --
+        // -- crossbar: AND-OR of one-hot selects; the data path is the module below --
         out_valid = {NO{1'b0}};
         out_head = {NO{1'b0}};
         out_tail = {NO{1'b0}};
-        out_flit = {(NO*W){1'b0}};
         for (i = 0; i < NV; i = i + 1)
             if (|target[i*NO +: NO])
             for (o = 0; o < NO; o = o + 1) begin
@@ -480,8 +468,6 @@ module {{ module }} {% if node && !eject %}#(
                 if (grant_oh[i*NO + o] || held_q[i*NO + o] && nonempty[i] && out_ready[o])
                     out_valid[o] = 1'b1;
 {%- endif %}
-                if (target[i*NO + o])
-                    out_flit[o*W +: W] = out_flit[o*W +: W] | flit0[i*W +: W];
 {%- if single_flit %}
                 // one-flit worms: every flit is a header and a tail
                 out_head[o] = 1'b1;
@@ -510,10 +496,24 @@ module {{ module }} {% if node && !eject %}#(
 {%- endif %}
     end
 
+{%- if !eject %}
+    // ---- crossbar data: output VC o carries the front flit of the VC whose `target` names
+    // it. The select is the output VC a VC holds or was granted, without the leave and
+    // link-arbitration terms: the bits only matter where out_valid is set, and at most one
+    // VC targets an output VC ----
+    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
+        integer i;
+        for (i = 0; i < NV; i = i + 1)
+            fronts[i*W +: W] = q[i*D*W +: W];
+    endfunction
+    wire [NV*W-1:0] front = fronts(flit_q);
+    {{ module }}_xbar #(.NV(NV), .NO(NO), .W(W)) xbar (.sel(target), .in(front), .out(out_flit));
+{%- endif %}
+
     // ---- next state: per VC departure (allocation, tail, drop), then arrival; the output
     // VC allocation registers, set by a grant and cleared by the worm's tail ----
     always @* begin : next_state
-        integer i, s;
+        integer i, s{% if !eject %}, c{% endif %};
         reg lv, tail_leaves, new_worm, write;
         reg [CW-1:0] cnt_left;
         reg [NS-1:0] st;
@@ -550,6 +550,9 @@ module {{ module }} {% if node && !eject %}#(
         ejects = 1'b0;
 {%- endif %}
         write = 1'b0;
+{%- if !eject %}
+        req_d = {({{ radix }}*NV){1'b0}};
+{%- endif %}
         for (i = 0; i < NV; i = i + 1) begin
             lv = leave[i];
             tail_leaves = lv & tail0[i];
@@ -599,6 +602,17 @@ module {{ module }} {% if node && !eject %}#(
 {%- endif %}
             held_d[i*NO +: NO] = tail_leaves ? {NO{1'b0}}
                 : grant[i] ? grant_oh[i*NO +: NO] : held_q[i*NO +: NO];
+            for (c = 0; c < {{ radix }}; c = c + 1)
+{%- if store_forward %}
+                // a whole packet in, its header waiting at the front
+                req_d[c*NV + i] = state_d[i*NS + 1] && count_d[i*CW +: CW] == PACKET
+                    && wants(flit_d[i*D*W +: W], i, c);
+{%- else %}
+                // a new worm's header asks for its direction until it is granted{% if drop_mode %} or
+                // dropped{% endif %} (a waiting header is the VC's front flit, which stays)
+                req_d[c*NV + i] = new_worm ? {% if node %}!ejects && {% endif %}wants(in_flit[i*W +: W], i, c)
+                    : req_q[c*NV + i] && !grant[i]{% if drop_mode %} && !drop[i]{% endif %};
+{%- endif %}
 {%- endif %}
             owner_d[i*IDW +: IDW] = new_worm ? {% if id_bits > 0 %}in_flit[i*W + {{ id_offset }} +: IDW]{% else %}1'b0{% endif %} : owner_q[i*IDW +: IDW];
         end
@@ -631,6 +645,7 @@ module {{ module }} {% if node && !eject %}#(
             held_q <= {(NV*NO){1'b0}};
             alloc_valid_q <= {NO{1'b0}};
             rr_q <= {({{ radix }}*RRW){1'b0}};
+            req_q <= {({{ radix }}*NV){1'b0}};
 {%- if link_one %}
             link_rr_q <= {(NOUT*RRW){1'b0}};
 {%- endif %}
@@ -648,6 +663,7 @@ module {{ module }} {% if node && !eject %}#(
             held_q <= held_d;
             alloc_valid_q <= alloc_valid_d;
             rr_q <= rr_d;
+            req_q <= req_d;
 {%- if link_one %}
             link_rr_q <= link_rr_d;
 {%- endif %}
@@ -674,6 +690,35 @@ module {{ module }} {% if node && !eject %}#(
 {%- endfor %}
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
+{%- if !eject %}
+
+// {{ module }}_xbar: the crossbar's data path. Output VC o carries the flit of the input VC
+// whose one-hot select names it (at most one does): an AND-OR, three LUT4 a bit at four
+// input VCs. A module of its own that synthesis keeps (keep_hierarchy), so that the mapper
+// does not fold the allocation logic that computes the selects into every bit of the data.
+/* verilator lint_off DECLFILENAME */
+(* keep_hierarchy *)
+module {{ module }}_xbar #(
+    parameter integer NV = 2,
+    parameter integer NO = 2,
+    parameter integer W = 1
+) (
+    input  wire [NV*NO-1:0] sel,
+    input  wire [NV*W-1:0]  in,
+    output reg  [NO*W-1:0]  out
+);
+    always @* begin : mux
+        integer i, o;
+        out = {(NO*W){1'b0}};
+        for (i = 0; i < NV; i = i + 1)
+            // (skips VCs that drive nothing: a simulator's shortcut)
+            if (|sel[i*NO +: NO])
+                for (o = 0; o < NO; o = o + 1)
+                    if (sel[i*NO + o]) out[o*W +: W] = out[o*W +: W] | in[i*W +: W];
+    end
+endmodule
+/* verilator lint_on DECLFILENAME */
+{%- endif %}
 
 `default_nettype wire
 

@@ -394,7 +394,7 @@ fn a_broken_arbitration_rule_yields_a_first_divergence_report() {
         ..SimConfig::default()
     };
     let mut prepared = cosim::prepare(config, "cargo test").unwrap();
-    let rule = "if (!served[0]) rr_d[c*RRW +: RRW] = past(last_won);";
+    let rule = "if (|(grant & req_c)) rr_d[c*RRW +: RRW] = past(last_won);";
     let mut mutated = 0;
     for (name, text) in &mut prepared.design.files {
         if name.starts_with("ff_switch") && text.contains(rule) {

@@ -142,3 +142,27 @@ fn status_lines_parse() {
     );
     assert_eq!(fpga::top::parse_status("garbage"), None);
 }
+
+#[test]
+fn counters_are_sized_from_the_prediction_with_room_to_spare() {
+    let p = |generated, last| fpga::Prediction {
+        generated,
+        delivered: generated,
+        errors: 0,
+        last,
+    };
+    // small runs keep the LED heartbeat's 23 bits
+    assert_eq!(fpga::top::counter_bits(&p(300, 400), 300, 4), 23);
+    // twice the largest value fits: 0x30d9b needs 18 bits, one more to spare
+    assert_eq!(
+        fpga::top::counter_bits(&p(0x30d9b, 0x1bb56), 100_000, 4),
+        23
+    );
+    assert_eq!(fpga::top::counter_bits(&p(1 << 24, 5), 1000, 4), 26);
+    // the horizon counts too, and nothing exceeds the status line's 32 bits
+    assert_eq!(fpga::top::counter_bits(&p(1, 1), 1 << 25, 5), 27);
+    assert_eq!(
+        fpga::top::counter_bits(&p(1, 1), u64::from(u32::MAX), 5),
+        32
+    );
+}

@@ -23,7 +23,7 @@ module ff_switch #(
     output reg  [4-1:0]          out_valid,
     output reg  [4-1:0]          out_head,
     output reg  [4-1:0]          out_tail,
-    output reg  [32-1:0]        out_flit,
+    output wire [32-1:0]        out_flit,
     input  wire [4-1:0]          out_ready,
     input  wire [4-1:0]          out_accept
 );
@@ -55,6 +55,10 @@ module ff_switch #(
     reg [NO-1:0]     alloc_valid_q;
     reg [NO*RRW-1:0] alloc_in_q;
     reg [2*RRW-1:0]  rr_q;
+    // A header waiting for an output VC in direction c (bit c*NV + i): the request of VC i
+    // with the direction of its front flit decoded, kept as a register of its own (derived
+    // state, not in the layout) so that allocation starts from flip-flops.
+    reg [2*NV-1:0] req_q;
 
     // ---- next state ----
     reg [NV*CW-1:0]  count_d;
@@ -67,10 +71,17 @@ module ff_switch #(
     reg [NO-1:0]     alloc_valid_d;
     reg [NO*RRW-1:0] alloc_in_d;
     reg [2*RRW-1:0]  rr_d;
+    reg [2*NV-1:0] req_d;
 
     // ---- helpers: loops over bits with constant indices; no loop variable reaches the datapath ----
     function integer zx_cw(input [CW-1:0] v); zx_cw = { {(32-CW){1'b0}}, v }; endfunction
     function integer next_slot(input integer s); next_slot = s + 1 < D ? s + 1 : s; endfunction
+    // Whether the header `flit`, at input VC i, asks for direction c (its routing bit).
+    /* verilator lint_off UNUSEDSIGNAL */
+    function wants(input [W-1:0] flit, input integer i, input integer c);
+        wants = flit[ROUTE_BIT] == c[0];
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
     // Lowest set bit of x.
     function [NV-1:0] first_nv(input [NV-1:0] x);
         integer j;
@@ -144,24 +155,22 @@ module ff_switch #(
     always @* begin : evaluate
         integer i;
         reg [NV-1:0] nonempty, is_idle, full;
-        reg [NV*W-1:0] flit0;
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] holds_one;     // (read by combinational back-pressure only)
         /* verilator lint_on UNUSEDSIGNAL */
-        integer o, s, c, j, k;
+        integer o, s, c, j;
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] refused;       // (read in drop mode only)
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [NV-1:0] request, dir, moves, therm, req_c, last_won, ahead;
+        reg [NV-1:0] moves, therm, req_c, last_won, ahead;
         reg [SC-1:0] free_scan, match;
         reg [SC*NO-1:0] scan_ov;
         reg [SC*(K+1)-1:0] free_rank;
         reg [NV*(K+1)-1:0] req_rank;
         /* verilator lint_off UNUSEDSIGNAL */
         reg [K:0] rank;     // bit K (K or more ahead: not served) is implied
-        reg [NV-1:0] is_routing;
         /* verilator lint_on UNUSEDSIGNAL */
-        reg [K:0] count, requests, frees, served;
+        reg [K:0] count;
         reg [NO-1:0] ov, free;
         // (every variable gets a value on every path: no latch, and linters can tell)
         i = 0;
@@ -169,18 +178,13 @@ module ff_switch #(
         is_idle = {NV{1'b0}};
         full = {NV{1'b0}};
         holds_one = {NV{1'b0}};
-        flit0 = {(NV*W){1'b0}};
         tail0 = {NV{1'b0}};
         leave = {NV{1'b0}};
         o = 0;
         s = 0;
         c = 0;
         j = 0;
-        k = 0;
-        request = {NV{1'b0}};
-        dir = {NV{1'b0}};
         moves = {NV{1'b0}};
-        is_routing = {NV{1'b0}};
         is_dropping = {NV{1'b0}};
         last_won = {NV{1'b0}};
         target = {(NV*NO){1'b0}};
@@ -193,11 +197,7 @@ module ff_switch #(
             holds_one[i] = count_q[i*CW +: CW] == ONE;
             is_idle[i] = state_q[i*NS];
             tail0[i] = tail_q[i*D];
-            flit0[i*W +: W] = flit_q[i*D*W +: W];
-            is_routing[i] = state_q[i*NS + 1];
             is_dropping[i] = 1'b0;
-            request[i] = is_routing[i] && nonempty[i];
-            dir[i] = flit_q[i*D*W + ROUTE_BIT];
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
             // output VC it holds is ready
             moves[i] = nonempty[i] && (|(held_q[i*NO +: NO] & out_ready));
@@ -225,12 +225,9 @@ module ff_switch #(
         free_rank = {(SC*(K+1)){1'b0}};
         match = {SC{1'b0}};
         count = ZERO;
-        frees = ZERO;
-        requests = ZERO;
-        served = ZERO;
         rank = ZERO;
         for (c = 0; c < 2; c = c + 1) begin
-            req_c = request & (c == 1 ? dir : ~dir);
+            req_c = req_q[c*NV +: NV];
             // (the guards below skip work whose result is zero anyway: they change nothing
             // in hardware and make a simulator's evaluation cheap when little happens)
             if (|req_c) begin
@@ -245,7 +242,6 @@ module ff_switch #(
                 free_rank[s*(K+1) +: K+1] = count;
                 if (free_scan[s]) count = inc(count);
             end
-            frees = count;
             // requester j's rank: how many requesters come before it in round-robin order
             // (i before j: i at or after the pointer and j not, or both on the same side
             // and i < j), counted in parallel for every j
@@ -257,14 +253,6 @@ module ff_switch #(
                     if (req_c[i] && ahead[i]) count = inc(count);
                 req_rank[j*(K+1) +: K+1] = count;
             end
-            count = ZERO;
-            for (j = 0; j < NV; j = j + 1)
-                if (req_c[j]) count = inc(count);
-            requests = count;
-            // grants in this direction: min(requesters, free output VCs), one-hot
-            for (k = 0; k <= K; k = k + 1)
-                served[k] = requests[k] & |(frees >> k) | frees[k] & |(requests >> (k + 1));
-            last_won = {NV{1'b0}};
             for (j = 0; j < NV; j = j + 1)
                 if (req_c[j]) begin
                     rank = req_rank[j*(K+1) +: K+1];
@@ -273,13 +261,18 @@ module ff_switch #(
                         match[s] = free_scan[s] & |(rank[K-1:0] & free_rank[s*(K+1) +: K]);
                         if (match[s]) ov = ov | scan_ov[s*NO +: NO];
                     end
-                    // the pointer moves past the last requester served: rank = served - 1
-                    last_won[j] = |(rank[K-1:0] & served[K:1]);
                     grant_oh[j*NO +: NO] = ov;
                     grant[j] = |match;
                     refused[j] = ~|match;
                 end
-            if (!served[0]) rr_d[c*RRW +: RRW] = past(last_won);
+            // the pointer moves past the last requester served: one granted with no granted
+            // requester after it in round-robin order
+            for (j = 0; j < NV; j = j + 1) begin
+                for (i = 0; i < NV; i = i + 1)
+                    ahead[i] = j < i ? therm[j] | ~therm[i] : j > i && therm[j] && !therm[i];
+                last_won[j] = grant[j] & req_c[j] & ~|(grant & req_c & ahead);
+            end
+            if (|(grant & req_c)) rr_d[c*RRW +: RRW] = past(last_won);
             end
         end
 
@@ -291,13 +284,10 @@ module ff_switch #(
             target[i*NO +: NO] = held_q[i*NO +: NO] | grant_oh[i*NO +: NO];
         forwards = leave & ~drop & ~is_dropping;
 
-        // -- crossbar: AND-OR of one-hot selects. The data select is the output VC a VC
-        // holds or was granted, without the leave and link-arbitration terms: the bits only
-        // matter where out_valid is set, and at most one VC targets an output VC --
+        // -- crossbar: AND-OR of one-hot selects; the data path is the module below --
         out_valid = {NO{1'b0}};
         out_head = {NO{1'b0}};
         out_tail = {NO{1'b0}};
-        out_flit = {(NO*W){1'b0}};
         for (i = 0; i < NV; i = i + 1)
             if (|target[i*NO +: NO])
             for (o = 0; o < NO; o = o + 1) begin
@@ -305,8 +295,6 @@ module ff_switch #(
                 // VC carries a flit when it is ready and its holder has one
                 if (grant_oh[i*NO + o] || held_q[i*NO + o] && nonempty[i] && out_ready[o])
                     out_valid[o] = 1'b1;
-                if (target[i*NO + o])
-                    out_flit[o*W +: W] = out_flit[o*W +: W] | flit0[i*W +: W];
                 // a granted VC's front flit is its header; a held VC's never is
                 out_head[o] = out_head[o] | grant_oh[i*NO + o];
                 out_tail[o] = out_tail[o] | (held_q[i*NO + o] & tail0[i]);
@@ -317,11 +305,22 @@ module ff_switch #(
         in_ready = ~full;
         in_accept = is_idle;
     end
+    // ---- crossbar data: output VC o carries the front flit of the VC whose `target` names
+    // it. The select is the output VC a VC holds or was granted, without the leave and
+    // link-arbitration terms: the bits only matter where out_valid is set, and at most one
+    // VC targets an output VC ----
+    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
+        integer i;
+        for (i = 0; i < NV; i = i + 1)
+            fronts[i*W +: W] = q[i*D*W +: W];
+    endfunction
+    wire [NV*W-1:0] front = fronts(flit_q);
+    ff_switch_xbar #(.NV(NV), .NO(NO), .W(W)) xbar (.sel(target), .in(front), .out(out_flit));
 
     // ---- next state: per VC departure (allocation, tail, drop), then arrival; the output
     // VC allocation registers, set by a grant and cleared by the worm's tail ----
     always @* begin : next_state
-        integer i, s;
+        integer i, s, c;
         reg lv, tail_leaves, new_worm, write;
         reg [CW-1:0] cnt_left;
         reg [NS-1:0] st;
@@ -345,6 +344,7 @@ module ff_switch #(
         owner_d = owner_q;
         held_d = held_q;
         write = 1'b0;
+        req_d = {(2*NV){1'b0}};
         for (i = 0; i < NV; i = i + 1) begin
             lv = leave[i];
             tail_leaves = lv & tail0[i];
@@ -379,6 +379,10 @@ module ff_switch #(
             state_d[i*NS +: NS] = new_worm ? ROUTING : st;
             held_d[i*NO +: NO] = tail_leaves ? {NO{1'b0}}
                 : grant[i] ? grant_oh[i*NO +: NO] : held_q[i*NO +: NO];
+            for (c = 0; c < 2; c = c + 1)
+                // a new worm's header asks for its direction until it is granted (a waiting header is the VC's front flit, which stays)
+                req_d[c*NV + i] = new_worm ? wants(in_flit[i*W +: W], i, c)
+                    : req_q[c*NV + i] && !grant[i];
             owner_d[i*IDW +: IDW] = new_worm ? in_flit[i*W + 3 +: IDW] : owner_q[i*IDW +: IDW];
         end
         alloc_valid_d = alloc_valid_q;
@@ -404,12 +408,14 @@ module ff_switch #(
             held_q <= {(NV*NO){1'b0}};
             alloc_valid_q <= {NO{1'b0}};
             rr_q <= {(2*RRW){1'b0}};
+            req_q <= {(2*NV){1'b0}};
         end else begin
             count_q <= count_d;
             state_q <= state_d;
             held_q <= held_d;
             alloc_valid_q <= alloc_valid_d;
             rr_q <= rr_d;
+            req_q <= req_d;
         end
     end
     always @(posedge clk) begin
@@ -466,5 +472,32 @@ module ff_switch #(
     wire [2-1:0] rr_ptr_d1 = rr_q[2 +: 2];
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
+
+// ff_switch_xbar: the crossbar's data path. Output VC o carries the flit of the input VC
+// whose one-hot select names it (at most one does): an AND-OR, three LUT4 a bit at four
+// input VCs. A module of its own that synthesis keeps (keep_hierarchy), so that the mapper
+// does not fold the allocation logic that computes the selects into every bit of the data.
+/* verilator lint_off DECLFILENAME */
+(* keep_hierarchy *)
+module ff_switch_xbar #(
+    parameter integer NV = 2,
+    parameter integer NO = 2,
+    parameter integer W = 1
+) (
+    input  wire [NV*NO-1:0] sel,
+    input  wire [NV*W-1:0]  in,
+    output reg  [NO*W-1:0]  out
+);
+    always @* begin : mux
+        integer i, o;
+        out = {(NO*W){1'b0}};
+        for (i = 0; i < NV; i = i + 1)
+            // (skips VCs that drive nothing: a simulator's shortcut)
+            if (|sel[i*NO +: NO])
+                for (o = 0; o < NO; o = o + 1)
+                    if (sel[i*NO + o]) out[o*W +: W] = out[o*W +: W] | in[i*W +: W];
+    end
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `default_nettype wire

@@ -53,6 +53,8 @@ struct GenTemplate<'a> {
     flits: u32,
     sw: u32,
     sw_started: u32,
+    /// Bits of the pending count: one more than the model's peak needs, the top bit an
+    /// overflow the generator reports as an error.
     pw: u32,
     /// Low bits of the pending count that hold every count up to B.
     low_bits: u32,
@@ -135,6 +137,12 @@ struct TopTemplate<'a> {
     cw: u32,
     sum_w: u32,
     leaves: u32,
+    /// Bits of the cycle and event counters.
+    cnt_w: u32,
+    /// The cycle counter's reset value, -LAT, and its value in the last cycle that generates,
+    /// HORIZON - LAT - 1 (both modulo 2^cnt_w).
+    seen_init: u64,
+    stop: u64,
     gens: Vec<Gen>,
 }
 
@@ -208,6 +216,20 @@ pub fn parse_status(line: &str) -> Option<([u64; 4], bool)> {
     Some((values, done))
 }
 
+/// Bits of the top's cycle and event counters: room for twice the largest predicted value
+/// and for the horizon plus the trees' latency (a board that departs from the model cannot
+/// wrap back onto the prediction), at least the 23 of the LED heartbeat, at most 32 (the
+/// status line's fields; the horizon is checked to fit).
+pub fn counter_bits(prediction: &Prediction, horizon: u64, lat: u32) -> u32 {
+    let largest = prediction
+        .values()
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+        .max(horizon + u64::from(lat));
+    (clog2(largest + 1) + 1).clamp(23, 32)
+}
+
 /// Latency of a reduction tree over `n` values: a register per level plus the leaves'.
 pub fn tree_latency(n: u32) -> u32 {
     1 + n.next_power_of_two().trailing_zeros()
@@ -243,6 +265,10 @@ pub fn design(
     let idw_eff = wd.idw.max(1);
     let sw_started = clog2(u64::from(b) + 1);
     let cw = clog2(u64::from(ej) + 1);
+    // The pending count holds the most messages the model ever saw waiting at one input
+    // (`sim` has run to completion), with a spare top bit: set only if the board departs
+    // from the model, and then reported as an error.
+    let pw = clog2(sim.sources.peak_waiting() as u64 + 1) + 1;
     let network = RtlDesign::new(sim, command, 1)?;
     let mut files: Vec<(String, String)> = network
         .files
@@ -259,8 +285,8 @@ pub fn design(
         flits: wd.flits,
         sw: wd.sw,
         sw_started,
-        pw: clog2(horizon + 1),
-        low_bits: clog2(horizon + 1).min(sw_started),
+        pw,
+        low_bits: pw.min(sw_started),
         kw: wd.idw.saturating_sub(wd.log_n).max(1),
         idw: wd.idw,
         idw_eff,
@@ -310,6 +336,9 @@ pub fn design(
             fixed: fixed.as_ref().map_or(0, |t| t[s as usize]),
         })
         .collect();
+    let lat = tree_latency(n);
+    let cnt_w = counter_bits(prediction, horizon, lat);
+    let modulus = 1u64 << cnt_w;
     let top = TopTemplate {
         uart,
         pred_generated: prediction.generated,
@@ -346,11 +375,14 @@ pub fn design(
         b,
         w: wd.w,
         ej,
-        lat: tree_latency(n),
+        lat,
         sw_started,
         cw,
         sum_w: clog2(u64::from(n) * u64::from(ej) + 1),
         leaves: n.next_power_of_two(),
+        cnt_w,
+        seen_init: (modulus - u64::from(lat)) % modulus,
+        stop: (horizon + modulus - u64::from(lat) - 1) % modulus,
         gens,
     };
     files.push(("ff_top.v".into(), render(&top)?));
