@@ -50,8 +50,11 @@ module ff_top #(
 
     // ---- the generation horizon, and the cycle the reduction trees describe ----
     reg [CNT-1:0] seen_q;                 // cycle - LAT (cycle: 0 in the first after reset)
-    localparam [CNT-1:0] SEEN0 = {{ cnt_w }}'d{{ seen_init }};   // -LAT
-    localparam [CNT-1:0] STOP = {{ cnt_w }}'d{{ stop }};    // HORIZON - LAT - 1: the last cycle generating
+    // (modulo 2^CNT: the reset value -LAT, and HORIZON - LAT - 1, the last cycle generating)
+    localparam [31:0] SEEN0_32 = 32'd0 - LAT;
+    localparam [31:0] STOP_32 = HORIZON - LAT - 1;
+    localparam [CNT-1:0] SEEN0 = SEEN0_32[CNT-1:0];
+    localparam [CNT-1:0] STOP = STOP_32[CNT-1:0];
     reg generating;                       // cycle < HORIZON
     always @(posedge clk)
         if (rst) begin

@@ -57,7 +57,9 @@ module ff_switch_inject #(
     reg [2*RRW-1:0]  rr_q;
     // A header waiting for an output VC in direction c (bit c*NV + i): the request of VC i
     // with the direction of its front flit decoded, kept as a register of its own (derived
-    // state, not in the layout) so that allocation starts from flip-flops.
+    // state, not in the layout) so that allocation starts from flip-flops. It relies on an
+    // invariant the model checks: a header enters only a VC that accepts a new worm, becomes
+    // its front flit and stays there until it is granted.
     reg [2*NV-1:0] req_q;
 
     // ---- next state ----

@@ -139,10 +139,6 @@ struct TopTemplate<'a> {
     leaves: u32,
     /// Bits of the cycle and event counters.
     cnt_w: u32,
-    /// The cycle counter's reset value, -LAT, and its value in the last cycle that generates,
-    /// HORIZON - LAT - 1 (both modulo 2^cnt_w).
-    seen_init: u64,
-    stop: u64,
     gens: Vec<Gen>,
 }
 
@@ -217,9 +213,9 @@ pub fn parse_status(line: &str) -> Option<([u64; 4], bool)> {
 }
 
 /// Bits of the top's cycle and event counters: room for twice the largest predicted value
-/// and for the horizon plus the trees' latency (a board that departs from the model cannot
-/// wrap back onto the prediction), at least the 23 of the LED heartbeat, at most 32 (the
-/// status line's fields; the horizon is checked to fit).
+/// and for the horizon plus the trees' latency (a board that departs from the model would
+/// have to be off by a multiple of 2^bits to land on the prediction), at least the 23 of the
+/// LED heartbeat, at most 32 (the status line's fields; the horizon is checked to fit).
 pub fn counter_bits(prediction: &Prediction, horizon: u64, lat: u32) -> u32 {
     let largest = prediction
         .values()
@@ -267,8 +263,12 @@ pub fn design(
     let cw = clog2(u64::from(ej) + 1);
     // The pending count holds the most messages the model ever saw waiting at one input
     // (`sim` has run to completion), with a spare top bit: set only if the board departs
-    // from the model, and then reported as an error.
-    let pw = clog2(sim.sources.peak_waiting() as u64 + 1) + 1;
+    // from the model, and then reported as an error. It also holds the B starts of a cycle.
+    debug_assert!(
+        sim.finished(),
+        "the generators are sized from a finished run"
+    );
+    let pw = (clog2(sim.sources.peak_waiting() as u64 + 1) + 1).max(sw_started);
     let network = RtlDesign::new(sim, command, 1)?;
     let mut files: Vec<(String, String)> = network
         .files
@@ -338,7 +338,6 @@ pub fn design(
         .collect();
     let lat = tree_latency(n);
     let cnt_w = counter_bits(prediction, horizon, lat);
-    let modulus = 1u64 << cnt_w;
     let top = TopTemplate {
         uart,
         pred_generated: prediction.generated,
@@ -381,8 +380,6 @@ pub fn design(
         sum_w: clog2(u64::from(n) * u64::from(ej) + 1),
         leaves: n.next_power_of_two(),
         cnt_w,
-        seen_init: (modulus - u64::from(lat)) % modulus,
-        stop: (horizon + modulus - u64::from(lat) - 1) % modulus,
         gens,
     };
     files.push(("ff_top.v".into(), render(&top)?));

@@ -84,7 +84,8 @@ pub fn synthesise_with(
     let lib = lib.display();
     crate::files::write_atomic(dir.join("abc.constr"), ABC_CONSTRAINTS)?;
     let script = format!(
-        "read_verilog {}; {chparam}synth -top {top} -flatten; dfflibmap -liberty {lib}; \
+        "read_verilog {}; {chparam}hierarchy -top {top}; setattr -mod -unset keep_hierarchy *; \
+         synth -top {top} -flatten; dfflibmap -liberty {lib}; \
          abc -D {ABC_DELAY_PS} -constr abc.constr -liberty {lib}; \
          opt_clean -purge; splitnets -ports; insbuf -buf {buf}; opt_clean; \
          tee -q -o stat.txt stat -liberty {lib}; write_verilog -noattr -noexpr net.v",
