@@ -30,7 +30,7 @@ module ff_check #(
     localparam integer SW = {{ sw }};
     localparam integer IW = {{ idw_eff }};
     localparam [15:0] PATTERN = 16'h{{ pattern }};
-    localparam [SW-1:0] LAST = {{ flits }} - 1;
+    localparam [SW-1:0] LAST = {{ sw }}'d{{ flits - 1 }};
     localparam [SW-1:0] SEQ1 = 1;
 
     reg [EJ-1:0] in_worm_q;           // a worm's header has been seen, its tail not yet

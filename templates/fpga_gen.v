@@ -42,7 +42,7 @@ module ff_gen #(
     localparam [15:0] THRESH = 16'd{{ thresh }};
     localparam [15:0] TAPS = 16'hB400;
     localparam [15:0] PATTERN = 16'h{{ pattern }};
-    localparam [SW-1:0] LAST = {{ flits }} - 1;
+    localparam [SW-1:0] LAST = {{ sw }}'d{{ flits - 1 }};
     localparam [SW-1:0] SEQ1 = 1;
     localparam [PW-1:0] ONE = 1;
     localparam [B-1:0] FIRST = 1;

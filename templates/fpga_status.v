@@ -76,6 +76,10 @@ module ff_status #(
     wire [7:0] ch = code[9:8] == 2'd1 ? (digit < 4'd10 ? 8'h30 + {4'd0, digit} : 8'h57 + {4'd0, digit})
         : code[9:8] == 2'd2 && !snap_done_q ? run_char(char_q)
         : code[7:0];
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [3:0] data_index = bit_q - 4'd1;   // (1..8 while data bits go out: bit 3 unused)
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire [2:0] data_bit = data_index[2:0];
     wire start_line = !busy_q && (done && !was_done_q || wait_q == 32'd0);
     wire bit_end = tick_q == DIV[15:0] - 1'b1;
 
@@ -113,7 +117,8 @@ module ff_status #(
                     end else
                         bit_q <= bit_q + 1'b1;
                 end
-                tx <= bit_q == 4'd0 ? 1'b0 : bit_q == 4'd9 ? 1'b1 : ch[bit_q - 4'd1];
+                // (data bit k = bit_q - 1 of the character, k in 0..7)
+                tx <= bit_q == 4'd0 ? 1'b0 : bit_q == 4'd9 ? 1'b1 : ch[data_bit];
             end else
                 tx <= 1'b1;
         end

@@ -67,6 +67,21 @@ fn the_whole_top_cosimulates_and_prints_the_predicted_counters() {
             dir.display()
         );
         assert!(verdict.prediction.generated > 10, "top {k}: some traffic");
+        // the whole top, generators, checkers and status printer included, lints clean
+        let mut sources: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|f| f.starts_with("ff_") && f.ends_with(".v"))
+            .collect();
+        sources.sort();
+        assert!(
+            sources.iter().any(|f| f == "ff_top.v"),
+            "top {k}: {sources:?}"
+        );
+        let mut args = vec!["--lint-only", "-Wall", "--top-module", "ff_top"];
+        args.extend(sources.iter().map(String::as_str));
+        flitforge::cosim::tool(&dir, "verilator", &args)
+            .unwrap_or_else(|e| panic!("top {k}: verilator -Wall: {e}"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
