@@ -244,15 +244,20 @@ module {{ module }} {% if node && !eject %}#(
 {%- endif %}
 {%- endif %}
 
+    // The front flit of every VC (its slot 0).
+    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
+        integer i;
+        for (i = 0; i < NV; i = i + 1)
+            fronts[i*W +: W] = q[i*D*W +: W];
+    endfunction
+    wire [NV*W-1:0] front = fronts(flit_q);
+
     // One block evaluates the whole switch, so that a simulator runs it once per change of
     // its inputs: the VC view, rule 1 (moves), rule 2 (VC allocation), rule 3 (drops),
     // rule 4 (link arbitration), the crossbar and the back-pressure outputs.
     always @* begin : evaluate
         integer i;
         reg [NV-1:0] nonempty, is_idle, full;
-{%- if eject || node %}
-        reg [NV*W-1:0] flit0;
-{%- endif %}
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] holds_one;     // (read by combinational back-pressure only)
         /* verilator lint_on UNUSEDSIGNAL */
@@ -285,9 +290,6 @@ module {{ module }} {% if node && !eject %}#(
         is_idle = {NV{1'b0}};
         full = {NV{1'b0}};
         holds_one = {NV{1'b0}};
-{%- if eject || node %}
-        flit0 = {(NV*W){1'b0}};
-{%- endif %}
         tail0 = {NV{1'b0}};
         leave = {NV{1'b0}};
 {%- if !eject %}
@@ -318,9 +320,6 @@ module {{ module }} {% if node && !eject %}#(
             holds_one[i] = count_q[i*CW +: CW] == ONE;
             is_idle[i] = state_q[i*NS];
             tail0[i] = tail_q[i*D];
-{%- if eject || node %}
-            flit0[i*W +: W] = flit_q[i*D*W +: W];
-{%- endif %}
 {%- if !eject %}
             is_dropping[i] = {% if drop_mode %}state_q[i*NS + 3]{% else %}1'b0{% endif %};
             // rule 1: an ACTIVE worm (the only kind that holds an output VC) moves if the
@@ -335,7 +334,7 @@ module {{ module }} {% if node && !eject %}#(
         out_tail = tail0;
         for (i = 0; i < NV; i = i + 1)
             out_head[i] = head_q[i*D];
-        out_flit = flit0;
+        out_flit = front;
 {%- else %}
 
         // -- rule 2: VC allocation, per direction: the k-th requester in round-robin order gets
@@ -451,7 +450,7 @@ module {{ module }} {% if node && !eject %}#(
         ej_tail = tail0;
         for (i = 0; i < NV; i = i + 1)
             ej_head[i] = head_q[i*D];
-        ej_flit = flit0;
+        ej_flit = front;
 {%- endif %}
 
         // -- crossbar: AND-OR of one-hot selects; the data path is the module below --
@@ -503,12 +502,6 @@ module {{ module }} {% if node && !eject %}#(
     // it. The select is the output VC a VC holds or was granted, without the leave and
     // link-arbitration terms: the bits only matter where out_valid is set, and at most one
     // VC targets an output VC ----
-    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
-        integer i;
-        for (i = 0; i < NV; i = i + 1)
-            fronts[i*W +: W] = q[i*D*W +: W];
-    endfunction
-    wire [NV*W-1:0] front = fronts(flit_q);
     {{ module }}_xbar #(.NV(NV), .NO(NO), .W(W)) xbar (.sel(target), .in(front), .out(out_flit));
 {%- endif %}
 

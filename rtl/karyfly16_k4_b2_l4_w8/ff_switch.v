@@ -152,6 +152,14 @@ module ff_switch #(
     reg [NV*NO-1:0] grant_oh;    // one-hot output VC granted to each requester
     reg [NV*NO-1:0] target;      // one-hot output VC each VC drives: held or granted
 
+    // The front flit of every VC (its slot 0).
+    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
+        integer i;
+        for (i = 0; i < NV; i = i + 1)
+            fronts[i*W +: W] = q[i*D*W +: W];
+    endfunction
+    wire [NV*W-1:0] front = fronts(flit_q);
+
     // One block evaluates the whole switch, so that a simulator runs it once per change of
     // its inputs: the VC view, rule 1 (moves), rule 2 (VC allocation), rule 3 (drops),
     // rule 4 (link arbitration), the crossbar and the back-pressure outputs.
@@ -311,12 +319,6 @@ module ff_switch #(
     // it. The select is the output VC a VC holds or was granted, without the leave and
     // link-arbitration terms: the bits only matter where out_valid is set, and at most one
     // VC targets an output VC ----
-    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
-        integer i;
-        for (i = 0; i < NV; i = i + 1)
-            fronts[i*W +: W] = q[i*D*W +: W];
-    endfunction
-    wire [NV*W-1:0] front = fronts(flit_q);
     ff_switch_xbar #(.NV(NV), .NO(NO), .W(W)) xbar (.sel(target), .in(front), .out(out_flit));
 
     // ---- next state: per VC departure (allocation, tail, drop), then arrival; the output

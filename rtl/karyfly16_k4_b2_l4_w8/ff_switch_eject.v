@@ -58,13 +58,20 @@ module ff_switch_eject (
     reg [NV-1:0] leave;          // the front flit leaves (crosses, drains or is discarded)
     reg [NV-1:0] tail0;          // the front flit is a tail
 
+    // The front flit of every VC (its slot 0).
+    function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
+        integer i;
+        for (i = 0; i < NV; i = i + 1)
+            fronts[i*W +: W] = q[i*D*W +: W];
+    endfunction
+    wire [NV*W-1:0] front = fronts(flit_q);
+
     // One block evaluates the whole switch, so that a simulator runs it once per change of
     // its inputs: the VC view, rule 1 (moves), rule 2 (VC allocation), rule 3 (drops),
     // rule 4 (link arbitration), the crossbar and the back-pressure outputs.
     always @* begin : evaluate
         integer i;
         reg [NV-1:0] nonempty, is_idle, full;
-        reg [NV*W-1:0] flit0;
         /* verilator lint_off UNUSEDSIGNAL */
         reg [NV-1:0] holds_one;     // (read by combinational back-pressure only)
         /* verilator lint_on UNUSEDSIGNAL */
@@ -74,7 +81,6 @@ module ff_switch_eject (
         is_idle = {NV{1'b0}};
         full = {NV{1'b0}};
         holds_one = {NV{1'b0}};
-        flit0 = {(NV*W){1'b0}};
         tail0 = {NV{1'b0}};
         leave = {NV{1'b0}};
         // -- the VC registers --
@@ -84,7 +90,6 @@ module ff_switch_eject (
             holds_one[i] = count_q[i*CW +: CW] == ONE;
             is_idle[i] = state_q[i*NS];
             tail0[i] = tail_q[i*D];
-            flit0[i*W +: W] = flit_q[i*D*W +: W];
         end
         // -- the last level drains every register into the destination each cycle --
         leave = nonempty;
@@ -92,7 +97,7 @@ module ff_switch_eject (
         out_tail = tail0;
         for (i = 0; i < NV; i = i + 1)
             out_head[i] = head_q[i*D];
-        out_flit = flit0;
+        out_flit = front;
 
         // -- back-pressure towards the upstream switch --
         in_ready = ~full | leave;

@@ -1,7 +1,7 @@
 //! `flitforge universal algorithm1|algorithm2`: [CMSV]'s batch algorithms on random path
 //! collections.
 
-use super::Topology;
+use super::NetArgs;
 use crate::cli::files::{outputs_apart, write};
 use clap::Args;
 use flitforge::universal::batch::{self, Collection};
@@ -10,15 +10,8 @@ use flitforge::{Error, Result};
 
 #[derive(Args)]
 pub struct BatchCommon {
-    /// butterfly, mesh, torus or random-graph (as for growing-rank).
-    #[arg(long, value_enum, default_value = "butterfly")]
-    topology: Topology,
-    /// Terminals (as for growing-rank).
-    #[arg(long, default_value_t = 64)]
-    inputs: u32,
-    /// random-graph: links out of every switch, 1..=4.
-    #[arg(long, default_value_t = 2)]
-    degree: u32,
+    #[command(flatten)]
+    net: NetArgs,
     /// Messages per terminal, each to a uniformly random destination, 1..=1024.
     #[arg(long, default_value_t = 4)]
     q: u32,
@@ -69,7 +62,7 @@ fn collection(c: &BatchCommon, flits: u32) -> Result<(Net, Collection)> {
     if c.json.is_some() {
         outputs_apart(&[("json", c.json.as_deref())], &[])?;
     }
-    let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    let net = c.net.build(c.seed)?;
     if !(1..=1024).contains(&c.q) {
         return Err(Error::invalid("q", c.q, "1..=1024 messages per terminal"));
     }

@@ -89,8 +89,9 @@ impl From<Topology> for NetKind {
     }
 }
 
+/// The network a universal protocol runs on (every `universal` run but `rtl`).
 #[derive(Args)]
-struct Common {
+pub struct NetArgs {
     /// butterfly: inputs at level 0, outputs at level lg n, bit-fixing paths ([SV] §2.2);
     /// mesh, torus: k × k switches, dimension-order paths; random-graph: a ring plus random
     /// chords, shortest paths.
@@ -103,6 +104,19 @@ struct Common {
     /// random-graph: links out of every switch, 1..=4.
     #[arg(long, default_value_t = 2)]
     degree: u32,
+}
+
+impl NetArgs {
+    /// The network, a random graph wired from `seed`.
+    fn build(&self, seed: u64) -> Result<Net> {
+        Net::new(self.topology.into(), self.inputs, self.degree, seed)
+    }
+}
+
+#[derive(Args)]
+struct Common {
+    #[command(flatten)]
+    net: NetArgs,
     /// Link load λ: messages per cycle the busiest link is offered (every terminal's
     /// generators together; [SV] §1). Per-generator rates follow from it. [default: none,
     /// required]
@@ -223,7 +237,7 @@ fn prepare(c: &Common, flits: u32) -> Result<(Net, Traffic)> {
         &[("json", c.json.as_deref()), ("vcd", c.vcd.as_deref())],
         &[],
     )?;
-    let net = Net::new(c.topology.into(), c.inputs, c.degree, c.seed)?;
+    let net = c.net.build(c.seed)?;
     let traffic = Traffic::at_load(&net, c.load, flits)?;
     Ok((net, traffic))
 }
