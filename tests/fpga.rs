@@ -181,3 +181,40 @@ fn counters_are_sized_from_the_prediction_with_room_to_spare() {
         32
     );
 }
+
+/// The crossbar synthesis maps (two kept stages, `ifdef SYNTHESIS`) and the one process
+/// simulators run are the same function, proved by yosys for switches of 2 to 9 input VCs
+/// (padding, one and several groups of four).
+#[test]
+fn the_crossbar_synthesis_maps_is_the_one_simulators_run() {
+    let dir = workdir("xbar");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/rtl/butterfly8_b2_l4_w8/ff_switch.v"
+    );
+    std::fs::copy(source, dir.join("ff_switch.v")).unwrap();
+    for (nv, no, w, sw) in [
+        (2, 4, 8, 1),
+        (3, 2, 3, 2),
+        (4, 4, 8, 2),
+        (5, 3, 2, 3),
+        (8, 8, 4, 3),
+        (9, 2, 2, 4),
+    ] {
+        let top = format!(
+            "hierarchy -top ff_switch_xbar -chparam NV {nv} -chparam NO {no} -chparam W {w} -chparam SW {sw}"
+        );
+        let script = format!(
+            "read_verilog -nosynthesis ff_switch.v; {top}; proc; flatten; rename ff_switch_xbar gold; \
+             design -stash gold; \
+             read_verilog ff_switch.v; {top}; setattr -mod -unset keep_hierarchy *; proc; flatten; \
+             rename ff_switch_xbar gate; design -stash gate; \
+             design -copy-from gold -as gold gold; design -copy-from gate -as gate gate; \
+             equiv_make gold gate equiv; hierarchy -top equiv; equiv_simple; equiv_status -assert"
+        );
+        flitforge::tools::yosys(&dir, &script)
+            .unwrap_or_else(|e| panic!("{nv} input VCs, {no} output VCs: {e}"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,9 +4,10 @@
 // Configuration hash: cca7b316e908ec75
 //
 // Next-state logic of the model's switch (src/switch/logic.rs), written for synthesis: every
-// arbiter is a one-hot round-robin or priority pick over a bit vector, every multiplexer an
-// AND-OR of one-hot selects, and no loop variable ever reaches the datapath (the only adders
-// are the per-VC flit counters). Back-pressure: combinational (ready runs through the switch in the same cycle).
+// arbiter is a one-hot round-robin or priority pick over a bit vector, every control
+// multiplexer an AND-OR of one-hot selects, the crossbar a tree of 4:1 multiplexers on the
+// binary encoding of its one-hot selects (two LUT4 a bit), and no loop variable ever reaches
+// the datapath (the only adders are the per-VC flit counters). Back-pressure: combinational (ready runs through the switch in the same cycle).
 `default_nettype none
 
 module ff_switch_inject #(
@@ -150,6 +151,7 @@ module ff_switch_inject #(
     reg [NV-1:0] forwards;       // leaves into the next switch
     reg [NV*NO-1:0] grant_oh;    // one-hot output VC granted to each requester
     reg [NV*NO-1:0] target;      // one-hot output VC each VC drives: held or granted
+    reg [NO*RRW-1:0] xsel;       // the crossbar's select: the input VC each output VC carries
 
     // The front flit of every VC (its slot 0).
     function [NV*W-1:0] fronts(input [NV*D*W-1:0] q);
@@ -294,7 +296,13 @@ module ff_switch_inject #(
             target[i*NO +: NO] = held_q[i*NO +: NO] | grant_oh[i*NO +: NO];
         forwards = leave & ~drop & ~is_dropping;
 
-        // -- crossbar: AND-OR of one-hot selects; the data path is the module below --
+        // -- crossbar: output VC o carries the VC whose target names it, encoded in binary
+        // (an OR of constant indices; the data path is the module below) --
+        xsel = {(NO*RRW){1'b0}};
+        for (i = 0; i < NV; i = i + 1)
+            if (|target[i*NO +: NO])
+            for (o = 0; o < NO; o = o + 1)
+                if (target[i*NO + o]) xsel[o*RRW +: RRW] = xsel[o*RRW +: RRW] | i[RRW-1:0];
         out_valid = {NO{1'b0}};
         out_head = {NO{1'b0}};
         out_tail = {NO{1'b0}};
@@ -318,7 +326,7 @@ module ff_switch_inject #(
     // it. The select is the output VC a VC holds or was granted, without the leave and
     // link-arbitration terms: the bits only matter where out_valid is set, and at most one
     // VC targets an output VC ----
-    ff_switch_inject_xbar #(.NV(NV), .NO(NO), .W(W)) xbar (.sel(target), .in(front), .out(out_flit));
+    ff_switch_inject_xbar #(.NV(NV), .NO(NO), .W(W), .SW(RRW)) xbar (.sel(xsel), .in(front), .out(out_flit));
 
     // ---- next state: per VC departure (allocation, tail, drop), then arrival; the output
     // VC allocation registers, set by a grant and cleared by the worm's tail ----
@@ -460,31 +468,121 @@ module ff_switch_inject #(
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 
-// ff_switch_inject_xbar: the crossbar's data path. Output VC o carries the flit of the input VC
-// whose one-hot select names it (at most one does): an AND-OR, three LUT4 a bit at four
-// input VCs. A module of its own that synthesis keeps (keep_hierarchy), so that the mapper
-// does not fold the allocation logic that computes the selects into every bit of the data.
+// ff_switch_inject_xbar: the crossbar's data path. Output VC o carries the flit of input VC
+// sel[o] (binary). The input VCs are taken four at a time, and each group's 4:1 multiplexer
+// is two 4-input LUTs: the first passes the low select bit through when the high one is set,
+// and otherwise picks between VCs 0 and 1; the second picks VC 2 or 3 by that bit, or keeps
+// the first's. An AND-OR of one-hot selects needs three LUT4 a bit at four input VCs, and
+// the mapper (abc9) does not find the two-LUT form by itself, so the stages are modules that
+// synthesis keeps (keep_hierarchy; the standard-cell flow flattens them). Larger switches
+// pick among the groups' results by the select's upper bits. Simulators run the same
+// selection as one process (`ifdef SYNTHESIS, which yosys defines).
 /* verilator lint_off DECLFILENAME */
-(* keep_hierarchy *)
 module ff_switch_inject_xbar #(
     parameter integer NV = 2,
     parameter integer NO = 2,
-    parameter integer W = 1
+    parameter integer W = 1,
+    parameter integer SW = 1
 ) (
-    input  wire [NV*NO-1:0] sel,
+    input  wire [NO*SW-1:0] sel,
     input  wire [NV*W-1:0]  in,
-    output reg  [NO*W-1:0]  out
+    output wire [NO*W-1:0]  out
 );
+`ifdef SYNTHESIS
+    localparam integer G = (NV + 3) / 4;    // groups of four input VCs
+    wire [NO*G*W-1:0] first, group;
+    ff_switch_inject_xbar_first #(.NV(NV), .NO(NO), .W(W), .SW(SW), .G(G)) first_stage (
+        .sel(sel), .in(in), .out(first));
+    ff_switch_inject_xbar_second #(.NV(NV), .NO(NO), .W(W), .SW(SW), .G(G)) second_stage (
+        .sel(sel), .first(first), .in(in), .out(group));
+    genvar o;
+    generate
+        for (o = 0; o < NO; o = o + 1) begin : pick
+            if (G == 1) begin : one
+                assign out[o*W +: W] = group[o*W +: W];
+            end else begin : many
+                // the group by the select's upper bits (none beyond the last: zero)
+                wire [31:0] g = {{(32-SW){1'b0}}, sel[o*SW +: SW]} / 4;
+                assign out[o*W +: W] = g < G ? group[(o*G + (g < G ? g : 0))*W +: W] : {W{1'b0}};
+            end
+        end
+    endgenerate
+`else
+    // Simulators run the same selection as one process (the stages below, chained, would
+    // let a change ripple through them in several steps, each waking the next switch's
+    // blocks). yosys defines SYNTHESIS; a test proves the two forms equivalent.
+    reg [NO*W-1:0] pick;
     always @* begin : mux
-        integer i, o;
-        out = {(NO*W){1'b0}};
-        for (i = 0; i < NV; i = i + 1)
-            // (skips VCs that drive nothing: a simulator's shortcut)
-            if (|sel[i*NO +: NO])
-                for (o = 0; o < NO; o = o + 1)
-                    if (sel[i*NO + o]) out[o*W +: W] = out[o*W +: W] | in[i*W +: W];
+        integer o, k;
+        for (o = 0; o < NO; o = o + 1) begin
+            k = {{(32-SW){1'b0}}, sel[o*SW +: SW]};
+            // (an index beyond NV selects zero, as the stages do)
+            pick[o*W +: W] = k < NV ? in[(k < NV ? k : 0)*W +: W] : {W{1'b0}};
+        end
     end
+    assign out = pick;
+`endif
 endmodule
+
+/* verilator lint_off UNUSEDSIGNAL */
+// The first stage, per output VC and group, bitwise: the low select bit when the high one is
+// set, else input VC 4g + 1 or 4g by the low bit.
+(* keep_hierarchy *)
+module ff_switch_inject_xbar_first #(
+    parameter integer NV = 2,
+    parameter integer NO = 2,
+    parameter integer W = 1,
+    parameter integer SW = 1,
+    parameter integer G = 1
+) (
+    input  wire [NO*SW-1:0] sel,
+    input  wire [NV*W-1:0]  in,
+    output wire [NO*G*W-1:0] out
+);
+    // the input VCs, zero beyond NV (one spare bit keeps the replication count positive)
+    wire [4*G*W:0] padded = {{((4*G - NV)*W + 1){1'b0}}, in};
+    wire [4*G*W-1:0] x = padded[4*G*W-1:0];
+    genvar o, g;
+    generate
+        for (o = 0; o < NO; o = o + 1) begin : ov
+            wire s0 = sel[o*SW];
+            wire s1 = SW > 1 ? sel[o*SW + (SW > 1 ? 1 : 0)] : 1'b0;
+            for (g = 0; g < G; g = g + 1) begin : group
+                assign out[(o*G + g)*W +: W] = s1 ? {W{s0}} : s0 ? x[(4*g + 1)*W +: W] : x[4*g*W +: W];
+            end
+        end
+    endgenerate
+endmodule
+
+// The second stage, bitwise: input VC 4g + 3 where the first stage's bit is set and 4g + 2
+// where it is clear when the high select bit is set, else the first stage's bits.
+(* keep_hierarchy *)
+module ff_switch_inject_xbar_second #(
+    parameter integer NV = 2,
+    parameter integer NO = 2,
+    parameter integer W = 1,
+    parameter integer SW = 1,
+    parameter integer G = 1
+) (
+    input  wire [NO*SW-1:0]  sel,
+    input  wire [NO*G*W-1:0] first,
+    input  wire [NV*W-1:0]   in,
+    output wire [NO*G*W-1:0] out
+);
+    wire [4*G*W:0] padded = {{((4*G - NV)*W + 1){1'b0}}, in};
+    wire [4*G*W-1:0] x = padded[4*G*W-1:0];
+    genvar o, g;
+    generate
+        for (o = 0; o < NO; o = o + 1) begin : ov
+            wire s1 = SW > 1 ? sel[o*SW + (SW > 1 ? 1 : 0)] : 1'b0;
+            for (g = 0; g < G; g = g + 1) begin : group
+                wire [W-1:0] f = first[(o*G + g)*W +: W];
+                assign out[(o*G + g)*W +: W] = s1 ? (f & x[(4*g + 3)*W +: W]) | (~f & x[(4*g + 2)*W +: W]) : f;
+            end
+        end
+    endgenerate
+endmodule
+/* verilator lint_on UNUSEDSIGNAL */
 /* verilator lint_on DECLFILENAME */
 
 `default_nettype wire

@@ -4,9 +4,10 @@
 // Configuration hash: 49d4b3f95521eb4d
 //
 // Next-state logic of the model's switch (src/switch/logic.rs), written for synthesis: every
-// arbiter is a one-hot round-robin or priority pick over a bit vector, every multiplexer an
-// AND-OR of one-hot selects, and no loop variable ever reaches the datapath (the only adders
-// are the per-VC flit counters). Back-pressure: combinational (ready runs through the switch in the same cycle).
+// arbiter is a one-hot round-robin or priority pick over a bit vector, every control
+// multiplexer an AND-OR of one-hot selects, the crossbar a tree of 4:1 multiplexers on the
+// binary encoding of its one-hot selects (two LUT4 a bit), and no loop variable ever reaches
+// the datapath (the only adders are the per-VC flit counters). Back-pressure: combinational (ready runs through the switch in the same cycle).
 `default_nettype none
 
 module ff_switch_eject (
