@@ -5,9 +5,10 @@
 //
 // Next-state logic of the model's switch (src/switch/logic.rs), written for synthesis: every
 // arbiter is a one-hot round-robin or priority pick over a bit vector, every control
-// multiplexer an AND-OR of one-hot selects, the crossbar a tree of 4:1 multiplexers on the
-// binary encoding of its one-hot selects (two LUT4 a bit), and no loop variable ever reaches
-// the datapath (the only adders are the per-VC flit counters). Back-pressure: registered (in_ready and in_accept decode this switch's own registers).
+// multiplexer an AND-OR of one-hot selects, the crossbar 4:1 multiplexers on the binary
+// encoding of its one-hot selects (two LUT4 a bit at four input VCs), and no loop variable
+// ever reaches the datapath (the only adders are the per-VC flit counters). Back-pressure:
+// registered (in_ready and in_accept decode this switch's own registers).
 `default_nettype none
 
 module ff_switch #(
@@ -297,7 +298,8 @@ module ff_switch #(
         forwards = leave & ~drop & ~is_dropping;
 
         // -- crossbar: output VC o carries the VC whose target names it, encoded in binary
-        // (an OR of constant indices; the data path is the module below) --
+        // (an OR of constant indices; the data path is the module below). An output VC no
+        // VC targets carries VC 0's front flit, with out_valid clear --
         xsel = {(NO*RRW){1'b0}};
         for (i = 0; i < NV; i = i + 1)
             if (|target[i*NO +: NO])
@@ -486,14 +488,17 @@ module ff_switch #(
 endmodule
 
 // ff_switch_xbar: the crossbar's data path. Output VC o carries the flit of input VC
-// sel[o] (binary). The input VCs are taken four at a time, and each group's 4:1 multiplexer
-// is two 4-input LUTs: the first passes the low select bit through when the high one is set,
-// and otherwise picks between VCs 0 and 1; the second picks VC 2 or 3 by that bit, or keeps
-// the first's. An AND-OR of one-hot selects needs three LUT4 a bit at four input VCs, and
-// the mapper (abc9) does not find the two-LUT form by itself, so the stages are modules that
-// synthesis keeps (keep_hierarchy; the standard-cell flow flattens them). Larger switches
-// pick among the groups' results by the select's upper bits. Simulators run the same
-// selection as one process (`ifdef SYNTHESIS, which yosys defines).
+// sel[o] (binary), or zero when no input VC has that index. The input VCs are taken four at
+// a time, and each group's 4:1 multiplexer is two 4-input LUTs a bit: the first passes the
+// low select bit through when the high one is set, and otherwise picks between VCs 0 and 1;
+// the second picks VC 2 or 3 by that bit, or keeps the first's. An AND-OR of one-hot selects
+// needs three LUT4 a bit at four input VCs, and the mapper (abc9) does not find the two-LUT
+// form by itself, so the stages are modules that synthesis keeps (keep_hierarchy; the
+// standard-cell flow flattens them). Larger switches pick among the groups' results by the
+// select's upper bits, in this wrapper, which synthesis flattens into the switch (yosys
+// 0.23's `stat -json` breaks on kept modules nested in kept modules). Simulators run the
+// same selection as one always block (`ifdef SYNTHESIS, which yosys defines; the stage
+// modules exist only for synthesis).
 /* verilator lint_off DECLFILENAME */
 module ff_switch_xbar #(
     parameter integer NV = 2,
@@ -503,7 +508,11 @@ module ff_switch_xbar #(
 ) (
     input  wire [NO*SW-1:0] sel,
     input  wire [NV*W-1:0]  in,
+`ifdef SYNTHESIS
     output wire [NO*W-1:0]  out
+`else
+    output reg  [NO*W-1:0]  out
+`endif
 );
 `ifdef SYNTHESIS
     localparam integer G = (NV + 3) / 4;    // groups of four input VCs
@@ -515,7 +524,8 @@ module ff_switch_xbar #(
     genvar o;
     generate
         for (o = 0; o < NO; o = o + 1) begin : pick
-            if (G == 1) begin : one
+            if (G == 1 && SW <= 2) begin : one
+                // (every index is in the one group)
                 assign out[o*W +: W] = group[o*W +: W];
             end else begin : many
                 // the group by the select's upper bits (none beyond the last: zero)
@@ -525,22 +535,21 @@ module ff_switch_xbar #(
         end
     endgenerate
 `else
-    // Simulators run the same selection as one process (the stages below, chained, would
+    // Simulators run the same selection as one block (the stages below, chained, would
     // let a change ripple through them in several steps, each waking the next switch's
     // blocks). yosys defines SYNTHESIS; a test proves the two forms equivalent.
-    reg [NO*W-1:0] pick;
     always @* begin : mux
         integer o, k;
         for (o = 0; o < NO; o = o + 1) begin
             k = {{(32-SW){1'b0}}, sel[o*SW +: SW]};
             // (an index beyond NV selects zero, as the stages do)
-            pick[o*W +: W] = k < NV ? in[(k < NV ? k : 0)*W +: W] : {W{1'b0}};
+            out[o*W +: W] = k < NV ? in[(k < NV ? k : 0)*W +: W] : {W{1'b0}};
         end
     end
-    assign out = pick;
 `endif
 endmodule
 
+`ifdef SYNTHESIS
 /* verilator lint_off UNUSEDSIGNAL */
 // The first stage, per output VC and group, bitwise: the low select bit when the high one is
 // set, else input VC 4g + 1 or 4g by the low bit.
@@ -600,6 +609,7 @@ module ff_switch_xbar_second #(
     endgenerate
 endmodule
 /* verilator lint_on UNUSEDSIGNAL */
+`endif
 /* verilator lint_on DECLFILENAME */
 
 `default_nettype wire

@@ -5,9 +5,10 @@
 //
 // Next-state logic of the model's switch (src/switch/logic.rs), written for synthesis: every
 // arbiter is a one-hot round-robin or priority pick over a bit vector, every control
-// multiplexer an AND-OR of one-hot selects, the crossbar a tree of 4:1 multiplexers on the
-// binary encoding of its one-hot selects (two LUT4 a bit), and no loop variable ever reaches
-// the datapath (the only adders are the per-VC flit counters). Back-pressure: combinational (ready runs through the switch in the same cycle).
+// multiplexer an AND-OR of one-hot selects, the crossbar 4:1 multiplexers on the binary
+// encoding of its one-hot selects (two LUT4 a bit at four input VCs), and no loop variable
+// ever reaches the datapath (the only adders are the per-VC flit counters). Back-pressure:
+// combinational (ready runs through the switch in the same cycle).
 `default_nettype none
 
 module ff_switch_eject (
