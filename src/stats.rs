@@ -121,6 +121,12 @@ impl Histogram {
         self.n == 0
     }
 
+    /// How many recorded values exceed `t`.
+    pub fn exceeding(&self, t: u64) -> u64 {
+        let from = usize::try_from(t).map_or(self.counts.len(), |t| t.saturating_add(1));
+        self.counts.iter().skip(from).sum()
+    }
+
     /// Mean and nearest-rank percentiles, as [`Summary::of`] gives them.
     pub fn summary(&self) -> Summary {
         if self.n == 0 {
@@ -366,6 +372,10 @@ mod tests {
             a.iter().for_each(|&x| h.add(x));
             b.iter().for_each(|&x| h2.add(x));
             h.merge(&h2);
+            for t in [0, 1, 150, 299, 300, u64::MAX] {
+                let over = v.iter().filter(|&&x| x > t).count() as u64;
+                assert_eq!(h.exceeding(t), over, "{len} values over {t}");
+            }
             assert_eq!(h.summary(), Summary::of(&mut v), "{len} values");
         }
         assert_eq!(Histogram::default().summary(), Summary::default());

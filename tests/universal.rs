@@ -84,9 +84,11 @@ fn bad_input_exits_2_naming_the_value_and_the_range() {
     }
 }
 
-const FILES: [&str; 8] = [
+const FILES: [&str; 10] = [
     "scheideler-voecking.md",
     "growing-rank.csv",
+    "growing-rank-tail.csv",
+    "growing-rank-tail.svg",
     "trial-failures.csv",
     "trial-threshold.csv",
     "recovery.csv",
@@ -140,6 +142,24 @@ fn the_experiment_is_the_same_on_any_threads_and_as_shards() {
         md.contains("[SV] Theorem 2.4") && md.contains("3/(2^B − 1)"),
         "{md}"
     );
+    // the tail: P(T − D₀ > t) never grows with t, and no packet beats D₀
+    let tail = std::fs::read_to_string(format!("{one}/growing-rank-tail.csv")).unwrap();
+    let mut lines = tail.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let first = header.iter().position(|h| h.contains("> 0)")).unwrap();
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows.len(), 4 * 3, "{tail}");
+    for row in &rows {
+        let p: Vec<f64> = row[first..first + 9]
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(p.windows(2).all(|w| w[1] <= w[0]) && p[0] <= 1.0, "{row:?}");
+        let largest: f64 = row.last().unwrap().parse().unwrap();
+        assert!(largest >= 1.0, "{row:?}");
+    }
 }
 
 #[test]
@@ -168,15 +188,16 @@ fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
     assert_eq!(delivered, 32);
     // round r sends 2^r copies of every undelivered packet (capped at round k)
     assert_eq!(rounds[0]["copies_each"], 1);
-    for (alg, extra) in [
-        ("algorithm2", vec![]),
-        ("algorithm2", vec!["--deterministic"]),
+    for (topology, extra) in [
+        ("butterfly", vec![]),
+        ("butterfly", vec!["--deterministic"]),
+        ("mesh", vec!["--mesh-tailored"]),
     ] {
         let mut args = vec![
             "universal",
-            alg,
+            "algorithm2",
             "--topology",
-            "butterfly",
+            topology,
             "--inputs",
             "16",
             "--q",
@@ -217,6 +238,21 @@ fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
         "{}",
         text(&o.stderr)
     );
+    let o = flitforge(&[
+        "universal",
+        "algorithm2",
+        "--topology",
+        "torus",
+        "--inputs",
+        "16",
+        "--mesh-tailored",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--topology mesh"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -245,7 +281,9 @@ fn the_cypher_experiment_is_the_same_on_any_threads() {
         "algorithm1.csv",
         "algorithm2.csv",
         "butterfly.csv",
+        "corollaries.csv",
         "algorithm2.svg",
+        "corollaries.svg",
         "summary.json",
     ] {
         let a = std::fs::read(format!("{one}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}"));

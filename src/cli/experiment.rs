@@ -71,11 +71,13 @@ pub enum ExperimentKind {
     ///
     /// Tables (Markdown in scheideler-voecking.md, one CSV each): growing-rank (routing time
     /// over D₀ and stability against the link load λ, Theorem 2.4's region λ < 1/e and
-    /// beyond), trial-failures (failed trials per worm at Theorem 3.1's load against
-    /// 3/(2^B - 1)), trial-threshold (the largest stable load against λ_B and B/L) and
-    /// recovery (a burst before the window, with and without §4's overflow stacks, against
-    /// the recovery times m·T and 2RT); SVG charts; summary.json. Trials run on all cores; the result does not depend on the number
-    /// of threads.
+    /// beyond), growing-rank-tail (P(T − D₀ > t) on a log scale, its geometric decay and the
+    /// largest T/D₀, against Theorem 2.4's tail beyond m·D₀), trial-failures (failed trials
+    /// per worm at Theorem 3.1's load against 3/(2^B - 1)), trial-threshold (the largest
+    /// stable load against λ_B and B/L) and recovery (a burst before the window, with and
+    /// without §4's overflow stacks, against the recovery times m·T and 2RT); SVG charts;
+    /// summary.json. Trials run on all cores; the result does not depend on the number of
+    /// threads.
     ScheidelerVoecking(SvArgs),
     /// [CMSV]: Routing Algorithms 1 and 2 and the deterministic butterfly algorithm on random
     /// path collections of the butterfly, meshes, a torus and random graphs, against the
@@ -84,9 +86,11 @@ pub enum ExperimentKind {
     /// Tables (Markdown in cypher.md, one CSV each): algorithm1 (rounds, makespan and
     /// survivors at the prescribed bandwidth and below it), algorithm2 (rounds against Lemma
     /// 3.4's budget, makespan against (L·C·D^(1/B) + (D + L) lg n)/B and the lower bound
-    /// L·C/B + D + L, speed-up over B = 1) and butterfly (Theorem 1.14(a)'s deterministic
-    /// algorithm against Algorithm 2); a chart with the fitted constant; summary.json. Trials
-    /// run on all cores; the result does not depend on the number of threads.
+    /// L·C/B + D + L, speed-up over B = 1), butterfly (Theorem 1.14(a)'s deterministic
+    /// algorithm against Algorithm 2) and corollaries (Corollaries 1.10 and 1.11 on the torus
+    /// and Theorem 1.13's variant on the mesh against D, L and B); charts with the fitted
+    /// constants; summary.json. Trials run on all cores; the result does not depend on the
+    /// number of threads.
     Cypher(CypherArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).
     ///

@@ -320,8 +320,9 @@ pub struct Alg2Run {
     pub lower: f64,
 }
 
-fn budget(c: &Collection, b: u32, l: u32, alpha: f64) -> u64 {
-    let (cc, d) = (f64::from(c.congestion), f64::from(c.dilation.max(1)));
+/// Lemma 3.4's round budget with `congestion` for C.
+fn budget(c: &Collection, congestion: u32, b: u32, l: u32, alpha: f64) -> u64 {
+    let (cc, d) = (f64::from(congestion), f64::from(c.dilation.max(1)));
     let ell = (2.0 * f64::from(l)).min(d);
     let bf = f64::from(b);
     let lg_n = (c.messages().max(2) as f64).log2();
@@ -409,19 +410,68 @@ pub fn algorithm2(
     seed: u64,
 ) -> Result<Alg2Run> {
     check_worms(b, l)?;
-    if !(alpha.is_finite() && (0.0..=16.0).contains(&alpha)) {
-        return Err(Error::invalid("alpha", alpha, "0..=16"));
+    check_alpha(alpha)?;
+    let t = budget(c, c.congestion, b, l, alpha);
+    random_ranks(c, b, l, t, u64::from(c.dilation.max(1)), redraw, seed)
+}
+
+/// [CMSV] Theorem 1.13: Algorithm 2 tailored to the 2-dimensional mesh of side `side` whose
+/// collection `c` has `q` worms per node on dimension-order paths: start delays in [d·m]
+/// (d = 2, m = `side`), and the array congestion q·m in Lemma 3.4's budget in place of C.
+#[allow(clippy::too_many_arguments)]
+pub fn algorithm2_mesh(
+    c: &Collection,
+    side: u32,
+    q: u32,
+    b: u32,
+    l: u32,
+    alpha: f64,
+    redraw: bool,
+    seed: u64,
+) -> Result<Alg2Run> {
+    check_worms(b, l)?;
+    check_alpha(alpha)?;
+    if c.messages() as u64 != u64::from(side) * u64::from(side) * u64::from(q) {
+        return Err(Error::invalid(
+            "collection",
+            c.messages(),
+            "q worms per node of a side x side mesh",
+        ));
     }
-    let d = c.dilation.max(1);
-    let t = budget(c, b, l, alpha);
+    let t = budget(c, q.saturating_mul(side), b, l, alpha);
+    random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed)
+}
+
+fn check_alpha(alpha: f64) -> Result<()> {
+    if alpha.is_finite() && (0.0..=16.0).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(Error::invalid("alpha", alpha, "0..=16"))
+    }
+}
+
+/// Rounds of Algorithm 2 with budget `t`: ranks in [t·B] and start delays in [`delays`],
+/// drawn once from `seed` (or every round, with `redraw`). A forward pass lasts
+/// `delays` + D + L cycles, a round twice the pass's first part plus L (4D + L for delays in
+/// [D]: the backward pass replays the forward one without its last L cycles).
+fn random_ranks(
+    c: &Collection,
+    b: u32,
+    l: u32,
+    t: u64,
+    delays: u64,
+    redraw: bool,
+    seed: u64,
+) -> Result<Alg2Run> {
+    let d = u64::from(c.dilation.max(1));
     let ranks = t * u64::from(b);
     let mut rng: Rng = stream(seed, Stream::Protocol);
-    let pass = 2 * u64::from(d) + u64::from(l);
+    let pass = delays + d + u64::from(l);
     let delivered = rank_rounds(c, b, l, pass, |round, delay, key| {
         if round == 0 || redraw {
             for (w, (dl, k)) in delay.iter_mut().zip(key.iter_mut()).enumerate() {
                 *k = (rng.random_range(0..ranks), w as u32, 0);
-                *dl = rng.random_range(0..u64::from(d));
+                *dl = rng.random_range(0..delays);
             }
         }
     })?;
@@ -431,7 +481,7 @@ pub fn algorithm2(
         l,
         t,
         delivered,
-        4 * u64::from(d) + u64::from(l),
+        2 * (delays + d) + u64::from(l),
     ))
 }
 

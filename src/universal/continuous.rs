@@ -218,6 +218,9 @@ pub struct Stability {
     pub undrained: u64,
 }
 
+/// The contention delays t at which [`Outcome::delay_tail`] counts the messages delayed more.
+pub const TAIL_POINTS: [u64; 9] = [0, 1, 2, 3, 4, 6, 8, 12, 16];
+
 /// What a run measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
@@ -233,6 +236,11 @@ pub struct Outcome {
     pub stretch: f64,
     /// Routing time − D₀ − L + 1 (the cycles lost to contention), mean and tail.
     pub delay: Summary,
+    /// How many measured messages lost more than t cycles to contention, for each t of
+    /// [`TAIL_POINTS`] ([SV] Theorem 2.4's tail, Q003-1).
+    pub delay_tail: Vec<u64>,
+    /// The largest routing time over D₀ of a measured message.
+    pub stretch_max: f64,
     /// Failed trials per measured message (wormhole), mean and most.
     pub failed_trials_mean: f64,
     pub failed_trials_max: u32,
@@ -287,6 +295,7 @@ pub fn run_with_wave(
     let mut latency = Histogram::default();
     let mut delay = Histogram::default();
     let mut stretch = 0f64;
+    let mut stretch_max = 0f64;
     let mut failed_sum = 0u64;
     let mut failed_max = 0u32;
     let mut delivered_measured = 0u64;
@@ -373,7 +382,9 @@ pub fn run_with_wave(
                 profile[b.min(BUCKETS - 1)].1 += 1;
                 latency.add(time);
                 delay.add(time.saturating_sub(u64::from(d.hops) + flits - 1));
-                stretch += time as f64 / f64::from(d.hops.max(1));
+                let s = time as f64 / f64::from(d.hops.max(1));
+                stretch += s;
+                stretch_max = stretch_max.max(s);
                 failed_sum += u64::from(d.failed_trials);
                 failed_max = failed_max.max(d.failed_trials);
             }
@@ -452,6 +463,8 @@ pub fn run_with_wave(
         latency: latency.summary(),
         stretch: round6(stretch / delivered),
         delay: delay.summary(),
+        delay_tail: TAIL_POINTS.iter().map(|&t| delay.exceeding(t)).collect(),
+        stretch_max: round6(stretch_max),
         failed_trials_mean: round6(failed_sum as f64 / delivered),
         failed_trials_max: failed_max,
         measured_load_max: round6(crossings_max),
@@ -506,7 +519,7 @@ fn growing(regression: &Regression, quarters: &[f64; 4], window: u64) -> bool {
 
 /// Streaming least squares of y on x.
 #[derive(Default)]
-struct Regression {
+pub(super) struct Regression {
     n: f64,
     sx: f64,
     sy: f64,
@@ -515,7 +528,7 @@ struct Regression {
 }
 
 impl Regression {
-    fn add(&mut self, x: f64, y: f64) {
+    pub(super) fn add(&mut self, x: f64, y: f64) {
         self.n += 1.0;
         self.sx += x;
         self.sy += y;
@@ -523,7 +536,7 @@ impl Regression {
         self.sxy += x * y;
     }
 
-    fn slope(&self) -> f64 {
+    pub(super) fn slope(&self) -> f64 {
         let d = self.n * self.sxx - self.sx * self.sx;
         if self.n < 2.0 || d == 0.0 {
             0.0

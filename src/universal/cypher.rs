@@ -7,7 +7,9 @@
 //!   against Main Theorem 2's (L·C·D^(1/B) + (D + L)·lg n)/B, with the trivial lower bound
 //!   L·C/B + D + L and the speed-up over B = 1 ([CMSV] §3);
 //! - butterfly: Theorem 1.14(a)'s deterministic algorithm against Algorithm 2 at equal q, L
-//!   and B, beside q·L·lg^(1/B) n.
+//!   and B, beside q·L·lg^(1/B) n;
+//! - corollaries: Corollaries 1.10 and 1.11 on the torus and Theorem 1.13's variant on the
+//!   mesh, makespan against each bound's shape over D, L and B.
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
@@ -66,6 +68,20 @@ pub const BELOW: [u32; 3] = [4, 2, 1];
 
 /// (inputs, q) of the butterfly table.
 pub const BUTTERFLY: [(u32, u32); 4] = [(64, 2), (64, 8), (256, 8), (1024, 8)];
+
+/// (network, nodes) of the corollaries table: the torus (node- and edge-symmetric) and the
+/// mesh at three diameters.
+pub const COROLLARY_NETWORKS: [(NetKind, u32); 6] = [
+    (NetKind::Torus, 64),
+    (NetKind::Torus, 256),
+    (NetKind::Torus, 1024),
+    (NetKind::Mesh, 64),
+    (NetKind::Mesh, 256),
+    (NetKind::Mesh, 1024),
+];
+
+/// Worm lengths L of the corollaries table.
+pub const COROLLARY_FLITS: [u32; 3] = [4, 8, 16];
 
 impl CypherConfig {
     pub fn check(&self) -> Result<()> {
@@ -152,13 +168,33 @@ pub fn run(
             randomised: batch::algorithm2(&c, b, config.flits, config.alpha, false, s)?,
         })
     })?;
-    let (Some(alg1), Some(alg2), Some(fly)) = (alg1, alg2, fly) else {
+    let nl = COROLLARY_FLITS.len();
+    let cor = jobs.map(
+        "corollaries",
+        COROLLARY_NETWORKS.len() * nl * nb * t,
+        progress,
+        |j| {
+            let row = j / t;
+            let (kind, n) = COROLLARY_NETWORKS[row / (nl * nb)];
+            let l = COROLLARY_FLITS[row / nb % nl];
+            let b = config.bandwidths[row % nb];
+            let s = seed(4, row / nb, j % t);
+            let c = collection(kind, n, config.q, s)?;
+            if kind == NetKind::Mesh {
+                batch::algorithm2_mesh(&c, n.isqrt(), config.q, b, l, config.alpha, false, s)
+            } else {
+                batch::algorithm2(&c, b, l, config.alpha, false, s)
+            }
+        },
+    )?;
+    let (Some(alg1), Some(alg2), Some(fly), Some(cor)) = (alg1, alg2, fly, cor) else {
         return Ok(None);
     };
     let mut out = Results::default();
     alg1_table(&alg1, config, &mut out);
     alg2_table(&alg2, config, &mut out);
     butterfly_table(&fly, config, &mut out);
+    corollaries_table(&cor, config, &mut out);
     Ok(Some(out))
 }
 
@@ -361,6 +397,124 @@ fn butterfly_table(runs: &[ButterflyPair], config: &CypherConfig, out: &mut Resu
         }
     }
     out.tables.push(table);
+}
+
+/// [CMSV] Corollaries 1.10 and 1.11 on the torus and Theorem 1.13 on the mesh: makespan
+/// against each bound's shape in D (or the side m), L and B, with q worms per node. The
+/// torus runs Algorithm 2; the mesh runs Theorem 1.13's tailored variant.
+fn corollaries_table(runs: &[Alg2Run], config: &CypherConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let nb = config.bandwidths.len();
+    let nl = COROLLARY_FLITS.len();
+    let q = f64::from(config.q);
+    let mut table = Table::new(
+        "corollaries",
+        "Corollaries 1.10 and 1.11 on the torus, Theorem 1.13 on the mesh ([CMSV]): makespan against D, L and B",
+        &format!(
+            "{} worms per node to uniform destinations on dimension-order paths. Torus (node- and edge-symmetric, \
+             degree Δ = 4): Algorithm 2; Corollary 1.10's shape (q·L·D^(1+1/B) + (D + L) lg n)/B and Corollary 1.11's \
+             (q·L·D^(1+1/B)/Δ + (D + L) lg n)/B, the expected congestion q·D (resp. q·D/Δ) in place of C. Mesh of \
+             side m, d = 2: Theorem 1.13's variant (start delays in [d·m], the array congestion q·m in the budget); \
+             its shape (q·L·m·d^(1/B) + (m·d + L) d lg m)/B and, for comparison, Main Theorem 2's on the mesh \
+             (q·L·m·(m·d)^(1/B) + (m·d + L) d lg m)/B. n: the number of worms. A bound's shape is right in D, L \
+             and B where makespan / shape stays flat down the column.",
+            config.q
+        ),
+        &[
+            "network",
+            "L",
+            "B",
+            "D",
+            "C",
+            "rounds",
+            "makespan",
+            "bound",
+            "shape",
+            "makespan / shape",
+            "general bound",
+            "general shape",
+            "makespan / general shape",
+        ],
+    );
+    let mut chart = Chart::new(
+        "[CMSV] Cor. 1.11 (torus) and Thm 1.13 (mesh): makespan against the bound's shape",
+        "shape (cycles)",
+        "makespan (cycles)",
+    );
+    chart.log_x = true;
+    chart.log_y = true;
+    let mut fits = Vec::new();
+    for kind in [NetKind::Torus, NetKind::Mesh] {
+        let mut points = Vec::new();
+        for (ni, &(k, n)) in COROLLARY_NETWORKS.iter().enumerate() {
+            if k != kind {
+                continue;
+            }
+            for (li, &l) in COROLLARY_FLITS.iter().enumerate() {
+                for (bi, &b) in config.bandwidths.iter().enumerate() {
+                    let row = (ni * nl + li) * nb + bi;
+                    let rows = &runs[row * t..(row + 1) * t];
+                    let makespan = mean(rows.iter().map(|r| r.makespan as f64));
+                    let d = mean(rows.iter().map(|r| f64::from(r.dilation)));
+                    let lg_n = (rows[0].messages.max(2) as f64).log2();
+                    let (lf, bf) = (f64::from(l), f64::from(b));
+                    let (bound, shape, general, general_shape) = if kind == NetKind::Torus {
+                        let head = q * lf * d.powf(1.0 + 1.0 / bf);
+                        let tail = (d + lf) * lg_n;
+                        (
+                            "Cor. 1.11",
+                            (head / 4.0 + tail) / bf,
+                            "Cor. 1.10",
+                            (head + tail) / bf,
+                        )
+                    } else {
+                        let m = f64::from(n.isqrt());
+                        let tail = (2.0 * m + lf) * 2.0 * m.log2();
+                        (
+                            "Thm 1.13",
+                            (q * lf * m * 2f64.powf(1.0 / bf) + tail) / bf,
+                            "Main Thm 2 on the mesh",
+                            (q * lf * m * (2.0 * m).powf(1.0 / bf) + tail) / bf,
+                        )
+                    };
+                    points.push((shape, makespan));
+                    table.rows.push(vec![
+                        name(k, n),
+                        l.to_string(),
+                        b.to_string(),
+                        f2(d),
+                        f2(mean(rows.iter().map(|r| f64::from(r.congestion)))),
+                        f2(mean(rows.iter().map(|r| r.delivered.len() as f64))),
+                        f2(makespan),
+                        bound.into(),
+                        f2(shape),
+                        f3(makespan / shape),
+                        general.into(),
+                        f2(general_shape),
+                        f3(makespan / general_shape),
+                    ]);
+                }
+            }
+        }
+        let c = fit(&points);
+        let (lo, hi) = points
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
+        let label = if kind == NetKind::Torus {
+            "torus, Cor. 1.11"
+        } else {
+            "mesh, Thm 1.13"
+        };
+        chart = chart.series(label, points, Marker::Points).series(
+            &format!("{c:.3} · shape ({label})"),
+            vec![(lo, c * lo), (hi, c * hi)],
+            Marker::Dashed,
+        );
+        fits.push((format!("{label}: makespan / shape"), c));
+    }
+    out.tables.push(table);
+    out.charts.push(("corollaries.svg".into(), chart.to_svg()));
+    out.constants.extend(fits);
 }
 
 /// The tables as one Markdown report.

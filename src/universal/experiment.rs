@@ -5,6 +5,9 @@
 //! - growing-rank: [SV] Theorem 2.4 (and its butterfly and node-symmetric corollaries): the
 //!   routing time over D₀ and the stability of store-and-forward with growing ranks against
 //!   the link load λ, inside (λ < 1/e) and beyond the theorem's region;
+//! - growing-rank-tail: Theorem 2.4's tail, P(T − D₀ > t) against t on a log scale (it
+//!   bounds P(T − m·D₀ > t), which the theorem makes geometric), and the largest T/D₀
+//!   against m;
 //! - trial-failures: [SV] Theorem 3.1: failed trials per worm at the theorem's load
 //!   λ_B = B/(12e·L·(2D)^(1/B)) against 3/(2^B − 1), and the routing time against
 //!   R·(1 + 3/(2^B − 1));
@@ -16,7 +19,7 @@
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
-use super::continuous::{self, Burst, Outcome, Traffic, Window};
+use super::continuous::{self, Burst, Outcome, Regression, TAIL_POINTS, Traffic, Window};
 use super::growing_rank::{self, GrowingRank, GrowingRankNet, Overflow};
 use super::trial::{TrialNet, TrialOverflow, TrialParams};
 use super::{Net, NetKind};
@@ -145,6 +148,11 @@ pub struct SafTrial {
     pub p99: u64,
     pub m: u32,
     pub k: u32,
+    /// Measured messages delivered, and how many of them lost more than t cycles to
+    /// contention for each t of [`TAIL_POINTS`].
+    pub delivered: u64,
+    pub tail: Vec<u64>,
+    pub stretch_max: f64,
 }
 
 /// One wormhole run at the theorem's load.
@@ -193,6 +201,9 @@ fn saf_trial(
         p99: o.latency.p99,
         m,
         k,
+        delivered: o.delivered_measured,
+        tail: o.delay_tail,
+        stretch_max: o.stretch_max,
     })
 }
 
@@ -418,6 +429,7 @@ pub fn run(
     };
     let mut out = Results::default();
     saf_table(&saf, config, &mut out);
+    tail_table(&saf, config, &mut out);
     fail_table(&fails, config, &mut out);
     threshold_table(&thresholds, config, &mut out);
     recovery_table(&recovery, config, &mut out);
@@ -484,6 +496,100 @@ fn saf_table(trials: &[SafTrial], config: &SvConfig, out: &mut Results) {
     );
     out.tables.push(table);
     out.charts.push(("growing-rank.svg".into(), chart.to_svg()));
+}
+
+/// Link loads of the tail table: Theorem 2.4's region (λ < 1/e).
+const TAIL_LOADS: [f64; 3] = [0.1, 0.2, 0.3];
+
+/// [SV] Theorem 2.4's tail (Q003-1): a packet arrives within m·D₀ + t with probability at
+/// least 1 − 2^(−at + b). Measured: P(T − D₀ > t), which bounds P(T − m·D₀ > t) from above,
+/// pooled over the trials, its geometric decay fitted, and the largest T/D₀ against m.
+fn tail_table(trials: &[SafTrial], config: &SvConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let loads = SAF_LOADS.len();
+    let mut header = vec![
+        "network".to_string(),
+        "λ".into(),
+        "m".into(),
+        "messages".into(),
+    ];
+    header.extend(TAIL_POINTS.iter().map(|p| format!("P(T − D₀ > {p})")));
+    header.extend(["decay a per cycle".into(), "largest T / D₀".into()]);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(
+        "growing-rank-tail",
+        "Store-and-forward with growing ranks: the tail of the routing time ([SV] Theorem 2.4)",
+        &format!(
+            "{} terminals, uniform destinations, λ inside Theorem 2.4's region, (m, K) as in growing-rank. \
+             Theorem 2.4: a packet with path length D₀ arrives within m·D₀ + t with probability at least \
+             1 − 2^(−at + b). The columns give P(T − D₀ > t) over the measured messages of all trials, an \
+             upper bound on P(T − m·D₀ > t) since m ≥ 1. Decay: a of the least-squares fit \
+             log₂ P(T − D₀ > t) ≈ b − a·t over the points with P > 0. Largest T / D₀ below m: no packet \
+             came near the m·D₀ after which the theorem's tail starts.",
+            config.terminals
+        ),
+        &header,
+    );
+    let mut chart = Chart::new(
+        "Growing-rank store-and-forward ([SV] Thm 2.4): P(T - D0 > t), λ = 0.3",
+        "t (cycles lost to contention)",
+        "P(T - D0 > t)",
+    );
+    chart.log_y = true;
+    for (ni, kind) in NETWORKS.iter().enumerate() {
+        for &load in &TAIL_LOADS {
+            let Some(li) = SAF_LOADS.iter().position(|&l| l == load) else {
+                continue;
+            };
+            let rows = &trials[(ni * loads + li) * t..(ni * loads + li + 1) * t];
+            let delivered: u64 = rows.iter().map(|r| r.delivered).sum();
+            let p: Vec<f64> = (0..TAIL_POINTS.len())
+                .map(|k| {
+                    let over: u64 = rows
+                        .iter()
+                        .map(|r| r.tail.get(k).copied().unwrap_or(0))
+                        .sum();
+                    over as f64 / delivered.max(1) as f64
+                })
+                .collect();
+            let points: Vec<(f64, f64)> = TAIL_POINTS
+                .iter()
+                .zip(&p)
+                .filter(|(_, p)| **p > 0.0)
+                .map(|(&x, &p)| (x as f64, p))
+                .collect();
+            let mut fit = Regression::default();
+            for &(x, p) in &points {
+                fit.add(x, p.log2());
+            }
+            let mut row = vec![
+                kind.name().to_string(),
+                f2(load),
+                rows[0].m.to_string(),
+                delivered.to_string(),
+            ];
+            row.extend(p.iter().map(|&p| {
+                if p > 0.0 {
+                    format!("{p:.2e}")
+                } else {
+                    "0".into()
+                }
+            }));
+            row.push(if points.len() >= 2 {
+                f3(-fit.slope())
+            } else {
+                "-".into()
+            });
+            row.push(f3(rows.iter().map(|r| r.stretch_max).fold(0.0, f64::max)));
+            table.rows.push(row);
+            if load == 0.3 {
+                chart = chart.series(kind.name(), points, Marker::LinePoints);
+            }
+        }
+    }
+    out.tables.push(table);
+    out.charts
+        .push(("growing-rank-tail.svg".into(), chart.to_svg()));
 }
 
 fn fail_table(trials: &[FailTrial], config: &SvConfig, out: &mut Results) {

@@ -52,6 +52,10 @@ pub struct Alg2Args {
     /// off]
     #[arg(long)]
     deterministic: bool,
+    /// Theorem 1.13's mesh algorithm (--topology mesh): start delays in [2m] on the m x m mesh
+    /// and the array congestion q·m in place of C in the round budget. [default: off]
+    #[arg(long, conflicts_with = "deterministic")]
+    mesh_tailored: bool,
 }
 
 /// Most link-message incidences Algorithm 1's per-round conflict measure walks
@@ -147,6 +151,25 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
             ));
         }
         batch::butterfly_deterministic(&coll, net.terminals, a.common.q, a.bandwidth, a.flits)?
+    } else if a.mesh_tailored {
+        if net.kind != NetKind::Mesh {
+            return Err(Error::invalid(
+                "mesh-tailored",
+                net.kind.name(),
+                "--topology mesh (Theorem 1.13 is a mesh algorithm)",
+            ));
+        }
+        let side = net.terminals.isqrt();
+        batch::algorithm2_mesh(
+            &coll,
+            side,
+            a.common.q,
+            a.bandwidth,
+            a.flits,
+            a.common.alpha,
+            a.redraw,
+            a.common.seed,
+        )?
     } else {
         batch::algorithm2(
             &coll,
@@ -161,6 +184,8 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
         "{}: B = {}, L = {}; rounds {} of {} cycles (budget {}), makespan {} cycles",
         if a.deterministic {
             "deterministic butterfly algorithm ([CMSV] Theorem 1.14(a))"
+        } else if a.mesh_tailored {
+            "Algorithm 2 tailored to the mesh ([CMSV] Theorem 1.13)"
         } else {
             "Algorithm 2 ([CMSV] §3)"
         },
@@ -180,6 +205,8 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
     if let Some(j) = &a.common.json {
         let name = if a.deterministic {
             "butterfly-deterministic"
+        } else if a.mesh_tailored {
+            "mesh-tailored"
         } else {
             "algorithm2"
         };
