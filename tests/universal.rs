@@ -282,8 +282,11 @@ fn the_cypher_experiment_is_the_same_on_any_threads() {
         "algorithm2.csv",
         "butterfly.csv",
         "corollaries.csv",
+        "one-phase.csv",
+        "one-phase-capacity.csv",
         "algorithm2.svg",
         "corollaries.svg",
+        "one-phase.svg",
         "summary.json",
     ] {
         let a = std::fs::read(format!("{one}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}"));

@@ -88,8 +88,9 @@ pub enum ExperimentKind {
     /// 3.4's budget, makespan against (L·C·D^(1/B) + (D + L) lg n)/B and the lower bound
     /// L·C/B + D + L, speed-up over B = 1), butterfly (Theorem 1.14(a)'s deterministic
     /// algorithm against Algorithm 2) and corollaries (Corollaries 1.10 and 1.11 on the torus
-    /// and Theorem 1.13's variant on the mesh against D, L and B); charts with the fitted
-    /// constants; summary.json. Trials run on all cores; the result does not depend on the
+    /// and Theorem 1.13's variant on the mesh against D, L and B), one-phase and
+    /// one-phase-capacity (Theorem 1.14(b) by Monte Carlo: random worm sets that fit one
+    /// phase without delay); charts with the fitted constants; summary.json. Trials run on all cores; the result does not depend on the
     /// number of threads.
     Cypher(CypherArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).

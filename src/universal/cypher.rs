@@ -9,11 +9,15 @@
 //! - butterfly: Theorem 1.14(a)'s deterministic algorithm against Algorithm 2 at equal q, L
 //!   and B, beside q·L·lg^(1/B) n;
 //! - corollaries: Corollaries 1.10 and 1.11 on the torus and Theorem 1.13's variant on the
-//!   mesh, makespan against each bound's shape over D, L and B.
+//!   mesh, makespan against each bound's shape over D, L and B;
+//! - one-phase and one-phase-capacity: Theorem 1.14(b) by Monte Carlo, the fraction of random
+//!   worm sets the butterfly routes in one phase without delaying a worm, against the proof's
+//!   bound, and the largest set that fits half the time against the theorem's shape.
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
 use super::batch::{self, Alg1Run, Alg2Run, Collection};
+use super::phase;
 use super::{Net, NetKind};
 use crate::error::{Error, Result};
 use crate::plot::{Chart, Marker};
@@ -82,6 +86,16 @@ pub const COROLLARY_NETWORKS: [(NetKind, u32); 6] = [
 
 /// Worm lengths L of the corollaries table.
 pub const COROLLARY_FLITS: [u32; 3] = [4, 8, 16];
+
+/// Butterfly inputs n of the one-phase table (q = lg n worms per input, as in the proof of
+/// Theorem 1.14(b)).
+pub const ONE_PHASE_INPUTS: [u32; 3] = [64, 256, 1024];
+
+/// Set sizes m of the one-phase table, as fractions n/2^k of the inputs.
+pub const ONE_PHASE_SHIFTS: [u32; 7] = [6, 5, 4, 3, 2, 1, 0];
+
+/// Random sets per trial of the one-phase table.
+const ONE_PHASE_SAMPLES: u32 = 100;
 
 impl CypherConfig {
     pub fn check(&self) -> Result<()> {
@@ -187,7 +201,20 @@ pub fn run(
             }
         },
     )?;
-    let (Some(alg1), Some(alg2), Some(fly), Some(cor)) = (alg1, alg2, fly, cor) else {
+    let ns = ONE_PHASE_SHIFTS.len();
+    let phase = jobs.map("one-phase", ONE_PHASE_INPUTS.len() * ns, progress, |j| {
+        let n = ONE_PHASE_INPUTS[j / ns];
+        let m = (n >> ONE_PHASE_SHIFTS[j % ns]).max(1);
+        phase::max_loads(
+            n,
+            n.trailing_zeros(),
+            m,
+            ONE_PHASE_SAMPLES * config.trials,
+            seed(5, j, 0),
+        )
+    })?;
+    let (Some(alg1), Some(alg2), Some(fly), Some(cor), Some(phase)) = (alg1, alg2, fly, cor, phase)
+    else {
         return Ok(None);
     };
     let mut out = Results::default();
@@ -195,6 +222,7 @@ pub fn run(
     alg2_table(&alg2, config, &mut out);
     butterfly_table(&fly, config, &mut out);
     corollaries_table(&cor, config, &mut out);
+    one_phase_table(&phase, config, &mut out);
     Ok(Some(out))
 }
 
@@ -515,6 +543,106 @@ fn corollaries_table(runs: &[Alg2Run], config: &CypherConfig, out: &mut Results)
     out.tables.push(table);
     out.charts.push(("corollaries.svg".into(), chart.to_svg()));
     out.constants.extend(fits);
+}
+
+/// [CMSV] Theorem 1.14(b) (Q004-5): the fraction of random sets of m worms that the butterfly
+/// routes in one phase at bandwidth B, against the proof's upper bound, and the largest set
+/// size that fits half the time against the per-phase capacity B·n·(lg lg n)^(2/B)/lg^(1/B) n
+/// that the theorem's time bound implies.
+fn one_phase_table(loads: &[Vec<u32>], config: &CypherConfig, out: &mut Results) {
+    let ns = ONE_PHASE_SHIFTS.len();
+    let mut header = vec![
+        "n".to_string(),
+        "q".into(),
+        "m".into(),
+        "m / n".into(),
+        "busiest link".into(),
+    ];
+    for b in &config.bandwidths {
+        header.push(format!("P(one phase), B = {b}"));
+        header.push(format!("bound, B = {b}"));
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut table = Table::new(
+        "one-phase",
+        "Random worm sets routed in one phase on the butterfly ([CMSV] Theorem 1.14(b))",
+        &format!(
+            "q = lg n worms per input to uniform outputs, as in the proof; {} random sets of m of the q·n \
+             worms per row. Worms started together never delay one another only if no link carries more than B \
+             of them: P(one phase) is the fraction of sets whose busiest link carries at most B. Bound: the \
+             proof's exp(−(lg n/(3 lg lg n)) · m^(B+1)/((7n)^B (B+1)^(B+1))), read from the damaged text, for \
+             m ≥ 7Bn/lg n ('-' below).",
+            ONE_PHASE_SAMPLES * config.trials
+        ),
+        &header,
+    );
+    let mut capacity = Table::new(
+        "one-phase-capacity",
+        "The largest worm set that fits one phase half the time, against Theorem 1.14(b)'s shape",
+        "Largest m of the one-phase table with P(one phase) ≥ 1/2. Theorem 1.14(b)'s time bound \
+         Ω(q·L·lg^(1/B) n·(lg lg n)^(−2/B)/B) for q·n worms means at most B·n·(lg lg n)^(2/B)/lg^(1/B) n of them \
+         per L-cycle phase, up to a constant.",
+        &["n", "B", "largest m", "shape", "largest m / shape"],
+    );
+    let mut chart = Chart::new(
+        "[CMSV] Thm 1.14(b): random worm sets routed in one phase, n = 1024",
+        "m / n",
+        "P(one phase)",
+    );
+    chart.log_x = true;
+    for (ni, &n) in ONE_PHASE_INPUTS.iter().enumerate() {
+        let lg = n.trailing_zeros();
+        let rows = &loads[ni * ns..(ni + 1) * ns];
+        let ms: Vec<u32> = ONE_PHASE_SHIFTS.iter().map(|&k| (n >> k).max(1)).collect();
+        let fits = |r: &[u32], b: u32| {
+            r.iter().filter(|&&l| l <= b).count() as f64 / r.len().max(1) as f64
+        };
+        for (r, &m) in rows.iter().zip(&ms) {
+            let mut row = vec![
+                n.to_string(),
+                lg.to_string(),
+                m.to_string(),
+                f3(f64::from(m) / f64::from(n)),
+                f2(mean(r.iter().map(|&l| f64::from(l)))),
+            ];
+            for &b in &config.bandwidths {
+                row.push(f3(fits(r, b)));
+                row.push(match phase::one_phase_bound(n, m, b) {
+                    Some(p) => format!("{p:.2e}"),
+                    None => "-".into(),
+                });
+            }
+            table.rows.push(row);
+        }
+        for &b in &config.bandwidths {
+            let largest = rows
+                .iter()
+                .zip(&ms)
+                .filter(|(r, _)| fits(r, b) >= 0.5)
+                .map(|(_, &m)| m)
+                .max();
+            let (lgf, bf) = (f64::from(lg), f64::from(b));
+            let shape = bf * f64::from(n) * lgf.log2().powf(2.0 / bf) / lgf.powf(1.0 / bf);
+            capacity.rows.push(vec![
+                n.to_string(),
+                b.to_string(),
+                largest.map_or("none tried".into(), |m| m.to_string()),
+                f2(shape),
+                largest.map_or("-".into(), |m| f3(f64::from(m) / shape)),
+            ]);
+            if n == 1024 {
+                let points = rows
+                    .iter()
+                    .zip(&ms)
+                    .map(|(r, &m)| (f64::from(m) / f64::from(n), fits(r, b)))
+                    .collect();
+                chart = chart.series(&format!("B = {b}"), points, Marker::LinePoints);
+            }
+        }
+    }
+    out.tables.push(table);
+    out.tables.push(capacity);
+    out.charts.push(("one-phase.svg".into(), chart.to_svg()));
 }
 
 /// The tables as one Markdown report.

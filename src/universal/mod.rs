@@ -26,6 +26,7 @@ pub mod cypher;
 pub mod experiment;
 pub mod growing_rank;
 pub mod hw;
+pub mod phase;
 pub mod trial;
 
 use crate::error::{Error, Result};
