@@ -188,10 +188,47 @@ fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
     assert_eq!(delivered, 32);
     // round r sends 2^r copies of every undelivered packet (capped at round k)
     assert_eq!(rounds[0]["copies_each"], 1);
+    // Theorem 1.8: one copy a round; round 0's steps last B' cycles
+    let o = flitforge(&[
+        "universal",
+        "algorithm1",
+        "--topology",
+        "mesh",
+        "--inputs",
+        "16",
+        "--q",
+        "2",
+        "--bandwidth",
+        "2",
+        "--store-and-forward",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = &v["run"];
+    let rounds = run["rounds"].as_array().unwrap();
+    assert_eq!(
+        rounds
+            .iter()
+            .map(|r| r["delivered"].as_u64().unwrap())
+            .sum::<u64>(),
+        32
+    );
+    assert!(rounds.iter().all(|r| r["copies_each"] == 1), "{v:#}");
+    let first = 2 * (rounds[0]["delays"].as_u64().unwrap() + run["dilation"].as_u64().unwrap());
+    assert_eq!(rounds[0]["cycles"].as_u64().unwrap(), 2 * first, "{v:#}");
     for (topology, extra) in [
-        ("butterfly", vec![]),
-        ("butterfly", vec!["--deterministic"]),
-        ("mesh", vec!["--mesh-tailored"]),
+        ("butterfly", vec!["--bandwidth", "2", "--flits", "4"]),
+        (
+            "butterfly",
+            vec!["--bandwidth", "2", "--flits", "4", "--deterministic"],
+        ),
+        (
+            "mesh",
+            vec!["--bandwidth", "2", "--flits", "4", "--mesh-tailored"],
+        ),
+        ("torus", vec!["--buffers", "2"]),
     ] {
         let mut args = vec![
             "universal",
@@ -201,10 +238,6 @@ fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
             "--inputs",
             "16",
             "--q",
-            "4",
-            "--bandwidth",
-            "2",
-            "--flits",
             "4",
             "--json",
             "-",
@@ -284,6 +317,8 @@ fn the_cypher_experiment_is_the_same_on_any_threads() {
         "corollaries.csv",
         "one-phase.csv",
         "one-phase-capacity.csv",
+        "theorem-1.8.csv",
+        "corollary-1.4.csv",
         "algorithm2.svg",
         "corollaries.svg",
         "one-phase.svg",

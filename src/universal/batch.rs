@@ -164,7 +164,7 @@ pub struct Alg1Round {
     /// packet (itself included), against the analysis's B·m/2^r.
     pub max_conflicting: u64,
     pub bound: f64,
-    /// Forward and backward pass: 2(C_r + D).
+    /// Forward and backward pass: 2(C_r + D) (in cycles: times B' in Theorem 1.8's round 0).
     pub cycles: u64,
 }
 
@@ -181,7 +181,7 @@ pub struct Alg1Run {
     pub k: u32,
     pub rounds: Vec<Alg1Round>,
     pub makespan: u64,
-    /// The schedule of rounds 0..=k: 2(C + D) + 2k(C₁ + D).
+    /// The schedule of rounds 0..=k: 2(C + D) + 2k(C₁ + D) (Theorem 1.8: 2(C + D)·B' + 2k(C₁ + D)).
     pub planned: u64,
     /// Rounds run beyond round k (the w.h.p. guarantee failed).
     pub extra_rounds: u32,
@@ -195,9 +195,32 @@ pub fn algorithm1(
     alpha: f64,
     seed: u64,
 ) -> Result<Alg1Run> {
-    if !(alpha.is_finite() && (0.0..=16.0).contains(&alpha)) {
-        return Err(Error::invalid("alpha", alpha, "0..=16"));
-    }
+    algorithm1_rounds(c, bandwidth, alpha, false, seed)
+}
+
+/// [CMSV] Theorem 1.8: Algorithm 1 turned into store-and-forward routing on links that carry
+/// one packet per cycle. Round 0 is Algorithm 1's first round at bandwidth B' (`bandwidth`,
+/// `None`: the prescribed ⌈10 ln(CD)/ln ln(CD)⌉) with every step a stage of B' cycles and
+/// buffers of B' packets; later rounds send one copy per packet with delays in
+/// [⌈240e²(α + 2) lg n⌉] and stages of one cycle (bandwidth 1). `cycles` and `makespan` count
+/// cycles, stages times their length.
+pub fn algorithm1_store_and_forward(
+    c: &Collection,
+    bandwidth: Option<u32>,
+    alpha: f64,
+    seed: u64,
+) -> Result<Alg1Run> {
+    algorithm1_rounds(c, bandwidth, alpha, true, seed)
+}
+
+fn algorithm1_rounds(
+    c: &Collection,
+    bandwidth: Option<u32>,
+    alpha: f64,
+    store_and_forward: bool,
+    seed: u64,
+) -> Result<Alg1Run> {
+    check_alpha(alpha)?;
     let n = c.messages() as u64;
     let (cc, d) = (c.congestion, c.dilation);
     let (ln, lnln) = logs(cc, d);
@@ -209,8 +232,17 @@ pub fn algorithm1(
     let m = (((alpha + 2.0) * (n.max(2) as f64).ln() / (2.0 * ln)).ceil() as u32).max(1);
     let bm = u64::from(b) * u64::from(m);
     let k = (bm as f64).log2().ceil() as u32 + 1;
-    let c1 = 2 * bm;
-    let planned = 2 * (u64::from(cc) + u64::from(d)) + 2 * u64::from(k) * (c1 + u64::from(d));
+    // later rounds' delay range: Algorithm 1's 2Bm, or Theorem 1.8's 240e²(α + 2) lg n
+    let c1 = if store_and_forward {
+        (240.0 * std::f64::consts::E.powi(2) * (alpha + 2.0) * (n.max(2) as f64).log2()).ceil()
+            as u64
+    } else {
+        2 * bm
+    };
+    // a step of round 0 lasts B' cycles in store-and-forward, one otherwise
+    let stage0 = if store_and_forward { u64::from(b) } else { 1 };
+    let planned =
+        2 * (u64::from(cc) + u64::from(d)) * stage0 + 2 * u64::from(k) * (c1 + u64::from(d));
     let mut rng: Rng = stream(seed, Stream::Protocol);
     let users = c.users();
     let mut active: Vec<u32> = (0..n as u32).collect();
@@ -226,7 +258,11 @@ pub fn algorithm1(
             )));
         }
         let delays = if r == 0 { u64::from(cc).max(1) } else { c1 };
-        let each = 1u64 << r.min(k).min(40);
+        let (each, width, stage) = match (store_and_forward, r) {
+            (false, _) => (1u64 << r.min(k).min(40), b, 1),
+            (true, 0) => (1, b, stage0),
+            (true, _) => (1, 1, 1),
+        };
         if active.len() as u64 * each > MAX_COPIES {
             return Err(Error::invalid(
                 "bandwidth",
@@ -247,7 +283,7 @@ pub fn algorithm1(
         }
         let pass = delays + u64::from(d);
         let paths: Vec<&[u32]> = owners.iter().map(|&p| &*c.paths[p as usize]).collect();
-        let arrived = forward_pass_discard_all(&paths, &delays_of, b, pass);
+        let arrived = forward_pass_discard_all(&paths, &delays_of, width, pass);
         let before = active.len() as u64;
         for (&p, &a) in owners.iter().zip(&arrived) {
             if a {
@@ -270,7 +306,7 @@ pub fn algorithm1(
             }
             max_conflicting = max_conflicting.max(count);
         }
-        makespan += 2 * pass;
+        makespan += 2 * pass * stage;
         rounds.push(Alg1Round {
             delays,
             copies_each: each,
@@ -278,7 +314,7 @@ pub fn algorithm1(
             delivered: before - active.len() as u64,
             max_conflicting,
             bound: round6(bm as f64 / f64::from(1u32 << r.min(31))),
-            cycles: 2 * pass,
+            cycles: 2 * pass * stage,
         });
         r += 1;
     }
@@ -413,6 +449,21 @@ pub fn algorithm2(
     check_alpha(alpha)?;
     let t = budget(c, c.congestion, b, l, alpha);
     random_ranks(c, b, l, t, u64::from(c.dilation.max(1)), redraw, seed)
+}
+
+/// [CMSV] Corollary 1.4: store-and-forward packets (L = 1) on links that carry one packet per
+/// cycle, with buffers of `a` packets, emulating Algorithm 2 at bandwidth A: each step of
+/// bandwidth A is a stage of A cycles. `makespan` and `round_cycles` count cycles; `shape`
+/// is the corollary's C·D^(1/A) + D lg n and `lower` the trivial max(C, D).
+pub fn algorithm2_buffers(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Alg2Run> {
+    let mut run = algorithm2(c, a, 1, alpha, false, seed)?;
+    let (cc, d) = (f64::from(c.congestion), f64::from(c.dilation));
+    let lg_n = (c.messages().max(2) as f64).log2();
+    run.makespan *= u64::from(a);
+    run.round_cycles *= u64::from(a);
+    run.shape = round6(cc * d.powf(1.0 / f64::from(a)) + d * lg_n);
+    run.lower = cc.max(d);
+    Ok(run)
 }
 
 /// [CMSV] Theorem 1.13: Algorithm 2 tailored to the 2-dimensional mesh of side `side` whose

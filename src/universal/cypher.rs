@@ -12,7 +12,10 @@
 //!   mesh, makespan against each bound's shape over D, L and B;
 //! - one-phase and one-phase-capacity: Theorem 1.14(b) by Monte Carlo, the fraction of random
 //!   worm sets the butterfly routes in one phase without delaying a worm, against the proof's
-//!   bound, and the largest set that fits half the time against the theorem's shape.
+//!   bound, and the largest set that fits half the time against the theorem's shape;
+//! - theorem-1.8 and corollary-1.4: the store-and-forward variants of §5.5 (Algorithm 1 with
+//!   stages of B' cycles; Algorithm 2 with L = 1 emulated by buffers of A) against their
+//!   shapes.
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
@@ -96,6 +99,21 @@ pub const ONE_PHASE_SHIFTS: [u32; 7] = [6, 5, 4, 3, 2, 1, 0];
 
 /// Random sets per trial of the one-phase table.
 const ONE_PHASE_SAMPLES: u32 = 100;
+
+/// Round 0's bandwidth B' of Theorem 1.8's failure-mode column (beside the prescribed one).
+pub const SAF_BELOW: u32 = 4;
+
+/// Buffer sizes A of the Corollary 1.4 table.
+pub const BUFFERS: [u32; 3] = [1, 2, 4];
+
+/// The store-and-forward variants on one collection: Theorem 1.8 at the prescribed B' and at
+/// [`SAF_BELOW`], Corollary 1.4 at every A of [`BUFFERS`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SafRuns {
+    pub prescribed: Alg1Run,
+    pub below: Alg1Run,
+    pub buffers: Vec<Alg2Run>,
+}
 
 impl CypherConfig {
     pub fn check(&self) -> Result<()> {
@@ -213,7 +231,21 @@ pub fn run(
             seed(5, j, 0),
         )
     })?;
-    let (Some(alg1), Some(alg2), Some(fly), Some(cor), Some(phase)) = (alg1, alg2, fly, cor, phase)
+    let saf = jobs.map("store-and-forward", NETWORKS.len() * t, progress, |j| {
+        let (kind, n) = NETWORKS[j / t];
+        let s = seed(6, j / t, j % t);
+        let c = collection(kind, n, config.q, s)?;
+        Ok(SafRuns {
+            prescribed: batch::algorithm1_store_and_forward(&c, None, config.alpha, s)?,
+            below: batch::algorithm1_store_and_forward(&c, Some(SAF_BELOW), config.alpha, s)?,
+            buffers: BUFFERS
+                .iter()
+                .map(|&a| batch::algorithm2_buffers(&c, a, config.alpha, s))
+                .collect::<Result<_>>()?,
+        })
+    })?;
+    let (Some(alg1), Some(alg2), Some(fly), Some(cor), Some(phase), Some(saf)) =
+        (alg1, alg2, fly, cor, phase, saf)
     else {
         return Ok(None);
     };
@@ -223,6 +255,7 @@ pub fn run(
     butterfly_table(&fly, config, &mut out);
     corollaries_table(&cor, config, &mut out);
     one_phase_table(&phase, config, &mut out);
+    store_and_forward_tables(&saf, config, &mut out);
     Ok(Some(out))
 }
 
@@ -643,6 +676,92 @@ fn one_phase_table(loads: &[Vec<u32>], config: &CypherConfig, out: &mut Results)
     out.tables.push(table);
     out.tables.push(capacity);
     out.charts.push(("one-phase.svg".into(), chart.to_svg()));
+}
+
+/// [CMSV] Theorem 1.8 and Corollary 1.4: the store-and-forward variants on links of one
+/// packet per cycle, each against its bound's shape.
+fn store_and_forward_tables(runs: &[SafRuns], config: &CypherConfig, out: &mut Results) {
+    let t = config.trials as usize;
+    let below_rounds = format!("rounds, B' = {SAF_BELOW}");
+    let below_makespan = format!("makespan, B' = {SAF_BELOW}");
+    let mut thm = Table::new(
+        "theorem-1.8",
+        "Algorithm 1 as store-and-forward ([CMSV] Theorem 1.8)",
+        &format!(
+            "{} packets per terminal on links of one packet per cycle. Round 0: Algorithm 1's first round at \
+             bandwidth B', every step a stage of B' cycles with buffers of B'; later rounds one copy per packet, \
+             delays in [⌈240e²(α + 2) lg n⌉], stages of one cycle. Shape: (C + D)·ln(CD)/ln ln(CD) + \
+             (D + lg n)·lg lg n. The B' = {SAF_BELOW} columns show what the later rounds cost when round 0 \
+             leaves packets behind.",
+            config.q
+        ),
+        &[
+            "network",
+            "C",
+            "D",
+            "prescribed B'",
+            "rounds",
+            "makespan",
+            "shape",
+            "makespan / shape",
+            &below_rounds,
+            &below_makespan,
+        ],
+    );
+    let mut header = vec!["network".to_string(), "C".into(), "D".into()];
+    for a in BUFFERS {
+        header.push(format!("makespan, A = {a}"));
+        header.push(format!("shape, A = {a}"));
+        header.push(format!("makespan / shape, A = {a}"));
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut cor = Table::new(
+        "corollary-1.4",
+        "Store-and-forward with buffers of A packets ([CMSV] Corollary 1.4)",
+        &format!(
+            "{} packets per terminal on links of one packet per cycle with buffers of A: Algorithm 2 with L = 1 \
+             at bandwidth A, each step a stage of A cycles. Shape: C·D^(1/A) + D lg n (optimal for C ≥ D lg n \
+             and A ≥ lg D).",
+            config.q
+        ),
+        &header,
+    );
+    for (ni, &(kind, n)) in NETWORKS.iter().enumerate() {
+        let rows = &runs[ni * t..(ni + 1) * t];
+        let shape = mean(rows.iter().map(|r| {
+            let p = &r.prescribed;
+            let (cc, d) = (f64::from(p.congestion), f64::from(p.dilation));
+            let cd = (cc * d).max(std::f64::consts::E.powf(std::f64::consts::E));
+            let lg_n = (p.messages.max(2) as f64).log2();
+            (cc + d) * cd.ln() / cd.ln().ln() + (d + lg_n) * lg_n.log2()
+        }));
+        let c = f2(mean(
+            rows.iter().map(|r| f64::from(r.prescribed.congestion)),
+        ));
+        let d = f2(mean(rows.iter().map(|r| f64::from(r.prescribed.dilation))));
+        let makespan = mean(rows.iter().map(|r| r.prescribed.makespan as f64));
+        thm.rows.push(vec![
+            name(kind, n),
+            c.clone(),
+            d.clone(),
+            span(rows.iter().map(|r| r.prescribed.bandwidth)),
+            f2(mean(rows.iter().map(|r| r.prescribed.rounds.len() as f64))),
+            f2(makespan),
+            f2(shape),
+            f3(makespan / shape),
+            f2(mean(rows.iter().map(|r| r.below.rounds.len() as f64))),
+            f2(mean(rows.iter().map(|r| r.below.makespan as f64))),
+        ]);
+        let mut row = vec![name(kind, n), c, d];
+        for ai in 0..BUFFERS.len() {
+            let makespan = mean(rows.iter().map(|r| r.buffers[ai].makespan as f64));
+            let shape = mean(rows.iter().map(|r| r.buffers[ai].shape));
+            row.extend([f2(makespan), f2(shape), f3(makespan / shape)]);
+        }
+        cor.rows.push(row);
+    }
+    out.tables.push(thm);
+    out.tables.push(cor);
 }
 
 /// The tables as one Markdown report.
