@@ -188,6 +188,36 @@ fn the_cmsv_algorithms_deliver_every_message_and_report_their_rounds() {
     assert_eq!(delivered, 32);
     // round r sends 2^r copies of every undelivered packet (capped at round k)
     assert_eq!(rounds[0]["copies_each"], 1);
+    // Theorem 1.7: every packet delivered; both passes counted
+    let o = flitforge(&[
+        "universal",
+        "buffered",
+        "--topology",
+        "torus",
+        "--inputs",
+        "16",
+        "--q",
+        "4",
+        "--buffers",
+        "1",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sum = |k: &str| {
+        v["run"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(sum("delivered"), 64, "{v:#}");
+    assert_eq!(
+        v["run"]["makespan"].as_u64().unwrap(),
+        2 * sum("pass_cycles")
+    );
     // Theorem 1.8: one copy a round; round 0's steps last B' cycles
     let o = flitforge(&[
         "universal",
@@ -317,6 +347,7 @@ fn the_cypher_experiment_is_the_same_on_any_threads() {
         "corollaries.csv",
         "one-phase.csv",
         "one-phase-capacity.csv",
+        "theorem-1.7.csv",
         "theorem-1.8.csv",
         "corollary-1.4.csv",
         "algorithm2.svg",

@@ -90,8 +90,8 @@ pub enum ExperimentKind {
     /// algorithm against Algorithm 2) and corollaries (Corollaries 1.10 and 1.11 on the torus
     /// and Theorem 1.13's variant on the mesh against D, L and B), one-phase and
     /// one-phase-capacity (Theorem 1.14(b) by Monte Carlo: random worm sets that fit one
-    /// phase without delay), theorem-1.8 and corollary-1.4 (the store-and-forward variants
-    /// against their shapes); charts with the fitted constants; summary.json. Trials run on all cores; the result does not depend on the
+    /// phase without delay), theorem-1.7, theorem-1.8 and corollary-1.4 (the
+    /// store-and-forward variants against their shapes); charts with the fitted constants; summary.json. Trials run on all cores; the result does not depend on the
     /// number of threads.
     Cypher(CypherArgs),
     /// [LM] §IV: random faults tolerated before one reaches an input, vs (N lg N)^(3/4).

@@ -37,6 +37,11 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Data links of the network the paths run on.
+    pub fn links(&self) -> u32 {
+        self.links
+    }
+
     /// `q` messages from every terminal of `net`, each to a uniformly random destination (any
     /// other terminal; any output of the butterfly), drawn from `seed`.
     pub fn random(net: &Net, q: u32, seed: u64) -> Result<Collection> {
@@ -357,7 +362,7 @@ pub struct Alg2Run {
 }
 
 /// Lemma 3.4's round budget with `congestion` for C.
-fn budget(c: &Collection, congestion: u32, b: u32, l: u32, alpha: f64) -> u64 {
+pub(super) fn budget(c: &Collection, congestion: u32, b: u32, l: u32, alpha: f64) -> u64 {
     let (cc, d) = (f64::from(congestion), f64::from(c.dilation.max(1)));
     let ell = (2.0 * f64::from(l)).min(d);
     let bf = f64::from(b);
@@ -493,7 +498,7 @@ pub fn algorithm2_mesh(
     random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed)
 }
 
-fn check_alpha(alpha: f64) -> Result<()> {
+pub(super) fn check_alpha(alpha: f64) -> Result<()> {
     if alpha.is_finite() && (0.0..=16.0).contains(&alpha) {
         Ok(())
     } else {

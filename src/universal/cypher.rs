@@ -13,13 +13,14 @@
 //! - one-phase and one-phase-capacity: Theorem 1.14(b) by Monte Carlo, the fraction of random
 //!   worm sets the butterfly routes in one phase without delaying a worm, against the proof's
 //!   bound, and the largest set that fits half the time against the theorem's shape;
-//! - theorem-1.8 and corollary-1.4: the store-and-forward variants of §5.5 (Algorithm 1 with
-//!   stages of B' cycles; Algorithm 2 with L = 1 emulated by buffers of A) against their
-//!   shapes.
+//! - theorem-1.8, corollary-1.4 and theorem-1.7: the store-and-forward variants of §5.5
+//!   (Algorithm 1 with stages of B' cycles; Algorithm 2 with L = 1 emulated by buffers of A;
+//!   growing ranks with bounded buffers and discards) against their shapes.
 //!
 //! Every trial is a job of [`Jobs`]: the tables do not depend on the number of threads.
 
 use super::batch::{self, Alg1Run, Alg2Run, Collection};
+use super::buffered::{self, BufferedRun};
 use super::phase;
 use super::{Net, NetKind};
 use crate::error::{Error, Result};
@@ -113,6 +114,8 @@ pub struct SafRuns {
     pub prescribed: Alg1Run,
     pub below: Alg1Run,
     pub buffers: Vec<Alg2Run>,
+    /// Theorem 1.7 at every A of [`BUFFERS`].
+    pub buffered: Vec<BufferedRun>,
 }
 
 impl CypherConfig {
@@ -241,6 +244,10 @@ pub fn run(
             buffers: BUFFERS
                 .iter()
                 .map(|&a| batch::algorithm2_buffers(&c, a, config.alpha, s))
+                .collect::<Result<_>>()?,
+            buffered: BUFFERS
+                .iter()
+                .map(|&a| buffered::theorem_1_7(&c, a, config.alpha, s))
                 .collect::<Result<_>>()?,
         })
     })?;
@@ -762,6 +769,60 @@ fn store_and_forward_tables(runs: &[SafRuns], config: &CypherConfig, out: &mut R
     }
     out.tables.push(thm);
     out.tables.push(cor);
+    let mut buf = Table::new(
+        "theorem-1.7",
+        "Store-and-forward with buffers of A packets, growing ranks and discards ([CMSV] Theorem 1.7)",
+        &format!(
+            "{} packets per terminal on shortest paths, links of one packet per cycle, buffers of A. Forward pass: \
+             growing ranks (each link sends its lowest m·(h − 1)·K + k, (m, K) = ({}, {})); an overflowing buffer \
+             keeps its A lowest discard ranks (uniform in [T·A], drawn once); backward pass: acknowledgements, as \
+             long as the forward pass. Shapes: rounds (C·D^(1/A) + lg n)/A; time (C·D^(1/A) + lg n)(C + D + lg n)/A \
+             or, in the other reading of the damaged text, (C·D^(1/A)/A + lg n)(C + D + lg n).",
+            config.q,
+            buffered::GROWING_M,
+            buffered::GROWING_K
+        ),
+        &[
+            "network",
+            "A",
+            "C",
+            "D",
+            "rounds",
+            "rounds shape",
+            "discarded",
+            "makespan",
+            "shape",
+            "makespan / shape",
+            "other reading",
+            "makespan / other",
+        ],
+    );
+    for (ni, &(kind, n)) in NETWORKS.iter().enumerate() {
+        let rows = &runs[ni * t..(ni + 1) * t];
+        for (ai, &a) in BUFFERS.iter().enumerate() {
+            let runs: Vec<&BufferedRun> = rows.iter().map(|r| &r.buffered[ai]).collect();
+            let makespan = mean(runs.iter().map(|r| r.makespan as f64));
+            let shape = mean(runs.iter().map(|r| r.shape));
+            let alt = mean(runs.iter().map(|r| r.shape_alt));
+            buf.rows.push(vec![
+                name(kind, n),
+                a.to_string(),
+                f2(mean(runs.iter().map(|r| f64::from(r.congestion)))),
+                f2(mean(runs.iter().map(|r| f64::from(r.dilation)))),
+                f2(mean(runs.iter().map(|r| r.delivered.len() as f64))),
+                f2(mean(runs.iter().map(|r| r.rounds_shape))),
+                f2(mean(
+                    runs.iter().map(|r| r.discarded.iter().sum::<u64>() as f64),
+                )),
+                f2(makespan),
+                f2(shape),
+                f3(makespan / shape),
+                f2(alt),
+                f3(makespan / alt),
+            ]);
+        }
+    }
+    out.tables.push(buf);
 }
 
 /// The tables as one Markdown report.

@@ -20,6 +20,7 @@
 //! every move commits at once.
 
 pub mod batch;
+pub mod buffered;
 pub mod bufferless;
 pub mod continuous;
 pub mod cypher;

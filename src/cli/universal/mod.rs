@@ -3,7 +3,7 @@
 mod batch;
 mod rtl;
 
-use self::batch::{Alg1Args, Alg2Args};
+use self::batch::{Alg1Args, Alg2Args, BufferedArgs};
 use self::rtl::RtlArgs;
 use super::files::{outputs_apart, write};
 use clap::{Args, Subcommand, ValueEnum};
@@ -40,22 +40,39 @@ pub enum UniversalCommand {
     /// rounds; in round r every undelivered packet sends 2^r copies after random delays, and
     /// where more than B copies want a link in a cycle all of them are discarded. B defaults
     /// to the prescribed ⌈10 ln(CD)/ln ln(CD)⌉; a smaller --bandwidth shows the failure mode.
+    /// --store-and-forward runs Theorem 1.8's variant on links of one packet per cycle.
     ///
     /// Examples:
     ///   flitforge universal algorithm1 --topology butterfly --inputs 256 --q 4
     ///   flitforge universal algorithm1 --topology mesh --inputs 64 --q 2 --bandwidth 2 --json -
+    ///   flitforge universal algorithm1 --topology torus --inputs 256 --store-and-forward
     #[command(verbatim_doc_comment)]
     Algorithm1(Alg1Args),
     /// [CMSV] Routing Algorithm 2: q worms per terminal, each with a rank and a delay drawn
     /// once; in every round's forward pass the B lowest ranks win a link and the rest are cut.
     /// --deterministic (butterfly only) runs Theorem 1.14(a)'s algorithm instead: ranks from
     /// the input's bit-reversed address, no random delay, concurrent passes.
+    /// --mesh-tailored (mesh only) runs Theorem 1.13's variant; --buffers A runs Corollary
+    /// 1.4's store-and-forward emulation of bandwidth A by buffers of A.
     ///
     /// Examples:
     ///   flitforge universal algorithm2 --topology torus --inputs 64 --q 2 --bandwidth 2 --flits 8
     ///   flitforge universal algorithm2 --inputs 256 --q 8 --deterministic
+    ///   flitforge universal algorithm2 --topology mesh --inputs 256 --mesh-tailored
+    ///   flitforge universal algorithm2 --topology torus --inputs 256 --buffers 2
     #[command(verbatim_doc_comment)]
     Algorithm2(Alg2Args),
+    /// [CMSV] Theorem 1.7: q packets per terminal, store-and-forward on shortest paths with
+    /// buffers of A packets per link, in rounds. A forward pass is [SV]'s growing-rank
+    /// protocol (each link sends its lowest rank; a rank grows by m·K per link); where
+    /// arrivals would overflow a buffer, the A lowest discard ranks (drawn once, as in
+    /// Algorithm 2) stay and the others are discarded and try again next round.
+    ///
+    /// Examples:
+    ///   flitforge universal buffered --topology torus --inputs 256 --q 4 --buffers 2
+    ///   flitforge universal buffered --topology butterfly --inputs 1024 --buffers 1 --json -
+    #[command(verbatim_doc_comment)]
+    Buffered(BufferedArgs),
     /// The protocols' switches as hardware on an n-input butterfly, register by register:
     /// [CMSV] Algorithm 1's switch (one forward pass of random copies; a link more than B
     /// want discards them all) or [SV]'s growing-rank store-and-forward switch (random
@@ -207,6 +224,7 @@ pub fn run(command: &UniversalCommand) -> Result<()> {
         UniversalCommand::Trial(a) => trial(a),
         UniversalCommand::Algorithm1(a) => batch::algorithm1(a),
         UniversalCommand::Algorithm2(a) => batch::algorithm2(a),
+        UniversalCommand::Buffered(a) => batch::buffered(a),
         UniversalCommand::Rtl(a) => rtl::rtl(a),
     }
 }
