@@ -410,4 +410,28 @@ fn the_protocols_state_is_written_as_a_waveform() {
         // cycles commit at 10c + 15 ns
         assert!(wave.contains("\n#15\n"), "{protocol}");
     }
+    // [CMSV]'s forward passes: the winners' ids and ranks lane by lane, the cuts
+    let vcd = temp("universal", "algorithm2.vcd");
+    let o = flitforge(&[
+        "universal",
+        "algorithm2",
+        "--topology",
+        "butterfly",
+        "--inputs",
+        "8",
+        "--q",
+        "4",
+        "--bandwidth",
+        "2",
+        "--flits",
+        "4",
+        "--vcd",
+        &vcd,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let wave = std::fs::read_to_string(&vcd).unwrap();
+    assert!(wave.contains("$scope module l0_l0_c0_l1_c0 $end"));
+    for s in ["round", "pass_cycle", "lane0_worm", "lane1_rank", "cut"] {
+        assert!(wave.contains(&format!(" {s} $end")), "algorithm2: {s}");
+    }
 }

@@ -13,6 +13,7 @@
 
 use super::Net;
 use super::bufferless::{Contention, Flight, Request, arbitrate};
+use super::pass_wave::{LinkEvent, PassWave};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use crate::stats::round6;
@@ -379,6 +380,7 @@ fn rank_rounds(
     b: u32,
     l: u32,
     pass: u64,
+    mut wave: Option<&mut PassWave>,
     mut draw: impl FnMut(u32, &mut [u64], &mut [(u64, u32, u64)]),
 ) -> Result<Vec<u64>> {
     let n = c.messages();
@@ -388,6 +390,7 @@ fn rank_rounds(
     let mut active: Vec<u32> = (0..n as u32).collect();
     let mut delivered = Vec::new();
     let mut requests: Vec<Request> = Vec::new();
+    let (mut events, mut cuts) = (Vec::new(), Vec::new());
     let mut round = 0u32;
     while !active.is_empty() {
         if round >= MAX_ROUNDS {
@@ -412,15 +415,32 @@ fn rank_rounds(
                     &mut requests,
                 );
             }
+            let tracing = wave.is_some();
             arbitrate(
                 &mut requests,
                 b,
                 Contention::RankPreempt,
-                |_| {},
+                |q| {
+                    if tracing {
+                        events.push(LinkEvent::Won {
+                            link: q.link,
+                            worm: q.worm,
+                            rank: q.key.0,
+                        });
+                    }
+                },
                 |q| {
                     flights[q.worm as usize].cut(q.flit, q.hop);
+                    if tracing {
+                        cuts.push(LinkEvent::Cut { link: q.link });
+                    }
                 },
             );
+            if let Some(w) = wave.as_deref_mut() {
+                events.append(&mut cuts);
+                w.sample(round, cycle, &events)?;
+                events.clear();
+            }
         }
         let before = active.len();
         active.retain(|&w| !flights[w as usize].complete(c.paths[w as usize].len() as u32));
@@ -449,19 +469,26 @@ pub fn algorithm2(
     alpha: f64,
     redraw: bool,
     seed: u64,
+    wave: Option<&mut PassWave>,
 ) -> Result<Alg2Run> {
     check_worms(b, l)?;
     check_alpha(alpha)?;
     let t = budget(c, c.congestion, b, l, alpha);
-    random_ranks(c, b, l, t, u64::from(c.dilation.max(1)), redraw, seed)
+    random_ranks(c, b, l, t, u64::from(c.dilation.max(1)), redraw, seed, wave)
 }
 
 /// [CMSV] Corollary 1.4: store-and-forward packets (L = 1) on links that carry one packet per
 /// cycle, with buffers of `a` packets, emulating Algorithm 2 at bandwidth A: each step of
 /// bandwidth A is a stage of A cycles. `makespan` and `round_cycles` count cycles; `shape`
 /// is the corollary's C·D^(1/A) + D lg n and `lower` the trivial max(C, D).
-pub fn algorithm2_buffers(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Alg2Run> {
-    let mut run = algorithm2(c, a, 1, alpha, false, seed)?;
+pub fn algorithm2_buffers(
+    c: &Collection,
+    a: u32,
+    alpha: f64,
+    seed: u64,
+    wave: Option<&mut PassWave>,
+) -> Result<Alg2Run> {
+    let mut run = algorithm2(c, a, 1, alpha, false, seed, wave)?;
     let (cc, d) = (f64::from(c.congestion), f64::from(c.dilation));
     let lg_n = (c.messages().max(2) as f64).log2();
     run.makespan *= u64::from(a);
@@ -484,6 +511,7 @@ pub fn algorithm2_mesh(
     alpha: f64,
     redraw: bool,
     seed: u64,
+    wave: Option<&mut PassWave>,
 ) -> Result<Alg2Run> {
     check_worms(b, l)?;
     check_alpha(alpha)?;
@@ -495,7 +523,7 @@ pub fn algorithm2_mesh(
         ));
     }
     let t = budget(c, q.saturating_mul(side), b, l, alpha);
-    random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed)
+    random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed, wave)
 }
 
 pub(super) fn check_alpha(alpha: f64) -> Result<()> {
@@ -510,6 +538,7 @@ pub(super) fn check_alpha(alpha: f64) -> Result<()> {
 /// drawn once from `seed` (or every round, with `redraw`). A forward pass lasts
 /// `delays` + D + L cycles, a round twice the pass's first part plus L (4D + L for delays in
 /// [D]: the backward pass replays the forward one without its last L cycles).
+#[allow(clippy::too_many_arguments)]
 fn random_ranks(
     c: &Collection,
     b: u32,
@@ -518,12 +547,13 @@ fn random_ranks(
     delays: u64,
     redraw: bool,
     seed: u64,
+    wave: Option<&mut PassWave>,
 ) -> Result<Alg2Run> {
     let d = u64::from(c.dilation.max(1));
     let ranks = t * u64::from(b);
     let mut rng: Rng = stream(seed, Stream::Protocol);
     let pass = delays + d + u64::from(l);
-    let delivered = rank_rounds(c, b, l, pass, |round, delay, key| {
+    let delivered = rank_rounds(c, b, l, pass, wave, |round, delay, key| {
         if round == 0 || redraw {
             for (w, (dl, k)) in delay.iter_mut().zip(key.iter_mut()).enumerate() {
                 *k = (rng.random_range(0..ranks), w as u32, 0);
@@ -568,7 +598,14 @@ fn finish(c: &Collection, b: u32, l: u32, budget: u64, delivered: Vec<u64>, roun
 /// input (in [`Collection::random`]'s order): ℓ = min(L, lg n), P = ⌈lg n/ℓ⌉ passes of
 /// q' = ⌈q/P⌉ worms per input; the i-th worm of a pass at input x has rank i·n + bitrev(x)
 /// and pass j starts j·ℓ cycles into every round of 2 lg n + L − 1 cycles (no random delay).
-pub fn butterfly_deterministic(c: &Collection, n: u32, q: u32, b: u32, l: u32) -> Result<Alg2Run> {
+pub fn butterfly_deterministic(
+    c: &Collection,
+    n: u32,
+    q: u32,
+    b: u32,
+    l: u32,
+    wave: Option<&mut PassWave>,
+) -> Result<Alg2Run> {
     check_worms(b, l)?;
     if c.messages() != (n as usize) * (q as usize) || !n.is_power_of_two() {
         return Err(Error::invalid(
@@ -592,7 +629,7 @@ pub fn butterfly_deterministic(c: &Collection, n: u32, q: u32, b: u32, l: u32) -
     // the forward passes of one round: the last pass starts (P − 1)ℓ in and takes lg n + L − 1
     // (less than a round: (P − 1)ℓ < lg n); the upward acknowledgements fill the rest
     let forward = u64::from(passes - 1) * u64::from(ell) + u64::from(lg) + u64::from(l) - 1;
-    let delivered = rank_rounds(c, b, l, forward, |round, delay, key| {
+    let delivered = rank_rounds(c, b, l, forward, wave, |round, delay, key| {
         if round == 0 {
             for w in 0..delay.len() {
                 let (x, i) = (w as u32 / q, w as u32 % q);
@@ -641,8 +678,8 @@ mod tests {
     fn algorithm2_finishes_and_more_bandwidth_needs_fewer_rounds() {
         let net = Net::new(NetKind::Mesh, 64, 2, 1).unwrap();
         let c = Collection::random(&net, 2, 5).unwrap();
-        let one = algorithm2(&c, 1, 8, 1.0, false, 5).unwrap();
-        let four = algorithm2(&c, 4, 8, 1.0, false, 5).unwrap();
+        let one = algorithm2(&c, 1, 8, 1.0, false, 5, None).unwrap();
+        let four = algorithm2(&c, 4, 8, 1.0, false, 5, None).unwrap();
         for run in [&one, &four] {
             assert_eq!(run.delivered.iter().sum::<u64>(), 128);
             assert!(run.makespan as f64 >= run.lower, "{run:?}");
@@ -657,7 +694,7 @@ mod tests {
     fn the_deterministic_butterfly_algorithm_finishes() {
         let net = Net::new(NetKind::Butterfly, 64, 2, 1).unwrap();
         let c = Collection::random(&net, 6, 7).unwrap();
-        let run = butterfly_deterministic(&c, 64, 6, 2, 4).unwrap();
+        let run = butterfly_deterministic(&c, 64, 6, 2, 4, None).unwrap();
         assert_eq!(run.delivered.iter().sum::<u64>(), 384);
     }
 }

@@ -190,6 +190,7 @@ pub fn run(
             config.alpha,
             false,
             s,
+            None,
         )
     })?;
     let fly = jobs.map("butterfly", BUTTERFLY.len() * nb * t, progress, |j| {
@@ -199,8 +200,8 @@ pub fn run(
         let s = seed(3, row / nb, j % t);
         let c = collection(NetKind::Butterfly, n, q, s)?;
         Ok(ButterflyPair {
-            deterministic: batch::butterfly_deterministic(&c, n, q, b, config.flits)?,
-            randomised: batch::algorithm2(&c, b, config.flits, config.alpha, false, s)?,
+            deterministic: batch::butterfly_deterministic(&c, n, q, b, config.flits, None)?,
+            randomised: batch::algorithm2(&c, b, config.flits, config.alpha, false, s, None)?,
         })
     })?;
     let nl = COROLLARY_FLITS.len();
@@ -216,9 +217,9 @@ pub fn run(
             let s = seed(4, row / nb, j % t);
             let c = collection(kind, n, config.q, s)?;
             if kind == NetKind::Mesh {
-                batch::algorithm2_mesh(&c, n.isqrt(), config.q, b, l, config.alpha, false, s)
+                batch::algorithm2_mesh(&c, n.isqrt(), config.q, b, l, config.alpha, false, s, None)
             } else {
-                batch::algorithm2(&c, b, l, config.alpha, false, s)
+                batch::algorithm2(&c, b, l, config.alpha, false, s, None)
             }
         },
     )?;
@@ -243,7 +244,7 @@ pub fn run(
             below: batch::algorithm1_store_and_forward(&c, Some(SAF_BELOW), config.alpha, s)?,
             buffers: BUFFERS
                 .iter()
-                .map(|&a| batch::algorithm2_buffers(&c, a, config.alpha, s))
+                .map(|&a| batch::algorithm2_buffers(&c, a, config.alpha, s, None))
                 .collect::<Result<_>>()?,
             buffered: BUFFERS
                 .iter()

@@ -27,6 +27,7 @@ pub mod cypher;
 pub mod experiment;
 pub mod growing_rank;
 pub mod hw;
+pub mod pass_wave;
 pub mod phase;
 pub mod trial;
 

@@ -6,6 +6,7 @@ use crate::cli::files::{outputs_apart, write};
 use clap::Args;
 use flitforge::universal::batch::{self, Collection};
 use flitforge::universal::buffered;
+use flitforge::universal::pass_wave::{self, PassWave};
 use flitforge::universal::{Net, NetKind};
 use flitforge::{Error, Result};
 
@@ -68,6 +69,11 @@ pub struct Alg2Args {
     /// cycles. [default: off]
     #[arg(long, value_name = "A", conflicts_with_all = ["deterministic", "mesh_tailored", "bandwidth", "flits"])]
     buffers: Option<u32>,
+    /// Write the forward passes as a VCD waveform: per link and cycle the winning worms' ids
+    /// (+ 1; 0 idle) and ranks, lane by lane, and the flits cut there; the round and the
+    /// pass cycle under tb.net. [default: not written]
+    #[arg(long, value_name = "FILE")]
+    vcd: Option<String>,
 }
 
 #[derive(Args)]
@@ -181,50 +187,107 @@ pub fn algorithm1(a: &Alg1Args) -> Result<()> {
 }
 
 pub fn algorithm2(a: &Alg2Args) -> Result<()> {
+    if a.vcd.is_some() {
+        outputs_apart(
+            &[
+                ("json", a.common.json.as_deref()),
+                ("vcd", a.vcd.as_deref()),
+            ],
+            &[],
+        )?;
+    }
     let (net, coll) = collection(&a.common, a.flits)?;
-    let run = if a.deterministic {
-        if net.kind != NetKind::Butterfly {
-            return Err(Error::invalid(
-                "deterministic",
-                net.kind.name(),
-                "--topology butterfly (Theorem 1.14(a) is a butterfly algorithm)",
-            ));
+    if a.deterministic && net.kind != NetKind::Butterfly {
+        return Err(Error::invalid(
+            "deterministic",
+            net.kind.name(),
+            "--topology butterfly (Theorem 1.14(a) is a butterfly algorithm)",
+        ));
+    }
+    if let Some(buffers) = a.buffers
+        && !(1..=64).contains(&buffers)
+    {
+        return Err(Error::invalid("buffers", buffers, "1..=64 packets"));
+    }
+    if a.mesh_tailored && net.kind != NetKind::Mesh {
+        return Err(Error::invalid(
+            "mesh-tailored",
+            net.kind.name(),
+            "--topology mesh (Theorem 1.13 is a mesh algorithm)",
+        ));
+    }
+    let run_with = |wave: Option<&mut PassWave>| -> Result<batch::Alg2Run> {
+        if a.deterministic {
+            batch::butterfly_deterministic(
+                &coll,
+                net.terminals,
+                a.common.q,
+                a.bandwidth,
+                a.flits,
+                wave,
+            )
+        } else if let Some(buffers) = a.buffers {
+            batch::algorithm2_buffers(&coll, buffers, a.common.alpha, a.common.seed, wave)
+        } else if a.mesh_tailored {
+            batch::algorithm2_mesh(
+                &coll,
+                net.terminals.isqrt(),
+                a.common.q,
+                a.bandwidth,
+                a.flits,
+                a.common.alpha,
+                a.redraw,
+                a.common.seed,
+                wave,
+            )
+        } else {
+            batch::algorithm2(
+                &coll,
+                a.bandwidth,
+                a.flits,
+                a.common.alpha,
+                a.redraw,
+                a.common.seed,
+                wave,
+            )
         }
-        batch::butterfly_deterministic(&coll, net.terminals, a.common.q, a.bandwidth, a.flits)?
-    } else if let Some(buffers) = a.buffers {
-        if !(1..=64).contains(&buffers) {
-            return Err(Error::invalid("buffers", buffers, "1..=64 packets"));
-        }
-        batch::algorithm2_buffers(&coll, buffers, a.common.alpha, a.common.seed)?
-    } else if a.mesh_tailored {
-        if net.kind != NetKind::Mesh {
-            return Err(Error::invalid(
-                "mesh-tailored",
-                net.kind.name(),
-                "--topology mesh (Theorem 1.13 is a mesh algorithm)",
-            ));
-        }
-        let side = net.terminals.isqrt();
-        batch::algorithm2_mesh(
-            &coll,
-            side,
-            a.common.q,
-            a.bandwidth,
-            a.flits,
-            a.common.alpha,
-            a.redraw,
-            a.common.seed,
-        )?
-    } else {
-        batch::algorithm2(
-            &coll,
-            a.bandwidth,
-            a.flits,
-            a.common.alpha,
-            a.redraw,
-            a.common.seed,
-        )?
     };
+    let run = run_with(None)?;
+    if let Some(path) = &a.vcd {
+        // the same run again (every draw comes from the seed), now with its waveform; its
+        // size is estimated from the first: a change per winner and cut flit, both ways
+        let lanes = a.buffers.unwrap_or(a.bandwidth);
+        let signals = PassWave::signals(net.data_links(), lanes);
+        if signals > pass_wave::MAX_SIGNALS {
+            return Err(Error::invalid(
+                "vcd",
+                path,
+                format!(
+                    "a network of at most {} link lanes for a waveform (this one has {signals} signals)",
+                    pass_wave::MAX_SIGNALS
+                ),
+            ));
+        }
+        let cycles = run.makespan / 2;
+        let rounds = run.delivered.len() as u64;
+        let hops = run.messages * (u64::from(run.dilation) + u64::from(run.flits)) * rounds;
+        flitforge::limits::Estimate::new()
+            .with("waveform", cycles * 64 + hops * 96)
+            .check_output("vcd", std::path::Path::new(path))?;
+        let mut file = crate::cli::files::AtomicFile::create(path)?;
+        let header = super::super::command_line();
+        let mut wave = PassWave::new(
+            file.writer(),
+            &header,
+            &net,
+            lanes,
+            run.messages,
+            u64::from(u32::MAX),
+        )?;
+        run_with(Some(&mut wave))?;
+        wave.finish()?;
+        file.commit()?;
+    }
     say!(
         "{}: B = {}, L = {}; rounds {} of {} cycles (budget {}), makespan {} cycles",
         if a.deterministic {
