@@ -71,7 +71,8 @@ pub struct Alg2Args {
     buffers: Option<u32>,
     /// Write the forward passes as a VCD waveform: per link and cycle the winning worms' ids
     /// (+ 1; 0 idle) and ranks, lane by lane, and the flits cut there; the round and the
-    /// pass cycle under tb.net. [default: not written]
+    /// pass cycle under tb.net (with --buffers, one sample per stage of A cycles). [default:
+    /// not written]
     #[arg(long, value_name = "FILE")]
     vcd: Option<String>,
 }
