@@ -282,13 +282,15 @@ pub struct CypherArgs {
     /// Seed of every trial.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Messages per terminal of the Algorithm 1 and 2 tables, 1..=64.
+    /// Messages per terminal of every table but butterfly and one-phase, 1..=64.
     #[arg(long, default_value_t = 4)]
     q: u32,
-    /// Flits per worm L, 1..=256.
+    /// Flits per worm L of the algorithm2 and butterfly tables (corollaries runs L = 4, 8,
+    /// 16), 1..=256.
     #[arg(long, default_value_t = 8)]
     flits: u32,
-    /// Link bandwidths B, comma-separated, starting with 1, each 1..=16.
+    /// Link bandwidths B of the algorithm2, butterfly, corollaries and one-phase tables,
+    /// comma-separated, starting with 1, each 1..=16.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
     bandwidths: Vec<u32>,
     /// α of the w.h.p. bounds (probability 1 - n^(-α)), 0..=16.

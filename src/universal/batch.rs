@@ -22,6 +22,10 @@ use serde::{Deserialize, Serialize};
 
 /// Most copies or worms one pass carries.
 pub const MAX_COPIES: u64 = 1 << 24;
+
+/// Most copy-cycles one forward pass of Algorithm 1 (or Theorem 1.8) may simulate: every copy
+/// is visited in every cycle of the pass.
+pub const MAX_PASS_WORK: u64 = 1 << 34;
 /// Most rounds before a run is reported as not finishing.
 pub const MAX_ROUNDS: u32 = 100_000;
 
@@ -112,7 +116,7 @@ impl Collection {
 
 /// ln(CD) and ln ln(CD) with CD at least e^e, so that both are at least 1 (the prescriptions
 /// below need CD > e; tiny instances are clamped).
-fn logs(c: u32, d: u32) -> (f64, f64) {
+pub(crate) fn logs(c: u32, d: u32) -> (f64, f64) {
     let cd = (f64::from(c) * f64::from(d)).max(std::f64::consts::E.powf(std::f64::consts::E));
     (cd.ln(), cd.ln().ln())
 }
@@ -288,6 +292,17 @@ fn algorithm1_rounds(
             }
         }
         let pass = delays + u64::from(d);
+        let work = owners.len() as u64 * pass;
+        if work > MAX_PASS_WORK {
+            return Err(Error::invalid(
+                "alpha",
+                alpha,
+                format!(
+                    "a run whose round {r} simulates at most {MAX_PASS_WORK} copy-cycles ({} copies x {pass} cycles = {work}; fewer packets or a smaller α shorten it)",
+                    owners.len()
+                ),
+            ));
+        }
         let paths: Vec<&[u32]> = owners.iter().map(|&p| &*c.paths[p as usize]).collect();
         let arrived = forward_pass_discard_all(&paths, &delays_of, width, pass);
         let before = active.len() as u64;
@@ -319,7 +334,12 @@ fn algorithm1_rounds(
             active: before,
             delivered: before - active.len() as u64,
             max_conflicting,
-            bound: round6(bm as f64 / f64::from(1u32 << r.min(31))),
+            // (the analysis's measure: Algorithm 1's rounds, and Theorem 1.8's round 0)
+            bound: if store_and_forward && r > 0 {
+                0.0
+            } else {
+                round6(bm as f64 / f64::from(1u32 << r.min(31)))
+            },
             cycles: 2 * pass * stage,
         });
         r += 1;
@@ -430,9 +450,12 @@ fn rank_rounds(
                     }
                 },
                 |q| {
-                    flights[q.worm as usize].cut(q.flit, q.hop);
+                    let flits = flights[q.worm as usize].cut(q.flit, q.hop);
                     if tracing {
-                        cuts.push(LinkEvent::Cut { link: q.link });
+                        cuts.push(LinkEvent::Cut {
+                            link: q.link,
+                            flits,
+                        });
                     }
                 },
             );
@@ -523,7 +546,13 @@ pub fn algorithm2_mesh(
         ));
     }
     let t = budget(c, q.saturating_mul(side), b, l, alpha);
-    random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed, wave)
+    let mut run = random_ranks(c, b, l, t, 2 * u64::from(side), redraw, seed, wave)?;
+    // Theorem 1.13's shape, (q·L·m·d^(1/B) + (m·d + L)·d·lg m)/B with d = 2
+    let (m, lf, bf) = (f64::from(side), f64::from(l), f64::from(b));
+    run.shape = round6(
+        (f64::from(q) * lf * m * 2f64.powf(1.0 / bf) + (2.0 * m + lf) * 2.0 * m.log2()) / bf,
+    );
+    Ok(run)
 }
 
 pub(super) fn check_alpha(alpha: f64) -> Result<()> {

@@ -15,7 +15,11 @@ use serde::{Deserialize, Serialize};
 /// every round delivers at least one packet).
 const MAX_ROUNDS: u32 = 100_000;
 
-/// The growing ranks' (m, K): [SV]'s generic choice, since the batch setting has no load λ.
+/// Most queue entries the forward passes may scan in all before a run is abandoned.
+const MAX_WORK: u64 = 1 << 36;
+
+/// The growing ranks' (m, K): [SV]'s generic choice. Every packet of a round is born at its
+/// start, so m does not change the order (fewest links crossed first, then k, then the id).
 pub const GROWING_M: u64 = 20;
 pub const GROWING_K: u64 = 128;
 
@@ -81,6 +85,7 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
     let mut busy: Vec<u32> = Vec::new();
     let mut moves: Vec<(u32, u32)> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
+    let mut work = 0u64;
     while !active.is_empty() {
         if run.delivered.len() as u32 >= MAX_ROUNDS {
             return Err(Error::Incomplete(format!(
@@ -98,10 +103,17 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
         }
         let (mut delivered, mut discarded, mut cycles) = (0u64, 0u64, 0u64);
         while !busy.is_empty() {
+            if work > MAX_WORK {
+                return Err(Error::Incomplete(format!(
+                    "Theorem 1.7: more than {MAX_WORK} queue entries scanned, {} packets still undelivered",
+                    active.len()
+                )));
+            }
             // compute: every busy link sends its lowest growing rank, (m(h − 1)K + k, id)
             moves.clear();
             for &e in &busy {
                 let q = &mut queue[e as usize];
+                work += q.len() as u64;
                 let rank = |p: u32| {
                     (
                         GROWING_M * GROWING_K * u64::from(hop[p as usize]) + offset[p as usize],

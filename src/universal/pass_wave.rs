@@ -26,7 +26,7 @@ pub struct PassWave<'a> {
 /// One link's outcome in one cycle: a winner (worm, rank) or a cut flit.
 pub enum LinkEvent {
     Won { link: u32, worm: u32, rank: u64 },
-    Cut { link: u32 },
+    Cut { link: u32, flits: u64 },
 }
 
 impl<'a> PassWave<'a> {
@@ -113,9 +113,9 @@ impl<'a> PassWave<'a> {
                         self.values[base + 2 * k + 1] = rank;
                     }
                 }
-                LinkEvent::Cut { link } if link < self.links => {
+                LinkEvent::Cut { link, flits } if link < self.links => {
                     let at = 2 + link as usize * per + per - 1;
-                    self.values[at] = (self.values[at] + 1).min(0xFFFF);
+                    self.values[at] = (self.values[at] + flits).min(0xFFFF);
                 }
                 _ => {}
             }

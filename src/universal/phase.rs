@@ -30,6 +30,9 @@ pub fn max_loads(n: u32, q: u32, m: u32, samples: u32, seed: u64) -> Result<Vec<
             "1 or more, with q·n at most 2^20 worms",
         ));
     }
+    if !(1..=1 << 20).contains(&samples) {
+        return Err(Error::invalid("samples", samples, "1..=1048576"));
+    }
     if m == 0 || u64::from(m) > worms {
         return Err(Error::invalid("m", m, format!("1..={worms} (q·n)")));
     }
@@ -78,7 +81,8 @@ pub fn max_loads(n: u32, q: u32, m: u32, samples: u32, seed: u64) -> Result<Vec<
 
 /// The proof's upper bound on the probability that m random worms fit into one phase at
 /// bandwidth `b` on `n` inputs, exp(−(lg n / (3 lg lg n)) · m^(B+1) / ((7n)^B (B + 1)^(B+1)))
-/// as far as the damaged text can be read; it assumes m ≥ 7Bn / lg n (`None` below that).
+/// as far as the damaged text can be read; it assumes m ≥ 7Bn / lg n and lg lg n ≥ 2 (`None`
+/// otherwise).
 pub fn one_phase_bound(n: u32, m: u32, b: u32) -> Option<f64> {
     let lg = f64::from(n.trailing_zeros());
     let (nf, mf, bf) = (f64::from(n), f64::from(m), f64::from(b));

@@ -67,7 +67,7 @@ pub struct Alg2Args {
     /// Corollary 1.4: store-and-forward packets (L = 1) on links of one packet per cycle with
     /// buffers of A packets, 1..=64: Algorithm 2 at bandwidth A, each step a stage of A
     /// cycles. [default: off]
-    #[arg(long, value_name = "A", conflicts_with_all = ["deterministic", "mesh_tailored", "bandwidth", "flits"])]
+    #[arg(long, value_name = "A", conflicts_with_all = ["deterministic", "mesh_tailored", "bandwidth", "flits", "redraw"])]
     buffers: Option<u32>,
     /// Write the forward passes as a VCD waveform: per link and cycle the winning worms' ids
     /// (+ 1; 0 idle) and ranks, lane by lane, and the flits cut there; the round and the
@@ -197,18 +197,32 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
             &[],
         )?;
     }
+    if let Some(buffers) = a.buffers
+        && !(1..=64).contains(&buffers)
+    {
+        return Err(Error::invalid("buffers", buffers, "1..=64 packets"));
+    }
     let (net, coll) = collection(&a.common, a.flits)?;
+    let lanes = a.buffers.unwrap_or(a.bandwidth);
+    let signals = PassWave::signals(net.data_links(), lanes);
+    if let Some(path) = &a.vcd
+        && signals > pass_wave::MAX_SIGNALS
+    {
+        return Err(Error::invalid(
+            "vcd",
+            path,
+            format!(
+                "a network whose waveform has at most {} signals (links x (2B + 1) + 2; this one has {signals})",
+                pass_wave::MAX_SIGNALS
+            ),
+        ));
+    }
     if a.deterministic && net.kind != NetKind::Butterfly {
         return Err(Error::invalid(
             "deterministic",
             net.kind.name(),
             "--topology butterfly (Theorem 1.14(a) is a butterfly algorithm)",
         ));
-    }
-    if let Some(buffers) = a.buffers
-        && !(1..=64).contains(&buffers)
-    {
-        return Err(Error::invalid("buffers", buffers, "1..=64 packets"));
     }
     if a.mesh_tailored && net.kind != NetKind::Mesh {
         return Err(Error::invalid(
@@ -257,18 +271,6 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
     if let Some(path) = &a.vcd {
         // the same run again (every draw comes from the seed), now with its waveform; its
         // size is estimated from the first: a change per winner and cut flit, both ways
-        let lanes = a.buffers.unwrap_or(a.bandwidth);
-        let signals = PassWave::signals(net.data_links(), lanes);
-        if signals > pass_wave::MAX_SIGNALS {
-            return Err(Error::invalid(
-                "vcd",
-                path,
-                format!(
-                    "a network of at most {} link lanes for a waveform (this one has {signals} signals)",
-                    pass_wave::MAX_SIGNALS
-                ),
-            ));
-        }
         let cycles = run.makespan / 2;
         let rounds = run.delivered.len() as u64;
         let hops = run.messages * (u64::from(run.dilation) + u64::from(run.flits)) * rounds;
@@ -314,6 +316,13 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
             run.shape,
             run.lower
         );
+    } else if a.mesh_tailored {
+        say!(
+            "delivered per round {:?}; Theorem 1.13's shape (q·L·m·d^(1/B) + (m·d + L) d lg m)/B = {:.1}, lower bound L·C/B + D + L = {:.1}",
+            run.delivered,
+            run.shape,
+            run.lower
+        );
     } else {
         say!(
             "delivered per round {:?}; Main Theorem 2's shape (L·C·D^(1/B) + (D + L) lg n)/B = {:.1}, lower bound L·C/B + D + L = {:.1}",
@@ -339,13 +348,15 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
 }
 
 pub fn buffered(a: &BufferedArgs) -> Result<()> {
+    if !(1..=64).contains(&a.buffers) {
+        return Err(Error::invalid("buffers", a.buffers, "1..=64 packets"));
+    }
     let (_, coll) = collection(&a.common, 1)?;
     let run = buffered::theorem_1_7(&coll, a.buffers, a.common.alpha, a.common.seed)?;
     say!(
-        "store-and-forward with buffers of {} ([CMSV] Theorem 1.7): discard ranks in [{}], growing ranks (m, K) = ({}, {})",
+        "store-and-forward with buffers of {} ([CMSV] Theorem 1.7): discard ranks in [{}]; growing ranks born together: fewest links crossed first, then a key in 1..={}",
         run.buffers,
         run.discard_ranks,
-        buffered::GROWING_M,
         buffered::GROWING_K
     );
     say!("round  delivered  discarded  forward cycles");

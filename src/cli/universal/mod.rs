@@ -64,7 +64,8 @@ pub enum UniversalCommand {
     Algorithm2(Alg2Args),
     /// [CMSV] Theorem 1.7: q packets per terminal, store-and-forward on shortest paths with
     /// buffers of A packets per link, in rounds. A forward pass is [SV]'s growing-rank
-    /// protocol (each link sends its lowest rank; a rank grows by m·K per link); where
+    /// protocol with every packet born at the round's start: each link sends the packet
+    /// with the fewest links behind it, ties to a random key drawn once, then the id; where
     /// arrivals would overflow a buffer, the A lowest discard ranks (drawn once, as in
     /// Algorithm 2) stay and the others are discarded and try again next round.
     ///

@@ -38,11 +38,11 @@ use serde::{Deserialize, Serialize};
 pub struct CypherConfig {
     pub trials: u32,
     pub seed: u64,
-    /// Messages per terminal of the algorithm 1 and 2 tables.
+    /// Messages per terminal of every table but butterfly and one-phase.
     pub q: u32,
     /// Flits per worm of the algorithm 2 and butterfly tables.
     pub flits: u32,
-    /// Bandwidths of the algorithm 2 and butterfly tables.
+    /// Bandwidths of the algorithm 2, butterfly, corollaries and one-phase tables.
     pub bandwidths: Vec<u32>,
     /// α of the w.h.p. bounds.
     pub alpha: f64,

@@ -9,7 +9,7 @@ use super::{
 use crate::plot::{Chart, Marker};
 use crate::tables::{Results, Table, f2, f3, fit, mean};
 use crate::universal::NetKind;
-use crate::universal::batch::Alg2Run;
+use crate::universal::batch::{self, Alg2Run};
 use crate::universal::buffered::{self, BufferedRun};
 use crate::universal::phase;
 
@@ -284,9 +284,9 @@ pub(super) fn store_and_forward_tables(runs: &[SafRuns], config: &CypherConfig, 
         let shape = mean(rows.iter().map(|r| {
             let p = &r.prescribed;
             let (cc, d) = (f64::from(p.congestion), f64::from(p.dilation));
-            let cd = (cc * d).max(std::f64::consts::E.powf(std::f64::consts::E));
+            let (ln, lnln) = batch::logs(p.congestion, p.dilation);
             let lg_n = (p.messages.max(2) as f64).log2();
-            (cc + d) * cd.ln() / cd.ln().ln() + (d + lg_n) * lg_n.log2()
+            (cc + d) * ln / lnln + (d + lg_n) * lg_n.log2()
         }));
         let c = f2(mean(
             rows.iter().map(|r| f64::from(r.prescribed.congestion)),
@@ -320,13 +320,15 @@ pub(super) fn store_and_forward_tables(runs: &[SafRuns], config: &CypherConfig, 
         "Store-and-forward with buffers of A packets, growing ranks and discards ([CMSV] Theorem 1.7)",
         &format!(
             "{} packets per terminal on shortest paths, links of one packet per cycle, buffers of A. Forward pass: \
-             growing ranks (each link sends its lowest m·(h − 1)·K + k, (m, K) = ({}, {})); an overflowing buffer \
+             growing ranks m·h·K + k with every packet born at the round's start, so each link sends the packet \
+             that has crossed the fewest links (h), then the lowest k (uniform in 1..={}, drawn once), then the \
+             lowest id, whatever m ({}); an overflowing buffer \
              keeps its A lowest discard ranks (uniform in [T·A], drawn once); backward pass: acknowledgements, as \
              long as the forward pass. Shapes: rounds (C·D^(1/A) + lg n)/A; time (C·D^(1/A) + lg n)(C + D + lg n)/A \
              or, in the other reading of the damaged text, (C·D^(1/A)/A + lg n)(C + D + lg n).",
             config.q,
-            buffered::GROWING_M,
-            buffered::GROWING_K
+            buffered::GROWING_K,
+            buffered::GROWING_M
         ),
         &[
             "network",
