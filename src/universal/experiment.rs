@@ -203,7 +203,7 @@ fn saf_trial(
         k,
         measured: o.measured,
         tail: {
-            let undrained = o.measured - o.delivered_measured;
+            let undrained = o.measured.saturating_sub(o.delivered_measured);
             o.delay_tail.iter().map(|&k| k + undrained).collect()
         },
         stretch_max: o.stretch_max,
