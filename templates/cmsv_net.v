@@ -4,28 +4,42 @@
 //
 // Switch <level i, column w> is instance l{i}_c{w}. Its out link 0 (straight) feeds in port 0
 // of <i + 1, w>, its out link 1 (cross) in port 1 of <i + 1, w xor 2^(lg n - 1 - i)>; B lanes
-// per link. Input x injects J lanes into <0, x>: lane l at inj[(x*J + l)*LW +: LW] =
-// {id, destination, valid}.
+// per link, and B acknowledgement lanes back along each. Input x injects J lanes into
+// <0, x>: lane l at inj[(x*J + l)*LW +: LW] = {id, destination, valid}.
 `default_nettype none
 
 module ff_cmsv_net (
     input  wire                  clk,
     input  wire                  rst,
-    input  wire [{{ n * j * lw }}-1:0]        inj
+    input  wire [{{ n * j * lw }}-1:0]        inj,
+    // per input x (output x): lane k at x*2B + k, its id at (x*2B + k)*IW
+    output wire [{{ n * 2 * b }}-1:0]          acked_valid,
+    output wire [{{ n * 2 * b * iw }}-1:0]        acked_id,
+    output wire [{{ n * 2 * b }}-1:0]          delivered_valid,
+    output wire [{{ n * 2 * b * iw }}-1:0]        delivered_id
 );
 {%- for s in switches %}{% if !s.last %}
     wire [{{ 2 * b }}-1:0] ov_{{ s.name }};
-    wire [{{ 2 * b * dw }}-1:0] od_{{ s.name }};
-    wire [{{ 2 * b * iw }}-1:0] oi_{{ s.name }};{% endif %}
+    wire [{{ 2 * b * dw }}-1:0] oa_{{ s.name }};
+    wire [{{ 2 * b * iw }}-1:0] oi_{{ s.name }};{% endif %}{% if !s.first %}
+    wire [{{ 2 * b }}-1:0] bv_{{ s.name }};
+    wire [{{ 2 * b * dw }}-1:0] ba_{{ s.name }};
+    wire [{{ 2 * b * iw }}-1:0] bi_{{ s.name }};{% endif %}
 {%- endfor %}
 {%- for s in switches %}
 
-    {{ s.module }} #(.RB({{ s.rb }}), .COLBIT(1'b{{ s.colbit }})) {{ s.name }} (
+    {{ s.module }} #({{ s.params }}) {{ s.name }} (
         .clk(clk), .rst(rst),
-        .in_valid({{ s.in_valid }}),
-        .in_dest({{ s.in_dest }}),
-        .in_id({{ s.in_id }}){% if !s.last %},
-        .out_valid(ov_{{ s.name }}), .out_dest(od_{{ s.name }}), .out_id(oi_{{ s.name }}){% endif %}
+        .in_valid({{ s.ins.0 }}),
+        .in_addr({{ s.ins.1 }}),
+        .in_id({{ s.ins.2 }}),{% if s.first %}
+        .acked_valid(acked_valid[{{ s.column * 2 * b }} +: {{ 2 * b }}]), .acked_id(acked_id[{{ s.column * 2 * b * iw }} +: {{ 2 * b * iw }}]),{% endif %}{% if s.last %}
+        .delivered_valid(delivered_valid[{{ s.column * 2 * b }} +: {{ 2 * b }}]), .delivered_id(delivered_id[{{ s.column * 2 * b * iw }} +: {{ 2 * b * iw }}]){% endif %}{% if !s.last %}
+        .out_valid(ov_{{ s.name }}), .out_addr(oa_{{ s.name }}), .out_id(oi_{{ s.name }}),
+        .back_valid({{ s.backs.0 }}),
+        .back_addr({{ s.backs.1 }}),
+        .back_id({{ s.backs.2 }}){% endif %}{% if !s.first %},
+        .ack_valid(bv_{{ s.name }}), .ack_addr(ba_{{ s.name }}), .ack_id(bi_{{ s.name }}){% endif %}
     );
 {%- endfor %}
 endmodule

@@ -434,4 +434,130 @@ fn the_protocols_state_is_written_as_a_waveform() {
     for s in ["round", "pass_cycle", "lane0_worm", "lane1_rank", "cut"] {
         assert!(wave.contains(&format!(" {s} $end")), "algorithm2: {s}");
     }
+    // Algorithm 1 (its copies carry no rank; Theorem 1.8 by steps) and Theorem 1.7 (a
+    // buffer's occupancy), on the torus
+    for (command, extra, has, lacks) in [
+        (
+            "algorithm1",
+            vec!["--bandwidth", "1"],
+            "lane0_worm",
+            "lane0_rank",
+        ),
+        (
+            "algorithm1",
+            vec!["--bandwidth", "2", "--store-and-forward"],
+            "lane1_worm",
+            "held",
+        ),
+        ("buffered", vec!["--buffers", "1"], "held", "lane1_worm"),
+    ] {
+        let vcd = temp("universal", &format!("{command}-{}.vcd", extra.len()));
+        let mut args = vec![
+            "universal",
+            command,
+            "--topology",
+            "torus",
+            "--inputs",
+            "16",
+            "--q",
+            "2",
+            "--vcd",
+            &vcd,
+        ];
+        args.extend(&extra);
+        let o = flitforge(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let wave = std::fs::read_to_string(&vcd).unwrap();
+        for s in ["round", "pass_cycle", "cut", has] {
+            assert!(
+                wave.contains(&format!(" {s} $end")),
+                "{command} {extra:?}: {s}"
+            );
+        }
+        assert!(
+            !wave.contains(&format!(" {lacks} $end")),
+            "{command}: {lacks}"
+        );
+        // the signal takes a value other than 0 on some link
+        assert!(nonzero(&wave, has), "{command} {extra:?}: {has} stays 0");
+    }
+}
+
+/// Whether some signal named `name` of `wave` takes a value other than 0.
+fn nonzero(wave: &str, name: &str) -> bool {
+    let codes: Vec<&str> = wave
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 6 && f[0] == "$var" && f[4] == name).then(|| f[3])
+        })
+        .collect();
+    wave.lines().any(|l| {
+        l.split_once(' ').is_some_and(|(v, code)| {
+            v.starts_with('b') && v[1..].contains('1') && codes.contains(&code)
+        })
+    })
+}
+
+/// `universal rtl` runs Algorithm 1 in hardware round by round, acknowledgements deciding
+/// each next round, and agrees with `universal algorithm1` on the same butterfly and seed.
+#[test]
+fn the_algorithm1_hardware_agrees_with_the_batch_run_round_by_round() {
+    let common = [
+        "--inputs",
+        "8",
+        "--q",
+        "4",
+        "--bandwidth",
+        "1",
+        "--seed",
+        "5",
+    ];
+    let out = temp("universal", "alg1-rtl");
+    let mut args = vec!["universal", "rtl", "--out", &out, "--force"];
+    args.extend(common);
+    let o = flitforge(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report = text(&o.stdout);
+    let acknowledged: Vec<u64> = report
+        .lines()
+        .filter(|l| l.starts_with("round "))
+        .map(|l| {
+            let (_, tail) = l.split_once(" delivered, ").unwrap();
+            tail.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect();
+    for file in [
+        "ff_cmsv_router.v",
+        "ff_cmsv_last.v",
+        "ff_cmsv_net.v",
+        "tb.v",
+    ] {
+        assert!(std::path::Path::new(&out).join(file).exists(), "{file}");
+    }
+    let mut args = vec!["universal", "algorithm1", "--json", "-"];
+    args.extend(common);
+    let o = flitforge(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let delivered: Vec<u64> = v["run"]["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["delivered"].as_u64().unwrap())
+        .collect();
+    assert_eq!(acknowledged, delivered, "{report}");
+    assert!(delivered.len() > 1, "B = 1 needs later rounds");
+    let _ = std::fs::remove_dir_all(&out);
+    for (args, expect) in [
+        (vec!["--bandwidth", "9"], "invalid bandwidth = 9"),
+        (vec!["--q", "0"], "invalid q = 0"),
+        (vec!["--alpha", "20"], "invalid alpha = 20"),
+    ] {
+        let mut full = vec!["universal", "rtl"];
+        full.extend(args);
+        let o = flitforge(&full);
+        assert_eq!(o.status.code(), Some(2), "{full:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains(expect), "{}", text(&o.stderr));
+    }
 }

@@ -5,6 +5,7 @@
 //! delivered packets, and the undelivered ones try again in the next round.
 
 use super::batch::{Collection, budget, check_alpha};
+use super::pass_wave::{LinkEvent, PassWave, Signals};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use crate::stats::round6;
@@ -22,6 +23,16 @@ const MAX_WORK: u64 = 1 << 36;
 /// start, so m does not change the order (fewest links crossed first, then k, then the id).
 pub const GROWING_M: u64 = 20;
 pub const GROWING_K: u64 = 128;
+
+/// The signals of Theorem 1.7's waveform for `c` with buffers of `a`.
+pub fn wave_signals(c: &Collection, a: u32) -> Signals {
+    Signals {
+        lanes: 1,
+        messages: c.messages() as u64,
+        ranks: Some(GROWING_M * GROWING_K * (u64::from(c.dilation) + 1)),
+        buffers: Some(a),
+    }
+}
 
 /// A run of Theorem 1.7's algorithm.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -47,8 +58,16 @@ pub struct BufferedRun {
     pub shape_alt: f64,
 }
 
-/// [CMSV] Theorem 1.7 on `c` (shortest paths) with buffers of `a` packets per link.
-pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<BufferedRun> {
+/// [CMSV] Theorem 1.7 on `c` (shortest paths) with buffers of `a` packets per link; its
+/// forward passes written to `wave` if given (per link and cycle: the packet sent and its
+/// growing rank, the packets discarded and the buffer's occupancy; see [`wave_signals`]).
+pub fn theorem_1_7(
+    c: &Collection,
+    a: u32,
+    alpha: f64,
+    seed: u64,
+    mut wave: Option<&mut PassWave>,
+) -> Result<BufferedRun> {
     if !(1..=64).contains(&a) {
         return Err(Error::invalid("buffers", a, "1..=64 packets"));
     }
@@ -86,6 +105,7 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
     let mut moves: Vec<(u32, u32)> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
     let mut work = 0u64;
+    let mut events = Vec::new();
     while !active.is_empty() {
         if run.delivered.len() as u32 >= MAX_ROUNDS {
             return Err(Error::Incomplete(format!(
@@ -129,6 +149,14 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
                 if hop[p as usize] > 0 {
                     held[e as usize] -= 1;
                 }
+                if wave.is_some() {
+                    let (rank, _) = rank(p);
+                    events.push(LinkEvent::Won {
+                        link: e,
+                        worm: p,
+                        rank,
+                    });
+                }
                 moves.push((p, e));
             }
             // commit: every move lands at once
@@ -156,6 +184,12 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
             // overflowing buffers keep their A lowest discard ranks (Algorithm 2's rule)
             for &e in &touched {
                 let q = &mut queue[e as usize];
+                if wave.is_some() {
+                    events.push(LinkEvent::Cut {
+                        link: e,
+                        flits: u64::from(held[e as usize] - a),
+                    });
+                }
                 while held[e as usize] > a {
                     let (i, _) = q
                         .iter()
@@ -169,6 +203,23 @@ pub fn theorem_1_7(c: &Collection, a: u32, alpha: f64, seed: u64) -> Result<Buff
                 }
             }
             busy.retain(|&e| !queue[e as usize].is_empty());
+            if let Some(w) = wave.as_deref_mut() {
+                // the buffers of the links sent from and arrived at
+                for &(p, e) in &moves {
+                    events.push(LinkEvent::Held {
+                        link: e,
+                        packets: held[e as usize],
+                    });
+                    if let Some(&next) = c.paths[p as usize].get(hop[p as usize] as usize) {
+                        events.push(LinkEvent::Held {
+                            link: next,
+                            packets: held[next as usize],
+                        });
+                    }
+                }
+                w.sample(run.delivered.len() as u32, cycles, &events)?;
+                events.clear();
+            }
             cycles += 1;
         }
         active.retain(|&p| !done[p as usize]);
@@ -196,8 +247,8 @@ mod tests {
     fn every_packet_arrives_and_a_bigger_buffer_discards_less() {
         let net = Net::new(NetKind::Torus, 64, 2, 1).unwrap();
         let c = Collection::random(&net, 4, 5).unwrap();
-        let small = theorem_1_7(&c, 1, 1.0, 5).unwrap();
-        let large = theorem_1_7(&c, 16, 1.0, 5).unwrap();
+        let small = theorem_1_7(&c, 1, 1.0, 5, None).unwrap();
+        let large = theorem_1_7(&c, 16, 1.0, 5, None).unwrap();
         for r in [&small, &large] {
             assert_eq!(r.delivered.iter().sum::<u64>(), 256);
             assert!(r.pass_cycles.iter().all(|&p| p >= 1));
@@ -207,8 +258,8 @@ mod tests {
         assert!(lost(&large) <= lost(&small), "{large:?} {small:?}");
         assert!(lost(&small) > 0);
         assert_eq!(
-            theorem_1_7(&c, 2, 1.0, 9).unwrap().delivered,
-            theorem_1_7(&c, 2, 1.0, 9).unwrap().delivered
+            theorem_1_7(&c, 2, 1.0, 9, None).unwrap().delivered,
+            theorem_1_7(&c, 2, 1.0, 9, None).unwrap().delivered
         );
     }
 }

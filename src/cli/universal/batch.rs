@@ -6,7 +6,7 @@ use crate::cli::files::{outputs_apart, write};
 use clap::Args;
 use flitforge::universal::batch::{self, Collection};
 use flitforge::universal::buffered;
-use flitforge::universal::pass_wave::{self, PassWave};
+use flitforge::universal::pass_wave::{self, PassWave, Signals};
 use flitforge::universal::{Net, NetKind};
 use flitforge::{Error, Result};
 
@@ -41,6 +41,13 @@ pub struct Alg1Args {
     /// [240e²(α + 2) lg n] and stages of one cycle. [default: off]
     #[arg(long)]
     store_and_forward: bool,
+    /// Write the forward passes as a VCD waveform: per link and cycle (step, with
+    /// --store-and-forward) the packets whose copies crossed it, lane by lane (id + 1; 0
+    /// idle), and the copies discarded there; the round and the pass cycle under tb.net.
+    /// `universal rtl` has the register-level hardware with its acknowledgements. [default:
+    /// not written]
+    #[arg(long, value_name = "FILE")]
+    vcd: Option<String>,
 }
 
 #[derive(Args)]
@@ -84,6 +91,11 @@ pub struct BufferedArgs {
     /// Buffer size A: packets a link's buffer holds, 1..=64.
     #[arg(long, default_value_t = 2)]
     buffers: u32,
+    /// Write the forward passes as a VCD waveform: per link and cycle the packet sent (id +
+    /// 1; 0 idle) and its growing rank, the packets its buffer discarded and the packets the
+    /// buffer holds; the round and the pass cycle under tb.net. [default: not written]
+    #[arg(long, value_name = "FILE")]
+    vcd: Option<String>,
 }
 
 /// Most link-message incidences Algorithm 1's per-round conflict measure walks
@@ -118,8 +130,47 @@ fn collection(c: &BatchCommon, flits: u32) -> Result<(Net, Collection)> {
     Ok((net, coll))
 }
 
+/// Refuses, before any run, a waveform at `vcd` that would have more than
+/// [`pass_wave::MAX_SIGNALS`] signals or that collides with the other outputs.
+fn check_wave(common: &BatchCommon, vcd: Option<&str>, net: &Net, signals: Signals) -> Result<()> {
+    let Some(path) = vcd else { return Ok(()) };
+    outputs_apart(&[("json", common.json.as_deref()), ("vcd", vcd)], &[])?;
+    let count = signals.count(net.data_links());
+    if count > pass_wave::MAX_SIGNALS {
+        return Err(Error::invalid(
+            "vcd",
+            path,
+            format!(
+                "a network whose waveform has at most {} signals (this one has {count}: a smaller network or bandwidth)",
+                pass_wave::MAX_SIGNALS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `again` (the same run: every draw comes from the seed) with its waveform written to
+/// `path`, once its size, estimated from the first run's `samples` and `events`, is checked.
+fn write_wave<T>(
+    path: &str,
+    net: &Net,
+    signals: Signals,
+    (samples, events): (u64, u64),
+    again: impl FnOnce(&mut PassWave) -> Result<T>,
+) -> Result<()> {
+    flitforge::limits::Estimate::new()
+        .with("waveform", samples * 64 + events * 96)
+        .check_output("vcd", std::path::Path::new(path))?;
+    let mut file = crate::cli::files::AtomicFile::create(path)?;
+    let header = super::super::command_line();
+    let mut wave = PassWave::new(file.writer(), &header, net, signals)?;
+    again(&mut wave)?;
+    wave.finish()?;
+    file.commit()
+}
+
 pub fn algorithm1(a: &Alg1Args) -> Result<()> {
-    let (_, coll) = collection(&a.common, 1)?;
+    let (net, coll) = collection(&a.common, 1)?;
     let work = coll.messages() as u64 * u64::from(coll.dilation) * u64::from(coll.congestion);
     if work > MAX_CONFLICT_WORK {
         return Err(Error::invalid(
@@ -130,11 +181,36 @@ pub fn algorithm1(a: &Alg1Args) -> Result<()> {
             ),
         ));
     }
-    let run = if a.store_and_forward {
-        batch::algorithm1_store_and_forward(&coll, a.bandwidth, a.common.alpha, a.common.seed)?
-    } else {
-        batch::algorithm1(&coll, a.bandwidth, a.common.alpha, a.common.seed)?
+    let run_with = |wave: Option<&mut PassWave>| {
+        let (c, b, alpha, seed) = (&coll, a.bandwidth, a.common.alpha, a.common.seed);
+        if a.store_and_forward {
+            batch::algorithm1_store_and_forward(c, b, alpha, seed, wave)
+        } else {
+            batch::algorithm1(c, b, alpha, seed, wave)
+        }
     };
+    // the lanes: B, known once the plan is made
+    let lanes = batch::Alg1Plan::new(&coll, a.bandwidth, a.common.alpha)?.bandwidth;
+    let signals = Signals {
+        lanes,
+        messages: coll.messages() as u64,
+        ranks: None,
+        buffers: None,
+    };
+    check_wave(&a.common, a.vcd.as_deref(), &net, signals)?;
+    let run = run_with(None)?;
+    if let Some(path) = &a.vcd {
+        let samples: u64 = run
+            .rounds
+            .iter()
+            .map(|r| r.delays + u64::from(run.dilation))
+            .sum();
+        let copies: u64 = run.rounds.iter().map(|r| r.active * r.copies_each).sum();
+        let events = copies * (u64::from(run.dilation) + 1);
+        write_wave(path, &net, signals, (samples, events), |w| {
+            run_with(Some(w))
+        })?;
+    }
     say!(
         "{}: B = {} (prescribed {}), m = {}, k = {}; planned rounds 0..={}",
         if a.store_and_forward {
@@ -188,35 +264,19 @@ pub fn algorithm1(a: &Alg1Args) -> Result<()> {
 }
 
 pub fn algorithm2(a: &Alg2Args) -> Result<()> {
-    if a.vcd.is_some() {
-        outputs_apart(
-            &[
-                ("json", a.common.json.as_deref()),
-                ("vcd", a.vcd.as_deref()),
-            ],
-            &[],
-        )?;
-    }
     if let Some(buffers) = a.buffers
         && !(1..=64).contains(&buffers)
     {
         return Err(Error::invalid("buffers", buffers, "1..=64 packets"));
     }
     let (net, coll) = collection(&a.common, a.flits)?;
-    let lanes = a.buffers.unwrap_or(a.bandwidth);
-    let signals = PassWave::signals(net.data_links(), lanes);
-    if let Some(path) = &a.vcd
-        && signals > pass_wave::MAX_SIGNALS
-    {
-        return Err(Error::invalid(
-            "vcd",
-            path,
-            format!(
-                "a network whose waveform has at most {} signals (links x (2B + 1) + 2; this one has {signals})",
-                pass_wave::MAX_SIGNALS
-            ),
-        ));
-    }
+    let signals = Signals {
+        lanes: a.buffers.unwrap_or(a.bandwidth),
+        messages: coll.messages() as u64,
+        ranks: Some(u64::from(u32::MAX)),
+        buffers: None,
+    };
+    check_wave(&a.common, a.vcd.as_deref(), &net, signals)?;
     if a.deterministic && net.kind != NetKind::Butterfly {
         return Err(Error::invalid(
             "deterministic",
@@ -269,27 +329,12 @@ pub fn algorithm2(a: &Alg2Args) -> Result<()> {
     };
     let run = run_with(None)?;
     if let Some(path) = &a.vcd {
-        // the same run again (every draw comes from the seed), now with its waveform; its
-        // size is estimated from the first: a change per winner and cut flit, both ways
-        let cycles = run.makespan / 2;
+        // a change per winner and cut flit, both ways
         let rounds = run.delivered.len() as u64;
         let hops = run.messages * (u64::from(run.dilation) + u64::from(run.flits)) * rounds;
-        flitforge::limits::Estimate::new()
-            .with("waveform", cycles * 64 + hops * 96)
-            .check_output("vcd", std::path::Path::new(path))?;
-        let mut file = crate::cli::files::AtomicFile::create(path)?;
-        let header = super::super::command_line();
-        let mut wave = PassWave::new(
-            file.writer(),
-            &header,
-            &net,
-            lanes,
-            run.messages,
-            u64::from(u32::MAX),
-        )?;
-        run_with(Some(&mut wave))?;
-        wave.finish()?;
-        file.commit()?;
+        write_wave(path, &net, signals, (run.makespan / 2, hops), |w| {
+            run_with(Some(w))
+        })?;
     }
     say!(
         "{}: B = {}, L = {}; rounds {} of {} cycles (budget {}), makespan {} cycles",
@@ -351,8 +396,21 @@ pub fn buffered(a: &BufferedArgs) -> Result<()> {
     if !(1..=64).contains(&a.buffers) {
         return Err(Error::invalid("buffers", a.buffers, "1..=64 packets"));
     }
-    let (_, coll) = collection(&a.common, 1)?;
-    let run = buffered::theorem_1_7(&coll, a.buffers, a.common.alpha, a.common.seed)?;
+    let (net, coll) = collection(&a.common, 1)?;
+    let signals = buffered::wave_signals(&coll, a.buffers);
+    check_wave(&a.common, a.vcd.as_deref(), &net, signals)?;
+    let run_with = |wave: Option<&mut PassWave>| {
+        buffered::theorem_1_7(&coll, a.buffers, a.common.alpha, a.common.seed, wave)
+    };
+    let run = run_with(None)?;
+    if let Some(path) = &a.vcd {
+        // a send, and two buffers' occupancies, per packet and link crossed
+        let samples: u64 = run.pass_cycles.iter().sum();
+        let events = run.messages * u64::from(run.dilation) * run.pass_cycles.len() as u64 * 3;
+        write_wave(path, &net, signals, (samples, events), |w| {
+            run_with(Some(w))
+        })?;
+    }
     say!(
         "store-and-forward with buffers of {} ([CMSV] Theorem 1.7): discard ranks in [{}]; growing ranks born together: fewest links crossed first, then a key in 1..={}",
         run.buffers,

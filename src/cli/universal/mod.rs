@@ -75,14 +75,17 @@ pub enum UniversalCommand {
     #[command(verbatim_doc_comment)]
     Buffered(BufferedArgs),
     /// The protocols' switches as hardware on an n-input butterfly, register by register:
-    /// [CMSV] Algorithm 1's switch (one forward pass of random copies; a link more than B
-    /// want discards them all) or [SV]'s growing-rank store-and-forward switch (random
+    /// [CMSV] Algorithm 1's switch (round after round until every packet is acknowledged:
+    /// a forward pass of random copies, where a link more than B want discards them all,
+    /// then a backward pass whose acknowledgements retrace it in mirrored cycles; the same
+    /// rounds as `universal algorithm1 --topology butterfly` with the same --seed) or [SV]'s
+    /// growing-rank store-and-forward switch (random
     /// packets for --cycles, queues of the slots the run needs). Writes the Verilog, the
     /// stimulus and the model's waveform (model.vcd) into --out, and with --simulator
     /// co-simulates: the RTL's waveform must equal the model's, bit for bit.
     ///
     /// Examples:
-    ///   flitforge universal rtl --inputs 8 --bandwidth 2 --q 6 --simulator both --out build/cmsv
+    ///   flitforge universal rtl --inputs 8 --bandwidth 1 --q 4 --simulator both --out build/cmsv
     ///   flitforge universal rtl --protocol growing-rank --inputs 8 --simulator both --out build/rank
     #[command(verbatim_doc_comment)]
     Rtl(RtlArgs),

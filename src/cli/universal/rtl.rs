@@ -28,13 +28,15 @@ pub struct RtlArgs {
     /// algorithm1: link bandwidth B (lanes per link), 1..=8.
     #[arg(long, default_value_t = 2)]
     bandwidth: u32,
-    /// algorithm1: copies per input, each to a random output, 1..=64.
+    /// algorithm1: packets per input, each to a random output, 1..=64.
     #[arg(long, default_value_t = 4)]
     q: u32,
-    /// algorithm1: copies start after a delay drawn from 0..DELAYS (the pass's C_r), 1..=1024.
-    #[arg(long, default_value_t = 6)]
-    delays: u64,
-    /// Seed of the destinations and delays.
+    /// algorithm1: α of Algorithm 1's prescription (m = ⌈(α + 2) ln n/(2 ln(CD))⌉ sets the
+    /// later rounds' delays 2Bm and their number), 0..=16.
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    /// Seed of the destinations and the draws (algorithm1: as `universal algorithm1
+    /// --topology butterfly` draws them, so the two runs agree round by round).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Co-simulate under this simulator (or both). [default: none, write only]
@@ -46,7 +48,7 @@ pub struct RtlArgs {
 
 pub fn rtl(a: &RtlArgs) -> Result<()> {
     use flitforge::universal::hw::algorithm1 as hw;
-    use rand::RngExt;
+    use flitforge::universal::{Net, NetKind, batch::Collection};
     if !a.inputs.is_power_of_two() || !(4..=64).contains(&a.inputs) {
         return Err(Error::invalid(
             "inputs",
@@ -60,34 +62,51 @@ pub fn rtl(a: &RtlArgs) -> Result<()> {
     if !(1..=64).contains(&a.q) {
         return Err(Error::invalid("q", a.q, "1..=64"));
     }
-    if !(1..=1024).contains(&a.delays) {
-        return Err(Error::invalid("delays", a.delays, "1..=1024"));
+    if !(1..=8).contains(&a.bandwidth) {
+        return Err(Error::invalid(
+            "bandwidth",
+            a.bandwidth,
+            "1..=8 lanes per link",
+        ));
     }
-    let mut rng = flitforge::rng::stream(a.seed, flitforge::rng::Stream::Traffic);
-    let mut sources = Vec::new();
-    let mut copies = Vec::new();
-    for x in 0..a.inputs {
-        for _ in 0..a.q {
-            sources.push(x);
-            copies.push((rng.random_range(0..a.inputs), rng.random_range(0..a.delays)));
-        }
-    }
-    let pass = hw::pass(
+    let net = Net::new(NetKind::Butterfly, a.inputs, 2, a.seed)?;
+    let coll = Collection::random(&net, a.q, a.seed)?;
+    let run = hw::run(
+        &coll,
         a.inputs,
-        a.bandwidth,
-        &sources,
-        &copies,
+        Some(a.bandwidth),
+        a.alpha,
+        a.seed,
         &crate::cli::command_line(),
     )?;
+    let p = &run.plan;
     say!(
-        "{} copies on a {}-input butterfly, B = {}: {} delivered in {} cycles",
-        copies.len(),
+        "{} packets on a {}-input butterfly, C = {}, B = {}, m = {}, k = {}: passes of {} (round 0) and {} cycles",
+        coll.messages(),
         a.inputs,
-        a.bandwidth,
-        pass.delivered.len(),
-        pass.bundle.cycles
+        coll.congestion,
+        p.bandwidth,
+        p.m,
+        p.k,
+        p.delays(0) + u64::from(coll.dilation),
+        p.delays(1) + u64::from(coll.dilation)
     );
-    write_and_cosim(a, "cmsv-rtl", &pass.bundle)
+    for (r, round) in run.rounds.iter().enumerate() {
+        say!(
+            "round {r}: {} active, {} copies, {} delivered, {} packets acknowledged ({} cycles)",
+            round.active,
+            round.copies,
+            round.delivered,
+            round.acknowledged,
+            round.cycles
+        );
+    }
+    say!(
+        "every packet acknowledged after {} rounds, {} cycles",
+        run.rounds.len(),
+        run.bundle.cycles
+    );
+    write_and_cosim(a, "cmsv-rtl", &run.bundle)
 }
 
 fn rank_rtl(a: &RtlArgs) -> Result<()> {

@@ -13,6 +13,7 @@
 
 use super::Net;
 use super::bufferless::{Contention, Flight, arbitrate};
+use super::pass_wave::{LinkEvent, PassWave};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, Stream, stream};
 use crate::stats::round6;
@@ -39,8 +40,9 @@ pub const MAX_ROUNDS: u32 = 100_000;
 #[derive(Clone, Debug)]
 pub struct Collection {
     pub paths: Vec<Box<[u32]>>,
-    /// Terminal each message starts at (its generator).
+    /// Terminal each message starts at (its generator) and the terminal it is for.
     pub sources: Vec<u32>,
+    pub destinations: Vec<u32>,
     /// Congestion C (most paths on one link) and dilation D (longest path).
     pub congestion: u32,
     pub dilation: u32,
@@ -70,6 +72,7 @@ impl Collection {
         let mut rng: Rng = stream(seed, Stream::Traffic);
         let mut paths = Vec::with_capacity((n * q) as usize);
         let mut sources = Vec::with_capacity((n * q) as usize);
+        let mut destinations = Vec::with_capacity((n * q) as usize);
         let mut path = Vec::new();
         for s in 0..n {
             for _ in 0..q {
@@ -83,12 +86,23 @@ impl Collection {
                 net.path_into(s, t, &mut path);
                 paths.push(path.as_slice().into());
                 sources.push(s);
+                destinations.push(t);
             }
         }
-        Ok(Collection::new(net.data_links(), paths, sources))
+        Ok(Collection::new(
+            net.data_links(),
+            paths,
+            sources,
+            destinations,
+        ))
     }
 
-    fn new(links: u32, paths: Vec<Box<[u32]>>, sources: Vec<u32>) -> Collection {
+    fn new(
+        links: u32,
+        paths: Vec<Box<[u32]>>,
+        sources: Vec<u32>,
+        destinations: Vec<u32>,
+    ) -> Collection {
         let mut load = vec![0u32; links as usize];
         for p in &paths {
             for &l in p.iter() {
@@ -100,6 +114,7 @@ impl Collection {
             dilation: paths.iter().map(|p| p.len() as u32).max().unwrap_or(0),
             paths,
             sources,
+            destinations,
             links,
         }
     }
@@ -136,6 +151,21 @@ pub fn forward_pass_discard_all(
     b: u32,
     cycles: u64,
 ) -> Vec<bool> {
+    forward_pass(paths, delays, b, cycles, None).expect("no waveform to write")
+}
+
+/// A forward pass's waveform: each copy's packet, the round, and the waveform.
+type PassTrace<'a, 'w> = (&'a [u32], u32, &'a mut PassWave<'w>);
+
+/// [`forward_pass_discard_all`], writing each cycle to `trace`'s waveform (every copy as its
+/// packet) if given.
+fn forward_pass(
+    paths: &[&[u32]],
+    delays: &[u64],
+    b: u32,
+    cycles: u64,
+    mut trace: Option<PassTrace>,
+) -> Result<Vec<bool>> {
     let mut flights: Vec<Flight> = paths
         .iter()
         .zip(delays)
@@ -146,26 +176,47 @@ pub fn forward_pass_discard_all(
         })
         .collect();
     let mut requests = Vec::new();
+    let (mut events, mut cuts) = (Vec::new(), Vec::new());
     for cycle in 0..cycles {
         requests.clear();
         for (i, f) in flights.iter().enumerate() {
             f.requests(cycle, paths[i], (0, 0, 0), i as u32, &mut requests);
         }
+        let owners = trace.as_ref().map(|t| t.0);
         arbitrate(
             &mut requests,
             b,
             Contention::DiscardAll,
-            |_| {},
+            |q| {
+                if let Some(owners) = owners {
+                    events.push(LinkEvent::Won {
+                        link: q.link,
+                        worm: owners[q.worm as usize],
+                        rank: 0,
+                    });
+                }
+            },
             |q| {
                 flights[q.worm as usize].cut(q.flit, q.hop);
+                if owners.is_some() {
+                    cuts.push(LinkEvent::Cut {
+                        link: q.link,
+                        flits: 1,
+                    });
+                }
             },
         );
+        if let Some((_, round, wave)) = trace.as_mut() {
+            events.append(&mut cuts);
+            wave.sample(*round, cycle, &events)?;
+            events.clear();
+        }
     }
-    flights
+    Ok(flights
         .iter()
         .zip(paths)
         .map(|(f, p)| f.complete(p.len() as u32))
-        .collect()
+        .collect())
 }
 
 /// One round of Algorithm 1.
@@ -204,14 +255,16 @@ pub struct Alg1Run {
 }
 
 /// [CMSV] Algorithm 1 on `c`: bandwidth `bandwidth` (`None`: the prescribed
-/// ⌈10 ln(CD)/ln ln(CD)⌉), exponent `alpha`, draws from `seed`.
+/// ⌈10 ln(CD)/ln ln(CD)⌉), exponent `alpha`, draws from `seed`; its forward passes written to
+/// `wave` if given.
 pub fn algorithm1(
     c: &Collection,
     bandwidth: Option<u32>,
     alpha: f64,
     seed: u64,
+    wave: Option<&mut PassWave>,
 ) -> Result<Alg1Run> {
-    algorithm1_rounds(c, bandwidth, alpha, false, seed)
+    algorithm1_rounds(c, bandwidth, alpha, false, seed, wave)
 }
 
 /// [CMSV] Theorem 1.8: Algorithm 1 turned into store-and-forward routing on links that carry
@@ -219,14 +272,108 @@ pub fn algorithm1(
 /// `None`: the prescribed ⌈10 ln(CD)/ln ln(CD)⌉) with every step a stage of B' cycles and
 /// buffers of B' packets; later rounds send one copy per packet with delays in
 /// [⌈240e²(α + 2) lg n⌉] and stages of one cycle (bandwidth 1). `cycles` and `makespan` count
-/// cycles, stages times their length.
+/// cycles, stages times their length. The waveform, if given, shows one step per sample.
 pub fn algorithm1_store_and_forward(
     c: &Collection,
     bandwidth: Option<u32>,
     alpha: f64,
     seed: u64,
+    wave: Option<&mut PassWave>,
 ) -> Result<Alg1Run> {
-    algorithm1_rounds(c, bandwidth, alpha, true, seed)
+    algorithm1_rounds(c, bandwidth, alpha, true, seed, wave)
+}
+
+/// Algorithm 1's prescription for a collection ([CMSV] §2): B, m, k and each round's delay
+/// range and copies; the hardware ([`crate::universal::hw::algorithm1`]) follows it too.
+#[derive(Clone, Copy, Debug)]
+pub struct Alg1Plan {
+    /// B (prescribed ⌈10 ln(CD)/ln ln(CD)⌉ unless given).
+    pub bandwidth: u32,
+    pub prescribed_bandwidth: u32,
+    pub m: u32,
+    pub k: u32,
+    /// Round 0's delay range C (at least 1) and later rounds' C₁.
+    pub delays0: u64,
+    pub delays1: u64,
+    /// Theorem 1.8's variant (round 0 in stages of B' cycles, later rounds one copy each).
+    store_and_forward: bool,
+}
+
+impl Alg1Plan {
+    /// Algorithm 1's plan for `c` at bandwidth `bandwidth` (`None`: prescribed) and
+    /// exponent `alpha`.
+    pub fn new(c: &Collection, bandwidth: Option<u32>, alpha: f64) -> Result<Alg1Plan> {
+        Alg1Plan::with(c, bandwidth, alpha, false)
+    }
+
+    fn with(
+        c: &Collection,
+        bandwidth: Option<u32>,
+        alpha: f64,
+        store_and_forward: bool,
+    ) -> Result<Alg1Plan> {
+        check_alpha(alpha)?;
+        let n = c.messages() as u64;
+        let (ln, lnln) = logs(c.congestion, c.dilation);
+        let prescribed = ((10.0 * ln / lnln).ceil() as u32).clamp(1, 4096);
+        let b = bandwidth.unwrap_or(prescribed);
+        if !(1..=4096).contains(&b) {
+            return Err(Error::invalid("bandwidth", b, "1..=4096"));
+        }
+        let m = (((alpha + 2.0) * (n.max(2) as f64).ln() / (2.0 * ln)).ceil() as u32).max(1);
+        let bm = u64::from(b) * u64::from(m);
+        // later rounds' delay range: Algorithm 1's 2Bm, or Theorem 1.8's 240e²(α + 2) lg n
+        let delays1 = if store_and_forward {
+            (240.0 * std::f64::consts::E.powi(2) * (alpha + 2.0) * (n.max(2) as f64).log2()).ceil()
+                as u64
+        } else {
+            2 * bm
+        };
+        Ok(Alg1Plan {
+            bandwidth: b,
+            prescribed_bandwidth: prescribed,
+            m,
+            k: (bm as f64).log2().ceil() as u32 + 1,
+            delays0: u64::from(c.congestion).max(1),
+            delays1,
+            store_and_forward,
+        })
+    }
+
+    /// Round r's delay range C_r.
+    pub fn delays(&self, r: u32) -> u64 {
+        if r == 0 { self.delays0 } else { self.delays1 }
+    }
+
+    /// Round r's copies per active packet, the bandwidth of its links and the cycles of one
+    /// of its steps.
+    fn round_shape(&self, r: u32) -> (u64, u32, u64) {
+        match (self.store_and_forward, r) {
+            (false, _) => (self.copies(r), self.bandwidth, 1),
+            (true, 0) => (1, self.bandwidth, u64::from(self.bandwidth)),
+            (true, _) => (1, 1, 1),
+        }
+    }
+
+    /// Algorithm 1's copies per active packet in round r: 2^r up to round k.
+    pub fn copies(&self, r: u32) -> u64 {
+        1u64 << r.min(self.k).min(40)
+    }
+
+    /// Round r's copies of the `active` packets, `each` per packet: each copy's owner and
+    /// delay, drawn in order from `rng`.
+    pub fn draw(&self, r: u32, each: u64, active: &[u32], rng: &mut Rng) -> (Vec<u32>, Vec<u64>) {
+        let range = self.delays(r);
+        let mut owners = Vec::with_capacity(active.len() * each as usize);
+        let mut delays = Vec::with_capacity(owners.capacity());
+        for &p in active {
+            for _ in 0..each {
+                owners.push(p);
+                delays.push(rng.random_range(0..range));
+            }
+        }
+        (owners, delays)
+    }
 }
 
 fn algorithm1_rounds(
@@ -235,30 +382,15 @@ fn algorithm1_rounds(
     alpha: f64,
     store_and_forward: bool,
     seed: u64,
+    mut wave: Option<&mut PassWave>,
 ) -> Result<Alg1Run> {
-    check_alpha(alpha)?;
+    let plan = Alg1Plan::with(c, bandwidth, alpha, store_and_forward)?;
     let n = c.messages() as u64;
     let (cc, d) = (c.congestion, c.dilation);
-    let (ln, lnln) = logs(cc, d);
-    let prescribed = ((10.0 * ln / lnln).ceil() as u32).clamp(1, 4096);
-    let b = bandwidth.unwrap_or(prescribed);
-    if !(1..=4096).contains(&b) {
-        return Err(Error::invalid("bandwidth", b, "1..=4096"));
-    }
-    let m = (((alpha + 2.0) * (n.max(2) as f64).ln() / (2.0 * ln)).ceil() as u32).max(1);
+    let (b, m, k) = (plan.bandwidth, plan.m, plan.k);
     let bm = u64::from(b) * u64::from(m);
-    let k = (bm as f64).log2().ceil() as u32 + 1;
-    // later rounds' delay range: Algorithm 1's 2Bm, or Theorem 1.8's 240e²(α + 2) lg n
-    let c1 = if store_and_forward {
-        (240.0 * std::f64::consts::E.powi(2) * (alpha + 2.0) * (n.max(2) as f64).log2()).ceil()
-            as u64
-    } else {
-        2 * bm
-    };
-    // a step of round 0 lasts B' cycles in store-and-forward, one otherwise
-    let stage0 = if store_and_forward { u64::from(b) } else { 1 };
-    let planned =
-        2 * (u64::from(cc) + u64::from(d)) * stage0 + 2 * u64::from(k) * (c1 + u64::from(d));
+    let planned = 2 * (u64::from(cc) + u64::from(d)) * plan.round_shape(0).2
+        + 2 * u64::from(k) * (plan.delays1 + u64::from(d));
     let mut rng: Rng = stream(seed, Stream::Protocol);
     let users = c.users();
     let mut active: Vec<u32> = (0..n as u32).collect();
@@ -273,12 +405,8 @@ fn algorithm1_rounds(
                 active.len()
             )));
         }
-        let delays = if r == 0 { u64::from(cc).max(1) } else { c1 };
-        let (each, width, stage) = match (store_and_forward, r) {
-            (false, _) => (1u64 << r.min(k).min(40), b, 1),
-            (true, 0) => (1, b, stage0),
-            (true, _) => (1, 1, 1),
-        };
+        let delays = plan.delays(r);
+        let (each, width, stage) = plan.round_shape(r);
         if active.len() as u64 * each > MAX_COPIES {
             return Err(Error::invalid(
                 "bandwidth",
@@ -289,14 +417,7 @@ fn algorithm1_rounds(
                 ),
             ));
         }
-        let mut owners = Vec::with_capacity(active.len() * each as usize);
-        let mut delays_of = Vec::with_capacity(owners.capacity());
-        for &p in &active {
-            for _ in 0..each {
-                owners.push(p);
-                delays_of.push(rng.random_range(0..delays));
-            }
-        }
+        let (owners, delays_of) = plan.draw(r, each, &active, &mut rng);
         let pass = delays + u64::from(d);
         let work = owners.len() as u64 * pass;
         if work > MAX_PASS_WORK {
@@ -310,7 +431,8 @@ fn algorithm1_rounds(
             ));
         }
         let paths: Vec<&[u32]> = owners.iter().map(|&p| &*c.paths[p as usize]).collect();
-        let arrived = forward_pass_discard_all(&paths, &delays_of, width, pass);
+        let trace = wave.as_deref_mut().map(|w| (owners.as_slice(), r, w));
+        let arrived = forward_pass(&paths, &delays_of, width, pass, trace)?;
         let before = active.len() as u64;
         for (&p, &a) in owners.iter().zip(&arrived) {
             if a {
@@ -355,7 +477,7 @@ fn algorithm1_rounds(
         congestion: cc,
         dilation: d,
         bandwidth: b,
-        prescribed_bandwidth: prescribed,
+        prescribed_bandwidth: plan.prescribed_bandwidth,
         m,
         k,
         extra_rounds: (rounds.len() as u32).saturating_sub(k + 1),
@@ -382,7 +504,7 @@ mod tests {
     fn algorithm1_delivers_everything_and_its_copies_double() {
         let net = Net::new(NetKind::Butterfly, 64, 2, 1).unwrap();
         let c = Collection::random(&net, 4, 3).unwrap();
-        let run = algorithm1(&c, None, 1.0, 3).unwrap();
+        let run = algorithm1(&c, None, 1.0, 3, None).unwrap();
         assert_eq!(run.rounds.iter().map(|r| r.delivered).sum::<u64>(), 256);
         assert_eq!(run.rounds[0].copies_each, 1);
         if run.rounds.len() > 1 {
@@ -393,7 +515,7 @@ mod tests {
             run.rounds.iter().map(|r| r.cycles).sum::<u64>()
         );
         // one copy per link per cycle: B = 1 discards every collision, still finishes
-        let run = algorithm1(&c, Some(1), 1.0, 3).unwrap();
+        let run = algorithm1(&c, Some(1), 1.0, 3, None).unwrap();
         assert_eq!(run.rounds.iter().map(|r| r.delivered).sum::<u64>(), 256);
     }
 }

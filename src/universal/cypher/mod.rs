@@ -177,7 +177,7 @@ pub fn run(
         let s = seed(1, row / variants, j % t);
         let c = collection(kind, n, config.q, s)?;
         let b = (row % variants).checked_sub(1).map(|i| BELOW[i]);
-        batch::algorithm1(&c, b, config.alpha, s)
+        batch::algorithm1(&c, b, config.alpha, s, None)
     })?;
     let nb = config.bandwidths.len();
     let alg2 = jobs.map("algorithm2", NETWORKS.len() * nb * t, progress, |j| {
@@ -242,15 +242,15 @@ pub fn run(
         let s = seed(6, j / t, j % t);
         let c = collection(kind, n, config.q, s)?;
         Ok(SafRuns {
-            prescribed: batch::algorithm1_store_and_forward(&c, None, config.alpha, s)?,
-            below: batch::algorithm1_store_and_forward(&c, Some(SAF_BELOW), config.alpha, s)?,
+            prescribed: batch::algorithm1_store_and_forward(&c, None, config.alpha, s, None)?,
+            below: batch::algorithm1_store_and_forward(&c, Some(SAF_BELOW), config.alpha, s, None)?,
             buffers: BUFFERS
                 .iter()
                 .map(|&a| batch::algorithm2_buffers(&c, a, config.alpha, s, None))
                 .collect::<Result<_>>()?,
             buffered: BUFFERS
                 .iter()
-                .map(|&a| buffered::theorem_1_7(&c, a, config.alpha, s))
+                .map(|&a| buffered::theorem_1_7(&c, a, config.alpha, s, None))
                 .collect::<Result<_>>()?,
         })
     })?;

@@ -1,33 +1,89 @@
-//! [CMSV] Routing Algorithm 1's forward pass as hardware: the butterfly of switches that
-//! never delay a packet and discard every packet at an out link more than B want, modelled
-//! register by register, with its waveform and its Verilog (`templates/cmsv_*.v`) from one
-//! register layout ([`layout`]).
+//! [CMSV] Routing Algorithm 1 as hardware, round after round: the butterfly of bufferless
+//! switches that never delay a packet and discard every packet at an out link more than B
+//! want (the forward pass), then acknowledge the delivered copies by replaying that pass in
+//! reverse (the backward pass). Modelled register by register; the waveform and the Verilog
+//! (`templates/cmsv_*.v`, [`super::algorithm1_verilog`]) come from one register layout
+//! ([`layout`]).
 //!
-//! Switch ⟨i, w⟩ (level i, column w) routes on destination bit lg n − 1 − i. Its requesters
-//! are, at level 0, the J injection lanes its input drives in the cycle a copy's delay ends,
-//! and above, its 2B lane registers (in port 0's B lanes, then in port 1's), which hold the
-//! packets that crossed its in links at the previous edge. For out link d the k-th
-//! requester (in that order) takes lane k of the link; if more than B want it, none crosses
-//! (the `discard` register says so for a cycle). Level lg n only registers what arrives:
-//! delivery. A copy with delay δ thus crosses hop h in cycle δ + h, exactly as
-//! [`super::batch`]'s flights do.
+//! - **Forward.** Switch ⟨i, w⟩ (level i, column w), i < lg n, routes on address bit
+//!   lg n − 1 − i. Its requesters are, at level 0, the J injection lanes its input drives in
+//!   the cycle a copy's delay ends and, above, its 2B forward lane registers (in port 0's B
+//!   lanes, then in port 1's). For out link d the k-th requester in that order takes lane k
+//!   of the link; if more than B want it, none crosses (`discard` says so for a cycle). The
+//!   router writes its own column bit, which is the source's, in place of the bit it used,
+//!   so a delivered copy carries its source's address: the way back. A copy with delay δ
+//!   crosses hop h in pass cycle δ + h, as [`crate::universal::batch`]'s flights do.
+//! - **Mirror.** An output switch (level lg n) writes each forward cycle's arrivals at that
+//!   cycle's address of its mirror memory; in the backward pass it reads them back in the
+//!   reverse order, so the acknowledgement of an arrival in forward cycle t leaves the output
+//!   in backward cycle P − 1 − t (P = C_r + lg n, the pass length).
+//! - **Backward.** Switch ⟨i, w⟩, i ≥ 1, routes acknowledgements on address bit lg n − i to
+//!   level i − 1 and writes back its column bit, the destination's. Every link thus carries,
+//!   in backward cycle P − 1 − t, the acknowledgements of the copies that crossed it in
+//!   forward cycle t: never more than B, so none is discarded ([CMSV] §2: acknowledgements
+//!   cannot be lost). The `ack_discard` registers check it and stay 0. The lanes of level 0
+//!   hold the acknowledgements that reach the sources.
+//! - **Round controller.** Every output switch keeps its own copy (no signal crosses the
+//!   network): the phase, the pass cycle (counting up forward, down backward, so it is the
+//!   mirror's address in both) and whether round 0 is over (P₀ = C + lg n, P₁ = C₁ + lg n).
 
-use super::{ButterflyVcd, Registers, finish_design, hex_line, scope};
+use super::{ButterflyVcd, Registers};
 use crate::error::{Error, Result};
-use crate::rtl::{RtlDesign, render};
-use askama::Template;
+use crate::universal::batch::{Alg1Plan, Collection};
 
-/// Bits of a packet's id in the hardware (copy numbers wrap).
-pub const ID_BITS: u32 = 16;
+/// Most packets a hardware run carries (ids of at most 16 bits).
+pub const MAX_PACKETS: usize = 1 << 16;
 /// Largest butterfly the hardware model builds (it is for waveforms and co-simulation).
 pub const MAX_INPUTS: u32 = 1024;
+/// Longest pass the mirror memories hold, in cycles.
+pub const MAX_PASS: u64 = 4096;
+/// Most cycles of a hardware run (its waveform and stimulus grow with them).
+pub const MAX_CYCLES: u64 = 1 << 16;
 
-/// One lane: a packet (copy) with its destination and id, or nothing.
+/// One lane: a packet (copy) or an acknowledgement with its address and packet id, or
+/// nothing. Forward, the address is the destination with the bits already routed on
+/// replaced by the source's; backward, the reverse.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lane {
     pub valid: bool,
-    pub dest: u32,
+    pub addr: u32,
     pub id: u32,
+}
+
+/// The round controller each output switch keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Controller {
+    /// In the backward (acknowledgement) pass.
+    pub backward: bool,
+    /// The pass cycle forward; P − 1 − the pass cycle backward: the mirror's address.
+    pub count: u32,
+    /// Round 0 is over: passes last P₁.
+    pub later: bool,
+}
+
+impl Controller {
+    fn next(self, passes: [u32; 2]) -> Controller {
+        let last = passes[usize::from(self.later)] - 1;
+        match (self.backward, self.count) {
+            (false, c) if c == last => Controller {
+                backward: true,
+                ..self
+            },
+            (false, c) => Controller {
+                count: c + 1,
+                ..self
+            },
+            (true, 0) => Controller {
+                backward: false,
+                count: 0,
+                later: true,
+            },
+            (true, c) => Controller {
+                count: c - 1,
+                ..self
+            },
+        }
+    }
 }
 
 /// The butterfly of Algorithm 1 switches: registers of every switch.
@@ -36,21 +92,64 @@ pub struct Alg1Butterfly {
     pub n: u32,
     pub log_n: u32,
     pub bandwidth: u32,
-    /// Injection lanes per input.
+    /// Injection lanes per input (the Verilog's; the model takes any number).
     pub lanes_in: u32,
-    /// `lanes[(level − 1)·n + w]`: the 2B lane registers of switch ⟨level, w⟩, level ≥ 1.
+    /// Bits of a packet id: enough for the run's packets.
+    pub id_bits: u32,
+    /// Pass lengths P₀ (round 0) and P₁ (later rounds).
+    pub passes: [u32; 2],
+    /// `lanes[(level − 1)·n + w]`: the 2B forward lane registers of ⟨level, w⟩, level ≥ 1.
     lanes: Vec<Vec<Lane>>,
-    /// `discard[level·n + w]`: out links that discarded in the last cycle, level < lg n.
+    /// `acks[level·n + w]`: the 2B backward lane registers of ⟨level, w⟩, level < lg n.
+    acks: Vec<Vec<Lane>>,
+    /// `discard[level·n + w]`: forward out links that discarded in the last cycle.
     discard: Vec<[bool; 2]>,
-    /// The second bank of lane registers, where a cycle computes the next state.
+    /// `ack_discard[(level − 1)·n + w]`: backward out links that would have discarded.
+    ack_discard: Vec<[bool; 2]>,
+    /// `mirror[w·depth + a]`: output w's mirror memory, entry a (2B lanes).
+    mirror: Vec<Vec<Lane>>,
+    ctl: Controller,
+    /// Second banks, where a cycle computes the next state.
     next_lanes: Vec<Vec<Lane>>,
+    next_acks: Vec<Vec<Lane>>,
     cycle: u64,
 }
 
+/// One router of a switch: per out link d, the requesters (in order) that want it, each in
+/// lane k of the link with address bit `rb` replaced by `colbit`; or, if more than `b` want
+/// it, none. Returns which out links discarded.
+fn route(
+    requesters: &[Lane],
+    rb: u32,
+    colbit: bool,
+    b: usize,
+    mut cross: impl FnMut(usize, usize, Lane),
+) -> [bool; 2] {
+    let bit = 1u32 << rb;
+    let mut over = [false; 2];
+    for (d, over) in over.iter_mut().enumerate() {
+        let wants = |l: &&Lane| l.valid && ((l.addr & bit != 0) ^ colbit) == (d == 1);
+        if requesters.iter().filter(wants).count() > b {
+            *over = true;
+            continue;
+        }
+        for (k, lane) in requesters.iter().filter(wants).enumerate() {
+            let addr = if colbit {
+                lane.addr | bit
+            } else {
+                lane.addr & !bit
+            };
+            cross(d, k, Lane { addr, ..*lane });
+        }
+    }
+    over
+}
+
 impl Alg1Butterfly {
-    /// A butterfly of `n` inputs (a power of two, 4..=1024), bandwidth `b` (1..=8) and `j`
-    /// injection lanes per input (1..=64), all registers reset.
-    pub fn new(n: u32, b: u32, j: u32) -> Result<Self> {
+    /// A butterfly of `n` inputs (a power of two, 4..=1024), bandwidth `b` (1..=8), `j`
+    /// injection lanes per input (1..=64), ids for `packets` packets (1..=[`MAX_PACKETS`])
+    /// and passes of `passes` cycles (lg n + 1 ..= [`MAX_PASS`]), all registers reset.
+    pub fn new(n: u32, b: u32, j: u32, packets: usize, passes: [u64; 2]) -> Result<Self> {
         if !n.is_power_of_two() || !(4..=MAX_INPUTS).contains(&n) {
             return Err(Error::invalid(
                 "inputs",
@@ -64,17 +163,51 @@ impl Alg1Butterfly {
         if !(1..=64).contains(&j) {
             return Err(Error::invalid("injection lanes", j, "1..=64"));
         }
+        if !(1..=MAX_PACKETS).contains(&packets) {
+            return Err(Error::invalid(
+                "packets",
+                packets,
+                format!("1..={MAX_PACKETS} (16-bit ids)"),
+            ));
+        }
         let log_n = n.trailing_zeros();
+        for p in passes {
+            if !(u64::from(log_n) + 1..=MAX_PASS).contains(&p) {
+                return Err(Error::invalid(
+                    "pass",
+                    p,
+                    format!(
+                        "{}..={MAX_PASS} cycles (delays C_r + lg n; a smaller collection or α shortens it)",
+                        log_n + 1
+                    ),
+                ));
+            }
+        }
+        let passes = passes.map(|p| p as u32);
+        let depth = passes[0].max(passes[1]) as usize;
+        let (cells, lanes) = ((n * log_n) as usize, vec![Lane::default(); 2 * b as usize]);
         Ok(Alg1Butterfly {
             n,
             log_n,
             bandwidth: b,
             lanes_in: j,
-            lanes: vec![vec![Lane::default(); 2 * b as usize]; (n * log_n) as usize],
-            next_lanes: vec![vec![Lane::default(); 2 * b as usize]; (n * log_n) as usize],
-            discard: vec![[false; 2]; (n * log_n) as usize],
+            id_bits: count_bits(packets as u32),
+            passes,
+            lanes: vec![lanes.clone(); cells],
+            acks: vec![lanes.clone(); cells],
+            discard: vec![[false; 2]; cells],
+            ack_discard: vec![[false; 2]; cells],
+            mirror: vec![lanes.clone(); n as usize * depth],
+            ctl: Controller::default(),
+            next_lanes: vec![lanes.clone(); cells],
+            next_acks: vec![lanes; cells],
             cycle: 0,
         })
+    }
+
+    /// Entries of each mirror memory: the longer pass.
+    pub fn depth(&self) -> u32 {
+        self.passes[0].max(self.passes[1])
     }
 
     /// Cycles committed.
@@ -82,7 +215,12 @@ impl Alg1Butterfly {
         self.cycle
     }
 
-    /// The packets the last level registered at the last edge (delivered).
+    /// The round controller (every output switch's copy).
+    pub fn controller(&self) -> Controller {
+        self.ctl
+    }
+
+    /// The copies the last level registered at the last edge (delivered).
     pub fn delivered(&self) -> impl Iterator<Item = Lane> + '_ {
         let base = ((self.log_n - 1) * self.n) as usize;
         self.lanes[base..]
@@ -92,82 +230,169 @@ impl Alg1Butterfly {
             .filter(|l| l.valid)
     }
 
-    /// One clock cycle: `inject[x]` are input x's injection lanes this cycle (at most J,
-    /// unused ones invalid). Every switch routes from the registers of the last edge and the
-    /// injections; then all registers commit.
+    /// The acknowledgements level 0 registered at the last edge (back at their sources).
+    pub fn acknowledged(&self) -> impl Iterator<Item = Lane> + '_ {
+        self.acks[..self.n as usize]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|l| l.valid)
+    }
+
+    /// Whether a backward router found more than B acknowledgements for a link in the last
+    /// cycle (never, if the mirror replays the forward pass).
+    pub fn ack_discarded(&self) -> bool {
+        self.ack_discard.iter().any(|d| d[0] || d[1])
+    }
+
+    /// One clock cycle: `inject[x]` are input x's injection lanes this cycle. Every switch
+    /// routes from the registers of the last edge and the injections; then all registers
+    /// commit.
     pub fn step(&mut self, inject: &[Vec<Lane>]) {
-        let b = self.bandwidth as usize;
-        // the next state in the second register bank: no allocation per cycle
+        let (n, log_n, b) = (self.n, self.log_n, self.bandwidth as usize);
         let mut next_lanes = std::mem::take(&mut self.next_lanes);
-        for regs in &mut next_lanes {
+        let mut next_acks = std::mem::take(&mut self.next_acks);
+        for regs in next_lanes.iter_mut().chain(next_acks.iter_mut()) {
             regs.fill(Lane::default());
         }
-        for level in 0..self.log_n {
-            let bit = 1u32 << (self.log_n - 1 - level);
-            for w in 0..self.n {
+        for level in 0..log_n {
+            // forward out of <level, w>: straight to <level + 1, w>, cross to w ^ 2^rb
+            let rb = log_n - 1 - level;
+            for w in 0..n {
                 let requesters: &[Lane] = if level == 0 {
                     &inject[w as usize]
                 } else {
-                    &self.lanes[((level - 1) * self.n + w) as usize]
+                    &self.lanes[((level - 1) * n + w) as usize]
                 };
-                let colbit = w & bit != 0;
-                for d in 0..2usize {
-                    let wants = |l: &&Lane| l.valid && ((l.dest & bit != 0) ^ colbit) == (d == 1);
-                    let over = requesters.iter().filter(wants).count() > b;
-                    self.discard[(level * self.n + w) as usize][d] = over;
-                    if over {
-                        continue;
-                    }
-                    // out link d: straight to in port 0 of <level+1, w>, cross to in port 1 of
-                    // <level+1, w ^ bit>
-                    let to = if d == 0 { w } else { w ^ bit };
-                    let regs = &mut next_lanes[(level * self.n + to) as usize];
-                    for (k, lane) in requesters.iter().filter(wants).enumerate() {
-                        regs[d * b + k] = *lane;
-                    }
-                }
+                self.discard[(level * n + w) as usize] =
+                    route(requesters, rb, w >> rb & 1 == 1, b, |d, k, lane| {
+                        let to = if d == 0 { w } else { w ^ (1 << rb) };
+                        next_lanes[(level * n + to) as usize][d * b + k] = lane;
+                    });
+            }
+        }
+        let depth = self.depth() as usize;
+        for level in 1..=log_n {
+            // backward out of <level, w>: to <level - 1, w> in port 0, or w ^ 2^rb in port 1
+            let rb = log_n - level;
+            for w in 0..n {
+                let requesters: &[Lane] = match (level == log_n, self.ctl.backward) {
+                    (true, true) => &self.mirror[w as usize * depth + self.ctl.count as usize],
+                    (true, false) => &[],
+                    (false, _) => &self.acks[(level * n + w) as usize],
+                };
+                self.ack_discard[((level - 1) * n + w) as usize] =
+                    route(requesters, rb, w >> rb & 1 == 1, b, |p, k, lane| {
+                        let to = if p == 0 { w } else { w ^ (1 << rb) };
+                        next_acks[((level - 1) * n + to) as usize][p * b + k] = lane;
+                    });
+            }
+        }
+        if !self.ctl.backward {
+            let base = ((log_n - 1) * n) as usize;
+            for w in 0..n as usize {
+                let at = w * depth + self.ctl.count as usize;
+                self.mirror[at].copy_from_slice(&next_lanes[base + w]);
             }
         }
         self.next_lanes = std::mem::replace(&mut self.lanes, next_lanes);
+        self.next_acks = std::mem::replace(&mut self.acks, next_acks);
+        self.ctl = self.ctl.next(self.passes);
         self.cycle += 1;
     }
 
     /// The value of every declared register element of switch ⟨level, w⟩, in [`layout`]'s
     /// order.
     fn values(&self, level: u32, w: u32, out: &mut Vec<u64>) {
+        let lanes = |regs: &[Lane], out: &mut Vec<u64>| {
+            out.extend(regs.iter().map(|l| u64::from(l.valid)));
+            out.extend(regs.iter().map(|l| u64::from(l.addr)));
+            out.extend(regs.iter().map(|l| u64::from(l.id)));
+        };
+        let flags = |d: [bool; 2], out: &mut Vec<u64>| out.extend(d.map(u64::from));
+        let at = |l: u32| (l * self.n + w) as usize;
         if level > 0 {
-            let lanes = &self.lanes[((level - 1) * self.n + w) as usize];
-            out.extend(lanes.iter().map(|l| u64::from(l.valid)));
-            out.extend(lanes.iter().map(|l| u64::from(l.dest)));
-            out.extend(lanes.iter().map(|l| u64::from(l.id)));
+            lanes(&self.lanes[at(level - 1)], out);
+            flags(self.ack_discard[at(level - 1)], out);
         }
         if level < self.log_n {
-            let d = self.discard[(level * self.n + w) as usize];
-            out.extend(d.iter().map(|&x| u64::from(x)));
+            lanes(&self.acks[at(level)], out);
+            flags(self.discard[at(level)], out);
+        } else {
+            out.push(u64::from(self.ctl.backward));
+            out.push(u64::from(self.ctl.count));
+            out.push(u64::from(self.ctl.later));
+            let depth = self.depth() as usize;
+            for entry in &self.mirror[w as usize * depth..(w as usize + 1) * depth] {
+                let valid = entry
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |v, (i, l)| v | u64::from(l.valid) << i);
+                out.push(valid);
+                out.extend(entry.iter().map(|l| u64::from(l.addr)));
+                out.extend(entry.iter().map(|l| u64::from(l.id)));
+            }
         }
     }
 }
 
-/// The registers of a switch at `level` of a `log_n`-level butterfly: (element name, width,
-/// Verilog expression of the element in the switch's packed registers).
-pub fn layout(level: u32, log_n: u32, b: u32) -> Vec<(String, u32, String)> {
+/// Bits that count `0..values` (the round controller's count for mirrors of `values`
+/// entries; a packet id for `values` packets).
+pub fn count_bits(values: u32) -> u32 {
+    (32 - values.saturating_sub(1).leading_zeros()).max(1)
+}
+
+/// The registers of a switch at `level` of a `log_n`-level butterfly of bandwidth `b` with
+/// `iw`-bit ids, whose mirrors hold `depth` entries: (element name, width, Verilog
+/// expression of the element in the switch's registers).
+pub fn layout(level: u32, log_n: u32, b: u32, iw: u32, depth: u32) -> Vec<(String, u32, String)> {
     let mut regs = Vec::new();
     let r = 2 * b;
+    let lane = |i: u32| format!("p{}_b{}", i / b, i % b);
+    let lanes = |regs: &mut Vec<_>, reg: &str| {
+        for i in 0..r {
+            let name = format!("{reg}_valid_{}", lane(i));
+            regs.push((name, 1, format!("{reg}_valid_q[{i}]")));
+        }
+        for i in 0..r {
+            let name = format!("{reg}_addr_{}", lane(i));
+            regs.push((name, log_n, format!("{reg}_addr_q[{i}*DW +: DW]")));
+        }
+        for i in 0..r {
+            let name = format!("{reg}_id_{}", lane(i));
+            regs.push((name, iw, format!("{reg}_id_q[{i}*IW +: IW]")));
+        }
+    };
+    let flags = |regs: &mut Vec<_>, reg: &str| {
+        for d in 0..2 {
+            regs.push((format!("{reg}_o{d}"), 1, format!("{reg}_q[{d}]")));
+        }
+    };
     if level > 0 {
-        let name = |what: &str, i: u32| format!("lane_{what}_p{}_b{}", i / b, i % b);
-        for i in 0..r {
-            regs.push((name("valid", i), 1, format!("lane_valid_q[{i}]")));
-        }
-        for i in 0..r {
-            regs.push((name("dest", i), log_n, format!("lane_dest_q[{i}*DW +: DW]")));
-        }
-        for i in 0..r {
-            regs.push((name("id", i), ID_BITS, format!("lane_id_q[{i}*IW +: IW]")));
-        }
+        lanes(&mut regs, "lane");
+        flags(&mut regs, "ack_discard");
     }
     if level < log_n {
-        for d in 0..2 {
-            regs.push((format!("discard_o{d}"), 1, format!("discard_q[{d}]")));
+        lanes(&mut regs, "ack");
+        flags(&mut regs, "discard");
+    } else {
+        regs.push(("backward".into(), 1, "backward_q".into()));
+        regs.push(("count".into(), count_bits(depth), "count_q".into()));
+        regs.push(("later".into(), 1, "later_q".into()));
+        for a in 0..depth {
+            regs.push((
+                format!("mirror{a}_valid"),
+                r,
+                format!("mirror_valid_q[{a}]"),
+            ));
+            for i in 0..r {
+                let name = format!("mirror{a}_addr_{}", lane(i));
+                regs.push((name, log_n, format!("mirror_addr_q[{a}][{i}*DW +: DW]")));
+            }
+            for i in 0..r {
+                let name = format!("mirror{a}_id_{}", lane(i));
+                regs.push((name, iw, format!("mirror_id_q[{a}][{i}*IW +: IW]")));
+            }
         }
     }
     regs
@@ -179,7 +404,13 @@ impl Registers for Alg1Butterfly {
     }
 
     fn layout(&self, level: u32) -> Vec<(String, u32, String)> {
-        layout(level, self.log_n, self.bandwidth)
+        layout(
+            level,
+            self.log_n,
+            self.bandwidth,
+            self.id_bits,
+            self.depth(),
+        )
     }
 
     fn values(&self, level: u32, w: u32, out: &mut Vec<u64>) {
@@ -191,297 +422,236 @@ impl Registers for Alg1Butterfly {
     }
 }
 
-/// The injections of a run as `$readmemh` lines: per cycle, input x's lane l at bits
-/// `(x·J + l)·LW`, LW = 1 + lg n + [`ID_BITS`], as {id, destination, valid}.
-pub fn stimulus_line(net: &Alg1Butterfly, inject: &[Vec<Lane>]) -> String {
-    let lw = 1 + net.log_n + ID_BITS;
-    let mut fields = Vec::new();
-    for lanes in inject {
-        for lane in lanes {
-            fields.push((u64::from(lane.valid), 1));
-            fields.push((u64::from(lane.dest), net.log_n));
-            fields.push((u64::from(lane.id), ID_BITS));
-        }
-    }
-    hex_line(&fields, (net.n * net.lanes_in * lw) as usize)
+/// One round of the hardware run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HwRound {
+    /// Packets still unacknowledged at the round's start, and their copies.
+    pub active: u64,
+    pub copies: u64,
+    /// Copies the outputs registered, and packets acknowledged at their sources.
+    pub delivered: u64,
+    pub acknowledged: u64,
+    /// Cycles of the forward and the backward pass.
+    pub cycles: u64,
 }
 
-#[derive(Template)]
-#[template(path = "cmsv_switch.v", escape = "none")]
-struct SwitchTemplate<'a> {
-    module: &'a str,
-    kind_doc: &'a str,
-    version: &'a str,
-    command: &'a str,
-    first: bool,
-    last: bool,
-    b: u32,
-    r: u32,
-    dw: u32,
-    iw: u32,
-    mirrors: Vec<(String, u32, String)>,
-}
-
-struct NetSwitch {
-    name: String,
-    module: &'static str,
-    last: bool,
-    rb: u32,
-    colbit: u32,
-    in_valid: String,
-    in_dest: String,
-    in_id: String,
-}
-
-#[derive(Template)]
-#[template(path = "cmsv_net.v", escape = "none")]
-struct NetTemplate<'a> {
-    description: String,
-    version: &'a str,
-    command: &'a str,
-    n: u32,
-    j: u32,
-    lw: u32,
-    b: u32,
-    dw: u32,
-    iw: u32,
-    switches: Vec<NetSwitch>,
-}
-
-/// The Verilog of `net`'s butterfly (three switch modules, the network and a testbench that
-/// replays `cycles` lines of stimulus).
-pub fn design(net: &Alg1Butterfly, command: &str, cycles: u64) -> Result<RtlDesign> {
-    let version = env!("CARGO_PKG_VERSION");
-    let (n, b, dw, iw, j) = (net.n, net.bandwidth, net.log_n, ID_BITS, net.lanes_in);
-    let kinds = [
-        (
-            "ff_cmsv_first",
-            "a level-0 switch (its input's injection lanes)",
-            true,
-            false,
-            j,
-            0,
-        ),
-        (
-            "ff_cmsv_mid",
-            "a switch between levels",
-            false,
-            false,
-            2 * b,
-            1,
-        ),
-        (
-            "ff_cmsv_last",
-            "an output switch (registers what is delivered)",
-            false,
-            true,
-            2 * b,
-            net.log_n,
-        ),
-    ];
-    let mut files = Vec::new();
-    for (module, kind_doc, first, last, r, level) in kinds {
-        let t = SwitchTemplate {
-            module,
-            kind_doc,
-            version,
-            command,
-            first,
-            last,
-            b,
-            r,
-            dw,
-            iw,
-            mirrors: layout(level, net.log_n, b),
-        };
-        files.push((format!("{module}.v"), render(&t)?));
-    }
-    let lw = 1 + dw + iw;
-    let mut switches = Vec::new();
-    for level in 0..=net.log_n {
-        for w in 0..n {
-            let (module, in_valid, in_dest, in_id) = if level == 0 {
-                let lanes: Vec<u32> = (0..j).rev().map(|l| (w * j + l) * lw).collect();
-                let field = |off: u32, width: u32| {
-                    let parts: Vec<String> = lanes
-                        .iter()
-                        .map(|at| format!("inj[{} +: {width}]", at + off))
-                        .collect();
-                    format!("{{{}}}", parts.join(", "))
-                };
-                (
-                    "ff_cmsv_first",
-                    field(0, 1),
-                    field(1, dw),
-                    field(1 + dw, iw),
-                )
-            } else {
-                let bit = 1u32 << (net.log_n - level);
-                let straight = scope(level - 1, w);
-                let cross = scope(level - 1, w ^ bit);
-                let join = |p: &str, width: u32| {
-                    format!(
-                        "{{{p}_{cross}[{} +: {}], {p}_{straight}[0 +: {}]}}",
-                        b * width,
-                        b * width,
-                        b * width
-                    )
-                };
-                (
-                    if level == net.log_n {
-                        "ff_cmsv_last"
-                    } else {
-                        "ff_cmsv_mid"
-                    },
-                    join("ov", 1),
-                    join("od", dw),
-                    join("oi", iw),
-                )
-            };
-            let rb = net.log_n.saturating_sub(1 + level);
-            switches.push(NetSwitch {
-                name: scope(level, w),
-                module,
-                last: level == net.log_n,
-                rb: if level == net.log_n { 0 } else { rb },
-                colbit: if level == net.log_n { 0 } else { (w >> rb) & 1 },
-                in_valid,
-                in_dest,
-                in_id,
-            });
-        }
-    }
-    let netv = NetTemplate {
-        description: format!(
-            "{n}-input butterfly of [CMSV] Algorithm 1 switches, B = {b}, {j} injection lanes per input"
-        ),
-        version,
-        command,
-        n,
-        j,
-        lw,
-        b,
-        dw,
-        iw,
-        switches,
-    };
-    files.push(("ff_cmsv_net.v".to_string(), render(&netv)?));
-    finish_design(
-        &mut files,
-        "[CMSV] Algorithm 1 forward pass",
-        "ff_cmsv_net",
-        command,
-        cycles,
-        n * j * lw,
-    )?;
-    Ok(RtlDesign { files })
-}
-
-/// A forward pass of Algorithm 1 on the butterfly, ready to co-simulate: the model's
-/// waveform, the Verilog and the stimulus.
-pub struct Pass {
+/// A run of Algorithm 1 in hardware, ready to co-simulate.
+pub struct Alg1Hardware {
+    pub plan: Alg1Plan,
+    pub rounds: Vec<HwRound>,
+    /// The model's waveform, the Verilog and the stimulus.
     pub bundle: crate::cosim::Bundle,
-    /// Ids of the copies delivered, in delivery order.
-    pub delivered: Vec<u32>,
 }
 
-/// Runs one forward pass of `copies` (destination, delay) on an `n`-input butterfly of
-/// bandwidth `b`, copy i injected at input `sources[i]` with id i: the waveform, the Verilog
-/// and the stimulus for co-simulation, and the delivered copies.
-pub fn pass(n: u32, b: u32, sources: &[u32], copies: &[(u32, u64)], command: &str) -> Result<Pass> {
+/// Runs [CMSV] Algorithm 1 on the hardware butterfly of `n` inputs for the collection `c`
+/// (drawn on that butterfly), with Algorithm 1's plan at `bandwidth` (`None`: prescribed)
+/// and `alpha` and the draws of `seed`, exactly as [`crate::universal::batch::algorithm1`]
+/// draws them, until every packet is acknowledged. Each round's surviving packets are
+/// injected from the acknowledgements the hardware returned.
+pub fn run(
+    c: &Collection,
+    n: u32,
+    bandwidth: Option<u32>,
+    alpha: f64,
+    seed: u64,
+    command: &str,
+) -> Result<Alg1Hardware> {
+    use crate::rng::{Rng, Stream, stream};
     let log_n = n.trailing_zeros();
-    let last = copies.iter().map(|c| c.1).max().unwrap_or(0);
-    let cycles = last + u64::from(log_n) + 1;
-    // injection lanes: the most copies one input starts in one cycle
-    let mut starts = std::collections::BTreeMap::new();
-    for (i, &(_, delay)) in copies.iter().enumerate() {
-        *starts.entry((sources[i], delay)).or_insert(0u32) += 1;
+    if c.dilation != log_n || c.sources.iter().chain(&c.destinations).any(|&t| t >= n) {
+        return Err(Error::invalid(
+            "inputs",
+            n,
+            "the butterfly the collection was drawn on",
+        ));
     }
-    let j = starts.values().copied().max().unwrap_or(1).max(1);
-    let mut net = Alg1Butterfly::new(n, b, j)?;
+    let plan = Alg1Plan::new(c, bandwidth, alpha)?;
+    let passes = [0, 1].map(|r| plan.delays(r) + u64::from(log_n));
+    let mut net = Alg1Butterfly::new(n, plan.bandwidth, 1, c.messages(), passes)?;
     let mut vcd_bytes = Vec::new();
     let mut vcd = ButterflyVcd::new(&mut vcd_bytes, &net, command)?;
-    let mut lines = Vec::new();
-    let mut delivered = Vec::new();
-    for cycle in 0..cycles {
-        let mut inject = vec![vec![Lane::default(); j as usize]; n as usize];
-        let mut used = vec![0usize; n as usize];
-        for (i, &(dest, delay)) in copies.iter().enumerate() {
-            if delay == cycle {
-                let x = sources[i] as usize;
-                inject[x][used[x]] = Lane {
-                    valid: true,
-                    dest,
-                    id: i as u32 & ((1 << ID_BITS) - 1),
-                };
-                used[x] += 1;
-            }
+    let mut rng: Rng = stream(seed, Stream::Protocol);
+    let mut active: Vec<u32> = (0..c.messages() as u32).collect();
+    let mut acked = vec![false; c.messages()];
+    let mut injections: Vec<Vec<Vec<Lane>>> = Vec::new();
+    let mut rounds = Vec::new();
+    let mut r = 0u32;
+    while !active.is_empty() {
+        let pass = u64::from(net.passes[usize::from(r > 0)]);
+        if net.cycle() + 2 * pass > MAX_CYCLES {
+            return Err(Error::Incomplete(format!(
+                "Algorithm 1 in hardware: {} packets unacknowledged after {} rounds, and the next would pass {MAX_CYCLES} cycles (a smaller collection, or a larger B, finishes sooner)",
+                active.len(),
+                r
+            )));
         }
-        lines.push(stimulus_line(&net, &inject));
-        net.step(&inject);
-        vcd.sample(&net)?;
-        delivered.extend(net.delivered().map(|l| l.id));
+        let each = plan.copies(r);
+        let (owners, delays) = plan.draw(r, each, &active, &mut rng);
+        let mut by_cycle = vec![vec![Vec::new(); n as usize]; pass as usize];
+        for (&p, &delay) in owners.iter().zip(&delays) {
+            by_cycle[delay as usize][c.sources[p as usize] as usize].push(Lane {
+                valid: true,
+                addr: c.destinations[p as usize],
+                id: p,
+            });
+        }
+        let mut delivered = std::collections::BTreeSet::new();
+        let mut copies_delivered = 0u64;
+        let mut round_acked = std::collections::BTreeSet::new();
+        let idle = vec![Vec::new(); n as usize];
+        for t in 0..2 * pass {
+            let inject = by_cycle.get(t as usize).unwrap_or(&idle);
+            net.step(inject);
+            vcd.sample(&net)?;
+            injections.push(inject.clone());
+            if net.ack_discarded() {
+                return Err(Error::Invariant {
+                    cycle: net.cycle() - 1,
+                    message: "an acknowledgement link was asked for by more than B: the backward pass does not mirror the forward one".into(),
+                });
+            }
+            for lane in net.delivered() {
+                copies_delivered += 1;
+                delivered.insert(lane.id);
+            }
+            round_acked.extend(net.acknowledged().map(|l| l.id));
+        }
+        if delivered != round_acked {
+            return Err(Error::Invariant {
+                cycle: net.cycle() - 1,
+                message: format!(
+                    "round {r}: {} packets delivered but {} acknowledged",
+                    delivered.len(),
+                    round_acked.len()
+                ),
+            });
+        }
+        for &p in &round_acked {
+            acked[p as usize] = true;
+        }
+        rounds.push(HwRound {
+            active: active.len() as u64,
+            copies: owners.len() as u64,
+            delivered: copies_delivered,
+            acknowledged: round_acked.len() as u64,
+            cycles: 2 * pass,
+        });
+        active.retain(|&p| !acked[p as usize]);
+        r += 1;
     }
     vcd.finish()?;
-    let design = design(&net, command, cycles)?;
-    let mut stimulus_hex = lines.join("\n");
-    stimulus_hex.push('\n');
-    Ok(Pass {
+    // the injection lanes: the most copies one input starts in one cycle
+    let j = injections
+        .iter()
+        .flatten()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    net.lanes_in = u32::try_from(j).ok().filter(|&j| j <= 64).ok_or_else(|| {
+        Error::invalid(
+            "bandwidth",
+            plan.bandwidth,
+            format!("a run whose inputs start at most 64 copies in one cycle ({j})"),
+        )
+    })?;
+    let mut stimulus_hex = String::new();
+    for inject in &injections {
+        stimulus_hex.push_str(&stimulus_line(&net, inject));
+        stimulus_hex.push('\n');
+    }
+    let cycles = net.cycle();
+    let design = super::algorithm1_verilog::design(&net, command, cycles)?;
+    Ok(Alg1Hardware {
+        plan,
+        rounds,
         bundle: crate::cosim::Bundle {
             model_vcd: vcd_bytes,
             design,
             stimulus_hex,
             cycles,
         },
-        delivered,
     })
+}
+
+/// One cycle's injections as a `$readmemh` line: input x's lane l at bits
+/// `(x·J + l)·LW`, LW = 1 + lg n + id bits, as {id, address, valid}; lanes past those
+/// given are idle.
+pub fn stimulus_line(net: &Alg1Butterfly, inject: &[Vec<Lane>]) -> String {
+    let lw = 1 + net.log_n + net.id_bits;
+    let mut fields = Vec::new();
+    for lanes in inject {
+        for l in 0..net.lanes_in as usize {
+            let lane = lanes.get(l).copied().unwrap_or_default();
+            fields.push((u64::from(lane.valid), 1));
+            fields.push((u64::from(lane.addr), net.log_n));
+            fields.push((u64::from(lane.id), net.id_bits));
+        }
+    }
+    super::hex_line(&fields, (net.n * net.lanes_in * lw) as usize)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::universal::batch::forward_pass_discard_all;
+    use crate::universal::batch::algorithm1;
     use crate::universal::{Net, NetKind};
 
     #[test]
-    fn the_register_model_delivers_what_the_flight_model_delivers() {
-        // copies of random packets with random delays; the two models must agree on which
-        // copies arrive
-        use crate::rng::{Stream, stream};
-        use rand::RngExt;
-        let n = 16;
-        let net = Net::new(NetKind::Butterfly, n, 2, 1).unwrap();
-        for (b, seed) in [(1, 1), (2, 2), (3, 3)] {
-            let mut rng = stream(seed, Stream::Test);
-            let mut sources = Vec::new();
-            let mut copies = Vec::new();
-            let mut paths = Vec::new();
-            for x in 0..n {
-                for _ in 0..6 {
-                    let dest = rng.random_range(0..n);
-                    let delay = rng.random_range(0..6u64);
-                    sources.push(x);
-                    copies.push((dest, delay));
-                    let mut p = Vec::new();
-                    net.path_into(x, dest, &mut p);
-                    paths.push(p);
-                }
-            }
-            let pass = pass(n, b, &sources, &copies, "test").unwrap();
-            let refs: Vec<&[u32]> = paths.iter().map(|p| p.as_slice()).collect();
-            let delays: Vec<u64> = copies.iter().map(|c| c.1).collect();
-            let arrived = forward_pass_discard_all(&refs, &delays, b, 6 + 4);
-            let mut expect: Vec<u32> = (0..copies.len() as u32)
-                .filter(|&i| arrived[i as usize])
+    fn the_hardware_acknowledges_round_by_round_what_the_flight_model_delivers() {
+        // the same collection, plan and draws: the register model (whose acknowledgements
+        // decide the next round) and the pass kernel agree on every round's deliveries
+        let mut later_rounds = 0;
+        for (n, q, b, seed) in [(8, 4, 1, 1), (8, 6, 2, 2), (16, 4, 2, 3), (16, 8, 3, 4)] {
+            let net = Net::new(NetKind::Butterfly, n, 2, seed).unwrap();
+            let c = Collection::random(&net, q, seed).unwrap();
+            let hw = run(&c, n, Some(b), 1.0, seed, "test").unwrap();
+            let batch = algorithm1(&c, Some(b), 1.0, seed, None).unwrap();
+            let got: Vec<(u64, u64)> = hw
+                .rounds
+                .iter()
+                .map(|r| (r.active, r.acknowledged))
                 .collect();
-            let mut got = pass.delivered.clone();
-            expect.sort_unstable();
-            got.sort_unstable();
-            assert_eq!(got, expect, "B = {b}");
-            assert!(!got.is_empty(), "B = {b}");
-            if b == 1 {
-                assert!(got.len() < copies.len(), "B = 1 discards: {}", got.len());
-            }
+            let expect: Vec<(u64, u64)> = batch
+                .rounds
+                .iter()
+                .map(|r| (r.active, r.delivered))
+                .collect();
+            assert_eq!(got, expect, "n {n}, q {q}, B {b}");
+            let cycles: u64 = batch.rounds.iter().map(|r| r.cycles).sum();
+            assert_eq!(hw.bundle.cycles, cycles);
+            assert!(hw.rounds.iter().all(|r| r.delivered >= r.acknowledged));
+            later_rounds += hw.rounds.len() - 1;
         }
+        assert!(later_rounds > 0, "the cases exercise rounds after round 0");
+    }
+
+    #[test]
+    fn the_controller_counts_up_forward_and_down_backward() {
+        let mut ctl = Controller::default();
+        let mut seen = Vec::new();
+        for _ in 0..12 {
+            seen.push((ctl.backward, ctl.count, ctl.later));
+            ctl = ctl.next([3, 2]);
+        }
+        let f = |c, l| (false, c, l);
+        let b = |c, l| (true, c, l);
+        assert_eq!(
+            seen,
+            [
+                f(0, false),
+                f(1, false),
+                f(2, false),
+                b(2, false),
+                b(1, false),
+                b(0, false),
+                f(0, true),
+                f(1, true),
+                b(1, true),
+                b(0, true),
+                f(0, true),
+                f(1, true)
+            ]
+        );
     }
 }

@@ -2,10 +2,12 @@
 //! declared once and drive the waveform and the Verilog (`templates/cmsv_*.v`,
 //! `templates/rank_*.v`), each checked against the protocol's kernel and co-simulated.
 //!
-//! - [`algorithm1`]: [CMSV] Algorithm 1's bufferless discard-all switch (one forward pass);
+//! - [`algorithm1`]: [CMSV] Algorithm 1's bufferless discard-all switch, with the
+//!   acknowledgement pass and the round controller;
 //! - [`growing_rank`]: [SV] §2's store-and-forward switch with growing ranks.
 
 pub mod algorithm1;
+mod algorithm1_verilog;
 pub mod growing_rank;
 mod rank_verilog;
 
