@@ -7,7 +7,6 @@
 //! - [`growing_rank`]: [SV] §2's store-and-forward switch with growing ranks.
 
 pub mod algorithm1;
-mod algorithm1_verilog;
 pub mod growing_rank;
 mod rank_verilog;
 

@@ -1,12 +1,12 @@
 //! The Verilog of [CMSV] Algorithm 1's butterfly (`templates/cmsv_router.v`,
 //! `cmsv_switch.v`, `cmsv_net.v`): a router module used forward and backward, three switch
-//! modules whose register mirrors come from [`super::algorithm1::layout`], the network and a
+//! modules whose register mirrors come from [`super::layout`], the network and a
 //! testbench.
 
-use super::algorithm1::{Alg1Butterfly, count_bits, layout};
-use super::{finish_design, scope};
+use super::{Alg1Butterfly, count_bits, layout};
 use crate::error::Result;
 use crate::rtl::{RtlDesign, render};
+use crate::universal::hw::{finish_design, scope};
 use askama::Template;
 
 #[derive(Template)]
