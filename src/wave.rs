@@ -447,6 +447,11 @@ impl<W: Write> ScopedVcd<W> {
         self.dump(values)
     }
 
+    /// The writer (what has been written so far, for a writer in memory).
+    pub fn writer(&mut self) -> &mut W {
+        self.out.writer()
+    }
+
     /// Writes the last falling clock edge and flushes.
     pub fn finish(mut self) -> Result<()> {
         self.out

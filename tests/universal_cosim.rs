@@ -68,7 +68,9 @@ fn algorithm1_switches_are_identical_under_verilator() {
 #[test]
 fn the_verilog_lints_clean_and_synthesises() {
     use flitforge::universal::hw::growing_rank as rank;
-    let run = algorithm1(8, 2, 2, 9);
+    // B = 3 and mirrors of 15 entries (not a power of two: the count's range is wider)
+    let run = algorithm1(8, 3, 4, 5);
+    assert_eq!(run.plan.delays(0).max(run.plan.delays(1)) + 3, 15);
     let packets = rank::random_injections(4, 0.5, 6, 2, 9);
     let ranked = rank::run(4, 4, &packets, 12, "cargo test").unwrap();
     for (design, files, top) in [

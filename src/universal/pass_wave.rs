@@ -52,7 +52,8 @@ pub struct PassWave<'a> {
 }
 
 /// One link's outcome in one cycle: a winner (worm, rank), cut flits (discarded copies) or
-/// its buffer's occupancy after the cycle.
+/// its buffer's occupancy after the cycle. Algorithm 1 and Theorem 1.7 route packets: their
+/// `worm` is the packet, and Algorithm 1's `flits` count discarded copies.
 pub enum LinkEvent {
     Won { link: u32, worm: u32, rank: u64 },
     Cut { link: u32, flits: u64 },

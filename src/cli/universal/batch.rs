@@ -114,7 +114,7 @@ fn collection(c: &BatchCommon, flits: u32) -> Result<(Net, Collection)> {
     let messages = u64::from(net.terminals) * u64::from(c.q);
     let d = u64::from(net.dilation());
     flitforge::limits::Estimate::new()
-        .with("paths", messages * (8 * d + 48))
+        .with("paths", messages * (8 * d + 52))
         .with("link users", messages * 4 * d)
         .with("flights", messages * (4 * u64::from(flits) + 48))
         .check_memory("q", c.q)?;
@@ -138,11 +138,12 @@ fn check_wave(common: &BatchCommon, vcd: Option<&str>, net: &Net, signals: Signa
     let count = signals.count(net.data_links());
     if count > pass_wave::MAX_SIGNALS {
         return Err(Error::invalid(
-            "vcd",
-            path,
+            "inputs",
+            net.terminals,
             format!(
-                "a network whose waveform has at most {} signals (this one has {count}: a smaller network or bandwidth)",
-                pass_wave::MAX_SIGNALS
+                "a network whose waveform ({path}) has at most {} signals (this one has {count} with {} lanes per link: fewer inputs or a smaller bandwidth)",
+                pass_wave::MAX_SIGNALS,
+                signals.lanes
             ),
         ));
     }

@@ -78,7 +78,8 @@ pub enum UniversalCommand {
     /// [CMSV] Algorithm 1's switch (round after round until every packet is acknowledged:
     /// a forward pass of random copies, where a link more than B want discards them all,
     /// then a backward pass whose acknowledgements retrace it in mirrored cycles; the same
-    /// rounds as `universal algorithm1 --topology butterfly` with the same --seed) or [SV]'s
+    /// rounds as `universal algorithm1 --topology butterfly` with the same --inputs, --q,
+    /// --bandwidth, --alpha and --seed) or [SV]'s
     /// growing-rank store-and-forward switch (random
     /// packets for --cycles, queues of the slots the run needs). Writes the Verilog, the
     /// stimulus and the model's waveform (model.vcd) into --out, and with --simulator

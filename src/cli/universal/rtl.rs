@@ -31,12 +31,13 @@ pub struct RtlArgs {
     /// algorithm1: packets per input, each to a random output, 1..=64.
     #[arg(long, default_value_t = 4)]
     q: u32,
-    /// algorithm1: α of Algorithm 1's prescription (m = ⌈(α + 2) ln n/(2 ln(CD))⌉ sets the
-    /// later rounds' delays 2Bm and their number), 0..=16.
+    /// algorithm1: α of Algorithm 1's prescription (m = ⌈(α + 2) ln n/(2 ln(CD))⌉, n the
+    /// number of packets, sets the later rounds' delays 2Bm and their number), 0..=16.
     #[arg(long, default_value_t = 1.0)]
     alpha: f64,
     /// Seed of the destinations and the draws (algorithm1: as `universal algorithm1
-    /// --topology butterfly` draws them, so the two runs agree round by round).
+    /// --topology butterfly` draws them, so with the same --inputs, --q, --bandwidth and
+    /// --alpha the two runs agree round by round).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Co-simulate under this simulator (or both). [default: none, write only]

@@ -176,6 +176,7 @@ fn forward_pass(
         })
         .collect();
     let mut requests = Vec::new();
+    // winners and discards in two lists: the arbiter's two callbacks cannot share one
     let (mut events, mut cuts) = (Vec::new(), Vec::new());
     for cycle in 0..cycles {
         requests.clear();
@@ -287,10 +288,13 @@ pub fn algorithm1_store_and_forward(
 /// range and copies; the hardware ([`crate::universal::hw::algorithm1`]) follows it too.
 #[derive(Clone, Copy, Debug)]
 pub struct Alg1Plan {
-    /// B (prescribed ⌈10 ln(CD)/ln ln(CD)⌉ unless given).
+    /// B, the prescribed one unless given.
     pub bandwidth: u32,
+    /// ⌈10 ln(CD)/ln ln(CD)⌉.
     pub prescribed_bandwidth: u32,
+    /// ⌈(α + 2) ln n/(2 ln(CD))⌉, n the number of packets.
     pub m: u32,
+    /// The last planned round, ⌈lg(B·m)⌉ + 1.
     pub k: u32,
     /// Round 0's delay range C (at least 1) and later rounds' C₁.
     pub delays0: u64,
@@ -301,7 +305,8 @@ pub struct Alg1Plan {
 
 impl Alg1Plan {
     /// Algorithm 1's plan for `c` at bandwidth `bandwidth` (`None`: prescribed) and
-    /// exponent `alpha`.
+    /// exponent `alpha` (Theorem 1.8's store-and-forward variant plans inside
+    /// [`algorithm1_store_and_forward`]).
     pub fn new(c: &Collection, bandwidth: Option<u32>, alpha: f64) -> Result<Alg1Plan> {
         Alg1Plan::with(c, bandwidth, alpha, false)
     }

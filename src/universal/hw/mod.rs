@@ -75,6 +75,11 @@ impl<W: std::io::Write> ButterflyVcd<W> {
         self.vcd.sample(net.cycle() - 1, &[], &self.values)
     }
 
+    /// The writer (what has been written so far, for a writer in memory).
+    pub fn writer(&mut self) -> &mut W {
+        self.vcd.writer()
+    }
+
     pub fn finish(self) -> Result<()> {
         self.vcd.finish()
     }
