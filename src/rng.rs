@@ -17,6 +17,8 @@ pub enum Stream {
     Test = 5,
     /// A protocol's own draws (ranks, random delays), apart from the traffic's.
     Protocol = 6,
+    /// Message lengths drawn at random ([SV] §3's variable-length worms).
+    Lengths = 7,
 }
 
 /// The random stream `stream` of run `seed`.

@@ -72,8 +72,11 @@ pub struct Traffic {
     pub generators: u32,
     /// The link load λ it gives.
     pub load: f64,
-    /// Flits per message (1: store-and-forward packets).
+    /// Flits per message (1: store-and-forward packets); with `variable_lengths`, the mean.
     pub flits: u32,
+    /// [SV] §3's variable-length worms: each message's length is uniform in 1..=2L − 1, so
+    /// that only its expectation L is known.
+    pub variable_lengths: bool,
 }
 
 impl Traffic {
@@ -100,7 +103,17 @@ impl Traffic {
             generators,
             load,
             flits,
+            variable_lengths: false,
         })
+    }
+
+    /// The longest message: 2L − 1 with variable lengths, else L.
+    pub fn longest(&self) -> u32 {
+        if self.variable_lengths {
+            2 * self.flits - 1
+        } else {
+            self.flits
+        }
     }
 }
 
@@ -114,6 +127,8 @@ pub struct NewMessage {
     pub seq: u64,
     pub birth: u64,
     pub path: Box<[u32]>,
+    /// Its flits.
+    pub flits: u32,
     /// Born inside the measured window.
     pub measured: bool,
 }
@@ -127,6 +142,7 @@ pub struct Delivery {
     /// The cycle its last flit crossed its last link.
     pub cycle: u64,
     pub hops: u32,
+    pub flits: u32,
     /// Tries before the one that succeeded (wormhole trials), or 0.
     pub failed_trials: u32,
     pub measured: bool,
@@ -285,6 +301,8 @@ pub fn run_with_wave(
         None => None,
     };
     let mut rng: Rng = stream(seed, Stream::Traffic);
+    // lengths from their own stream: fixed-length runs draw exactly as before
+    let mut lengths: Rng = stream(seed, Stream::Lengths);
     let n = net.terminals;
     let mut seq = vec![0u64; (n * traffic.generators) as usize];
     let mut path = Vec::new();
@@ -307,7 +325,6 @@ pub fn run_with_wave(
     let mut end_crossings = Vec::new();
     let mut reason = String::new();
     let mut undrained = 0u64;
-    let flits = u64::from(traffic.flits);
     let mut cycle = 0u64;
     loop {
         if cycle == window.warmup {
@@ -356,12 +373,18 @@ pub fn run_with_wave(
             }
             generated += 1;
             measured += u64::from(in_window);
+            let flits = if traffic.variable_lengths {
+                lengths.random_range(1..=traffic.longest())
+            } else {
+                traffic.flits
+            };
             protocol.inject(NewMessage {
                 generator: g,
                 source: s,
                 seq: seq[g as usize],
                 birth: cycle,
                 path: path.as_slice().into(),
+                flits,
                 measured: in_window,
             });
             seq[g as usize] += 1;
@@ -370,6 +393,7 @@ pub fn run_with_wave(
         protocol.step(cycle, &mut |d: Delivery| {
             delivered_all += 1;
             // no message beats its undisturbed time D₀ + L − 1
+            let flits = u64::from(d.flits);
             if d.cycle + 2 < d.birth + u64::from(d.hops) + flits {
                 too_early = Some(d);
             }
@@ -393,8 +417,8 @@ pub fn run_with_wave(
             return Err(Error::Invariant {
                 cycle,
                 message: format!(
-                    "a message born in cycle {} crossed {} links and its {flits} flits arrived by cycle {}",
-                    d.birth, d.hops, d.cycle
+                    "a message born in cycle {} crossed {} links and its {} flits arrived by cycle {}",
+                    d.birth, d.hops, d.flits, d.cycle
                 ),
             });
         }
@@ -449,7 +473,7 @@ pub fn run_with_wave(
             .map(|(e, s)| (e - s) as f64)
             .fold(0f64, f64::max)
             / window.window.max(1) as f64
-            / flits as f64
+            / f64::from(traffic.flits)
     };
     let delivered = latency.len().max(1) as f64;
     let recovery = window.burst.map(|_| recovery(&profile, window.window));

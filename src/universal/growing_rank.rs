@@ -343,6 +343,7 @@ impl Protocol for GrowingRankNet {
                     birth: p.birth,
                     cycle,
                     hops: p.hop,
+                    flits: 1,
                     failed_trials: 0,
                     measured: p.measured,
                 });

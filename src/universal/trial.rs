@@ -36,6 +36,9 @@ pub struct TrialParams {
     pub flits: u32,
     /// D, the longest path of the network: the trial period is R = 2D + L − 1.
     pub dilation: u32,
+    /// [SV] §3's variable-length worms: lengths uniform in 1..=2L − 1, L their expectation
+    /// (the traffic draws them; this sizes the trial calendar).
+    pub variable_lengths: bool,
     /// [SV] §4.2's recovery from a bad scenario: overflow stacks.
     pub overflow: Option<TrialOverflow>,
 }
@@ -65,6 +68,23 @@ impl TrialParams {
     /// R = 2D + L − 1, the trial period and the range of rank offsets.
     pub fn period(&self) -> u64 {
         2 * u64::from(self.dilation) + u64::from(self.flits) - 1
+    }
+
+    /// The trial period of a worm of `flits` flits: R, or, for a worm longer than L, the
+    /// 2D + flits − 1 cycles an undisturbed trial of it may take (its trials never overlap).
+    pub fn trial_period(&self, flits: u32) -> u64 {
+        self.period()
+            .max(2 * u64::from(self.dilation) + u64::from(flits) - 1)
+    }
+
+    /// The longest trial period: of the longest worm.
+    fn longest_period(&self) -> u64 {
+        let longest = if self.variable_lengths {
+            2 * self.flits - 1
+        } else {
+            self.flits
+        };
+        self.trial_period(longest)
     }
 
     pub fn check(&self) -> Result<()> {
@@ -127,6 +147,7 @@ struct Worm {
     source: u32,
     seq: u64,
     path: Box<[u32]>,
+    flits: u32,
     measured: bool,
     failed: u32,
     /// Failed trials since the worm's (protocol) birth.
@@ -173,14 +194,14 @@ impl TrialNet {
     /// The protocol on `net`'s links, drawing ranks from `seed`.
     pub fn new(params: TrialParams, net: &super::Net, seed: u64) -> Result<Self> {
         params.check()?;
-        let period = params.period();
+        let slots = params.longest_period();
         Ok(TrialNet {
             params,
             rng: stream(seed, Stream::Protocol),
             worms: Vec::new(),
             free: Vec::new(),
             active: Vec::new(),
-            calendar: (0..period).map(|_| Vec::new()).collect(),
+            calendar: (0..slots).map(|_| Vec::new()).collect(),
             requests: Vec::new(),
             crossings: vec![0; net.data_links() as usize],
             data_links: net.data_links(),
@@ -246,7 +267,8 @@ impl Protocol for TrialNet {
             generator: m.generator,
             source: m.source,
             seq: m.seq,
-            flight: Flight::new(self.params.flits),
+            flight: Flight::new(m.flits),
+            flits: m.flits,
             path: m.path,
             measured: m.measured,
             failed: 0,
@@ -269,14 +291,15 @@ impl Protocol for TrialNet {
     }
 
     fn step(&mut self, cycle: u64, delivered: &mut dyn FnMut(Delivery)) -> Result<()> {
-        let period = self.params.period();
-        let due = std::mem::take(&mut self.calendar[(cycle % period) as usize]);
+        // the calendar holds every trial due within the longest trial period
+        let slots = self.calendar.len() as u64;
+        let due = std::mem::take(&mut self.calendar[(cycle % slots) as usize]);
         for &slot in &due {
             self.start_trial(slot, cycle);
         }
         let mut due = due;
         due.clear();
-        self.calendar[(cycle % period) as usize] = due;
+        self.calendar[(cycle % slots) as usize] = due;
 
         // evaluate: every flit that wants a link in this cycle
         self.requests.clear();
@@ -377,6 +400,7 @@ impl Protocol for TrialNet {
                     birth: w.birth,
                     cycle: tail_arrival,
                     hops: len,
+                    flits: w.flits,
                     failed_trials: w.failed,
                     measured: w.measured,
                 });
@@ -395,8 +419,8 @@ impl Protocol for TrialNet {
                         self.stacks.entry(w.generator).or_default().push(slot);
                     }
                     _ => {
-                        let next = w.flight.start + period;
-                        self.calendar[(next % period) as usize].push(slot);
+                        let next = w.flight.start + self.params.trial_period(w.flits);
+                        self.calendar[(next % slots) as usize].push(slot);
                     }
                 }
             }
@@ -507,6 +531,7 @@ mod tests {
             flits: 8,
             dilation: 4,
             overflow: None,
+            variable_lengths: false,
         };
         let traffic = Traffic::at_load(&net, 0.002, 8).unwrap();
         let mut p = TrialNet::new(params, &net, 1).unwrap();
@@ -518,6 +543,29 @@ mod tests {
     }
 
     #[test]
+    fn variable_length_worms_have_mean_l_and_all_arrive() {
+        // lengths uniform in 1..=2L − 1: an undisturbed worm of l flits takes D + l − 1, so
+        // the routing times spread around the fixed-length run's D + L − 1
+        let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
+        let params = TrialParams {
+            bandwidth: 2,
+            flits: 8,
+            dilation: 4,
+            overflow: None,
+            variable_lengths: true,
+        };
+        let mut traffic = Traffic::at_load(&net, 0.02, 8).unwrap();
+        traffic.variable_lengths = true;
+        let mut p = TrialNet::new(params, &net, 1).unwrap();
+        let o = run(&net, &traffic, window(), 1, &mut p).unwrap();
+        assert!(o.stability.stable, "{o:?}");
+        assert_eq!(o.delivered_measured, o.measured);
+        assert!(o.latency.max >= 4 + 12 - 1, "long worms: {o:?}");
+        assert!(o.latency.p50 < 4 + 8 - 1 + 2, "{o:?}");
+        assert!((o.latency.mean - (4.0 + 8.0 - 1.0)).abs() < 1.0, "{o:?}");
+    }
+
+    #[test]
     fn every_trial_is_a_success_a_cut_or_a_lost_acknowledgement() {
         let net = Net::new(NetKind::Mesh, 16, 2, 1).unwrap();
         let params = TrialParams {
@@ -525,6 +573,7 @@ mod tests {
             flits: 4,
             dilation: net.dilation(),
             overflow: None,
+            variable_lengths: false,
         };
         let traffic = Traffic::at_load(&net, 0.01, 4).unwrap();
         let mut p = TrialNet::new(params, &net, 5).unwrap();
@@ -546,6 +595,7 @@ mod tests {
             flits: 4,
             dilation: 4,
             overflow: None,
+            variable_lengths: false,
         };
         let traffic = Traffic::at_load(&net, 0.4, 4).unwrap();
         let mut p = TrialNet::new(params, &net, 2).unwrap();
@@ -563,6 +613,7 @@ mod tests {
             flits: 4,
             dilation: 4,
             overflow: Some(TrialOverflow { t: 3, pop: 0.05 }),
+            variable_lengths: false,
         };
         let traffic = Traffic::at_load(&net, 0.02, 4).unwrap();
         let w = Window {

@@ -221,6 +221,11 @@ pub struct TrialArgs {
     /// T of the overflow stacks: failed trials, 1..=65536. [default: ⌈4 lg(N + D + L)⌉]
     #[arg(long, value_name = "T")]
     stack_trials: Option<u32>,
+    /// [SV] §3's variable-length worms: each worm's length is uniform in 1..=2L − 1, so L
+    /// (--flits) is only its expectation; the load, R and the bound use L, and a worm longer
+    /// than L retries every 2D + its length − 1 cycles. [default: off]
+    #[arg(long)]
+    variable_lengths: bool,
 }
 
 pub fn run(command: &UniversalCommand) -> Result<()> {
@@ -474,7 +479,8 @@ fn growing(a: &GrowingRankArgs) -> Result<()> {
 }
 
 fn trial(a: &TrialArgs) -> Result<()> {
-    let (net, traffic) = prepare(&a.common, a.flits)?;
+    let (net, mut traffic) = prepare(&a.common, a.flits)?;
+    traffic.variable_lengths = a.variable_lengths;
     let d = net.dilation();
     let generators = u64::from(net.terminals) * u64::from(traffic.generators);
     let overflow = if a.overflow_stacks {
@@ -498,6 +504,7 @@ fn trial(a: &TrialArgs) -> Result<()> {
         flits: a.flits,
         dilation: d,
         overflow,
+        variable_lengths: a.variable_lengths,
     };
     params.check()?;
     if let Some(o) = overflow {

@@ -164,6 +164,11 @@ pub struct FailTrial {
     pub latency: f64,
     pub load: f64,
     pub period: u64,
+    /// The same with worm lengths uniform in 1..=2L − 1 (Q003-12: only the expected length
+    /// is known).
+    pub variable_stable: bool,
+    pub variable_failed: f64,
+    pub variable_latency: f64,
 }
 
 /// One wormhole threshold search: the largest stable load and the first unstable one.
@@ -211,14 +216,25 @@ fn saf_trial(
     })
 }
 
-fn trial_run(net: &Net, b: u32, load: f64, config: &SvConfig, seed: u64) -> Result<Outcome> {
+/// A wormhole run at `load` with bandwidth `b`; with `variable_lengths`, worms of 1..=2L − 1
+/// flits.
+fn trial_run(
+    net: &Net,
+    b: u32,
+    load: f64,
+    variable_lengths: bool,
+    config: &SvConfig,
+    seed: u64,
+) -> Result<Outcome> {
     let params = TrialParams {
         bandwidth: b,
         flits: config.flits,
         dilation: net.dilation(),
         overflow: None,
+        variable_lengths,
     };
-    let traffic = Traffic::at_load(net, load, config.flits)?;
+    let mut traffic = Traffic::at_load(net, load, config.flits)?;
+    traffic.variable_lengths = variable_lengths;
     let mut p = TrialNet::new(params, net, seed)?;
     continuous::run(
         net,
@@ -239,13 +255,17 @@ fn fail_trial(
     let net = net(kind, config.terminals, wiring)?;
     let d = net.dilation();
     let load = config.theorem_load(b, d);
-    let o = trial_run(&net, b, load, config, seed)?;
+    let o = trial_run(&net, b, load, false, config, seed)?;
+    let v = trial_run(&net, b, load, true, config, seed)?;
     Ok(FailTrial {
         stable: o.stability.stable,
         failed: o.failed_trials_mean,
         latency: o.latency.mean,
         load,
         period: 2 * u64::from(d) + u64::from(config.flits) - 1,
+        variable_stable: v.stability.stable,
+        variable_failed: v.failed_trials_mean,
+        variable_latency: v.latency.mean,
     })
 }
 
@@ -266,7 +286,10 @@ fn threshold_trial(
         if load > cap {
             break;
         }
-        if trial_run(&net, b, load, config, seed)?.stability.stable {
+        if trial_run(&net, b, load, false, config, seed)?
+            .stability
+            .stable
+        {
             stable = load;
             load *= 2.0;
         } else {
@@ -341,6 +364,7 @@ fn recovery_trial(
             flits,
             dilation: d,
             overflow: stacks.then_some(overflow),
+            variable_lengths: false,
         };
         let mut p = TrialNet::new(params, &net, seed)?;
         let o = continuous::run(&net, &traffic, window, seed, &mut p)?;

@@ -542,6 +542,7 @@ mod tests {
                     seq: p.seq,
                     birth: p.birth,
                     path: path.into(),
+                    flits: 1,
                     measured: true,
                 });
                 next += 1;
