@@ -32,12 +32,12 @@ use std::collections::BTreeMap;
 pub struct TrialParams {
     /// Link bandwidth B: flits of distinct worms one link carries per cycle.
     pub bandwidth: u32,
-    /// Flits per worm L.
+    /// Flits per worm L (with `variable_lengths`, their expectation).
     pub flits: u32,
     /// D, the longest path of the network: the trial period is R = 2D + L − 1.
     pub dilation: u32,
     /// [SV] §3's variable-length worms: lengths uniform in 1..=2L − 1, L their expectation
-    /// (the traffic draws them; this sizes the trial calendar).
+    /// (the traffic draws them; reported with the run).
     pub variable_lengths: bool,
     /// [SV] §4.2's recovery from a bad scenario: overflow stacks.
     pub overflow: Option<TrialOverflow>,
@@ -77,14 +77,9 @@ impl TrialParams {
             .max(2 * u64::from(self.dilation) + u64::from(flits) - 1)
     }
 
-    /// The longest trial period: of the longest worm.
-    fn longest_period(&self) -> u64 {
-        let longest = if self.variable_lengths {
-            2 * self.flits - 1
-        } else {
-            self.flits
-        };
-        self.trial_period(longest)
+    /// The longest worm the protocol takes: 2L − 1 flits.
+    fn longest(&self) -> u32 {
+        2 * self.flits - 1
     }
 
     pub fn check(&self) -> Result<()> {
@@ -180,6 +175,8 @@ pub struct TrialNet {
     wave: Option<TrialWave>,
     links: u32,
     terminals: u32,
+    /// A worm injected with a length outside 1..=2L − 1 (reported at the next step).
+    bad_length: Option<u32>,
 }
 
 /// One flit on a link in the waveform: (worm, rank, flit index, acknowledgement).
@@ -194,7 +191,8 @@ impl TrialNet {
     /// The protocol on `net`'s links, drawing ranks from `seed`.
     pub fn new(params: TrialParams, net: &super::Net, seed: u64) -> Result<Self> {
         params.check()?;
-        let slots = params.longest_period();
+        // every trial is due within the longest worm's trial period
+        let slots = params.trial_period(params.longest());
         Ok(TrialNet {
             params,
             rng: stream(seed, Stream::Protocol),
@@ -213,6 +211,7 @@ impl TrialNet {
             wave: None,
             links: net.links,
             terminals: net.terminals,
+            bad_length: None,
         })
     }
 
@@ -260,6 +259,10 @@ impl Protocol for TrialNet {
         if m.path.is_empty() {
             return;
         }
+        if !(1..=self.params.longest()).contains(&m.flits) {
+            self.bad_length.get_or_insert(m.flits);
+            return;
+        }
         let r = self.rng.random_range(0..self.params.period());
         let worm = Worm {
             birth: m.birth,
@@ -291,6 +294,17 @@ impl Protocol for TrialNet {
     }
 
     fn step(&mut self, cycle: u64, delivered: &mut dyn FnMut(Delivery)) -> Result<()> {
+        if let Some(flits) = self.bad_length {
+            return Err(Error::invalid(
+                "flits",
+                flits,
+                format!(
+                    "worms of 1..={} flits (2L − 1, L = {})",
+                    self.params.longest(),
+                    self.params.flits
+                ),
+            ));
+        }
         // the calendar holds every trial due within the longest trial period
         let slots = self.calendar.len() as u64;
         let due = std::mem::take(&mut self.calendar[(cycle % slots) as usize]);
@@ -563,6 +577,32 @@ mod tests {
         assert!(o.latency.max >= 4 + 12 - 1, "long worms: {o:?}");
         assert!(o.latency.p50 < 4 + 8 - 1 + 2, "{o:?}");
         assert!((o.latency.mean - (4.0 + 8.0 - 1.0)).abs() < 1.0, "{o:?}");
+    }
+
+    #[test]
+    fn a_worm_longer_than_2l_minus_1_is_refused() {
+        let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
+        let params = TrialParams {
+            bandwidth: 2,
+            flits: 4,
+            dilation: 4,
+            overflow: None,
+            variable_lengths: true,
+        };
+        let mut p = TrialNet::new(params, &net, 1).unwrap();
+        let mut path = Vec::new();
+        net.path_into(0, 5, &mut path);
+        p.inject(NewMessage {
+            generator: 0,
+            source: 0,
+            seq: 0,
+            birth: 0,
+            path: path.into(),
+            flits: 8,
+            measured: true,
+        });
+        let e = p.step(0, &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("flits = 8") && e.contains("1..=7"), "{e}");
     }
 
     #[test]
