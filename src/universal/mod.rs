@@ -29,6 +29,7 @@ pub mod growing_rank;
 pub mod hw;
 pub mod pass_wave;
 pub mod phase;
+pub mod stability;
 pub mod trial;
 
 use crate::error::{Error, Result};
@@ -192,6 +193,19 @@ impl Net {
                     out.extend_from_slice(&p);
                 }
             }
+        }
+    }
+
+    /// A uniformly random destination for a message from terminal `s`: any terminal where
+    /// [`Net::self_destinations`], else any other one.
+    pub fn random_destination(&self, s: u32, rng: &mut crate::rng::Rng) -> u32 {
+        use rand::RngExt;
+        let n = self.terminals;
+        if self.self_destinations() {
+            rng.random_range(0..n)
+        } else {
+            let t = rng.random_range(0..n - 1);
+            t + u32::from(t >= s)
         }
     }
 

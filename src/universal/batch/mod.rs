@@ -76,12 +76,7 @@ impl Collection {
         let mut path = Vec::new();
         for s in 0..n {
             for _ in 0..q {
-                let t = if net.self_destinations() {
-                    rng.random_range(0..n)
-                } else {
-                    let t = rng.random_range(0..n - 1);
-                    t + u32::from(t >= s)
-                };
+                let t = net.random_destination(s, &mut rng);
                 path.clear();
                 net.path_into(s, t, &mut path);
                 paths.push(path.as_slice().into());

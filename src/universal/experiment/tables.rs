@@ -6,8 +6,9 @@ use super::{
 };
 use crate::plot::{Chart, Marker};
 use crate::tables::{Results, Table, f2, f3, mean};
-use crate::universal::continuous::{Regression, TAIL_POINTS};
+use crate::universal::continuous::TAIL_POINTS;
 use crate::universal::growing_rank;
+use crate::universal::stability::Regression;
 
 pub(super) fn saf_table(trials: &[SafTrial], config: &SvConfig, out: &mut Results) {
     let t = config.trials as usize;
