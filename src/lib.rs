@@ -18,6 +18,7 @@ pub mod error;
 pub mod files;
 pub mod flit;
 pub mod fpga;
+pub mod gang;
 pub mod interrupt;
 pub mod invariants;
 pub mod kernel;

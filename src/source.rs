@@ -6,6 +6,7 @@
 
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
+use crate::gang::Gang;
 use crate::switch::{Fabric, NONE, Transfer, TransferKind};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -108,14 +109,47 @@ impl Sources {
     /// Decides which flits input `input` sends this cycle, from the injection VCs' `ready` and
     /// `accepts_new_worm` signals.
     pub fn evaluate(&mut self, input: u32, fabric: &Fabric) {
+        let b = self.vcs as usize;
+        let mut send = std::mem::take(&mut self.send);
+        let i = input as usize;
+        self.decide(input, fabric, &mut send[i * b..(i + 1) * b]);
+        self.send = send;
+    }
+
+    /// [`Sources::evaluate`] for every input, the inputs cut into one run per thread of `gang`
+    /// if there is one (an input writes only its own proposed sends).
+    pub fn evaluate_all(&mut self, fabric: &Fabric, gang: Option<&Gang>) {
+        let b = self.vcs as usize;
+        let inputs = self.queues.len();
+        let mut send = std::mem::take(&mut self.send);
+        match gang.filter(|g| g.threads() > 1 && inputs >= g.threads()) {
+            None => {
+                for (input, send) in send.chunks_mut(b).enumerate() {
+                    self.decide(input as u32, fabric, send);
+                }
+            }
+            Some(gang) => {
+                let per = inputs.div_ceil(gang.threads());
+                let runs: Vec<_> = send.chunks_mut(per * b).enumerate().collect();
+                let this = &*self;
+                gang.map(runs, |(k, run)| {
+                    for (j, send) in run.chunks_mut(b).enumerate() {
+                        this.decide((k * per + j) as u32, fabric, send);
+                    }
+                });
+            }
+        }
+        self.send = send;
+    }
+
+    /// The flits input `input` proposes to send, one per injection VC, into `send`.
+    fn decide(&self, input: u32, fabric: &Fabric, send: &mut [Option<FlitSlot>]) {
         let b = self.vcs;
         // An idle input (nothing queued, no worm mid-injection) sends nothing: most inputs at
         // low load.
         let slots = (input * b) as usize..((input + 1) * b) as usize;
-        if self.queues[input as usize].is_empty()
-            && self.worm[slots.clone()].iter().all(|&w| w == NONE)
-        {
-            self.send[slots].fill(None);
+        if self.queues[input as usize].is_empty() && self.worm[slots].iter().all(|&w| w == NONE) {
+            send.fill(None);
             return;
         }
         let mut queued = self.queues[input as usize].iter();
@@ -128,7 +162,7 @@ impl Sources {
             };
             let slot = (input * b + v) as usize;
             let ivc = fabric.injection_vc(input, v);
-            self.send[slot] = None;
+            send[v as usize] = None;
             if self.bandwidth == LinkBandwidth::One && sent_one {
                 continue;
             }
@@ -148,7 +182,7 @@ impl Sources {
                 None
             };
             sent_one |= flit.is_some();
-            self.send[slot] = flit;
+            send[v as usize] = flit;
         }
     }
 

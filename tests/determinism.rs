@@ -88,8 +88,8 @@ fn shuffled_evaluation_order_gives_an_identical_run() {
             settled.step().unwrap();
             shuffled.step().unwrap();
             assert_eq!(
-                settled.last_transfers(),
-                shuffled.last_transfers(),
+                settled.last_transfers().collect::<Vec<_>>(),
+                shuffled.last_transfers().collect::<Vec<_>>(),
                 "cycle {}",
                 settled.cycle()
             );
@@ -173,8 +173,8 @@ fn any_number_of_threads_gives_an_identical_run() {
             for s in &mut many {
                 s.step().unwrap();
                 assert_eq!(
-                    one.last_transfers(),
-                    s.last_transfers(),
+                    one.last_transfers().collect::<Vec<_>>(),
+                    s.last_transfers().collect::<Vec<_>>(),
                     "{:?} cycle {}",
                     c.topology,
                     one.cycle()

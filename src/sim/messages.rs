@@ -17,6 +17,17 @@ pub struct Message {
 }
 
 impl Message {
+    /// Flit `seq` of the current attempt entered its destination's register in `cycle`.
+    pub(crate) fn reach_destination(&mut self, seq: u16, tail: u16, cycle: u64) {
+        if seq == 0 {
+            self.record.head_arrival = Some(cycle);
+        }
+        if seq == tail {
+            self.record.tail_arrival = Some(cycle);
+            self.record.status = Status::Delivered;
+        }
+    }
+
     /// Delivered or dropped, with no flit left in the network.
     fn finished(&self) -> bool {
         matches!(self.record.status, Status::Delivered | Status::Dropped) && self.sent == self.gone

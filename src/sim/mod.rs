@@ -10,12 +10,13 @@ pub use messages::{Message, MessageTable};
 use crate::config::{LinkBandwidth, Middle, SimConfig};
 use crate::error::{Error, Result};
 use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues, mask};
+use crate::gang::Gang;
 use crate::invariants;
 use crate::kernel::{Clock, Clocked};
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
 use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
-use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind};
+use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind, Transfers};
 use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{Arrivals, MessageSpec, Traffic};
 use rand::RngExt;
@@ -108,7 +109,7 @@ pub struct Simulation {
     /// Messages released so far per source (the `k` of a header's id).
     sent_by: Vec<u64>,
     middle_rng: crate::rng::Rng,
-    transfers: Vec<Transfer>,
+    transfers: Transfers,
     clock: Clock,
     check_invariants: bool,
     /// Flits carried per link.
@@ -120,8 +121,11 @@ pub struct Simulation {
     retry_rng: crate::rng::Rng,
     /// Most message records the memory limit leaves room for.
     max_held: u64,
-    /// Threads that evaluate a level's switches ([`Simulation::set_threads`]); `None`: one.
-    pool: Option<rayon::ThreadPool>,
+    /// The threads of a cycle ([`Simulation::set_threads`]); `None`: this one only.
+    gang: Option<Gang>,
+    /// With a gang: the levels from here on evaluate as one column run per thread
+    /// ([`Fabric::plan_columns`]).
+    column_from: u32,
 }
 
 impl Simulation {
@@ -211,7 +215,7 @@ impl Simulation {
             due: Vec::new(),
             sent_by: vec![0; config.inputs as usize],
             middle_rng: stream(config.seed, Stream::Routing),
-            transfers: Vec::new(),
+            transfers: Transfers::default(),
             clock: Clock::arbitrary(Vec::new()),
             check_invariants: cfg!(debug_assertions),
             link_flits: vec![0; links],
@@ -222,18 +226,22 @@ impl Simulation {
             retry_rng: stream(config.seed, Stream::Retry),
             max_held: memory_limit.saturating_sub(config.memory_estimate().0)
                 / crate::config::RECORD_BYTES,
-            pool: None,
+            gang: None,
+            column_from: u32::MAX,
             config,
         };
         sim.clock = Clock::settled(&sim);
         Ok(sim)
     }
 
-    /// Evaluates each level's switches, and commits the clock edge, on `threads` threads (0:
-    /// every core; 1: this thread only). The run is the same, byte for byte, on any number
-    /// of threads: a switch reads only registered state and the `LEAVING` flags of the level
-    /// below, which is done, and writes only its own registers. Networks of fewer than
-    /// [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting costs more than it saves).
+    /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
+    /// that spins between a cycle's phases: the evaluation (by runs of columns where the
+    /// levels allow, [`Fabric::plan_columns`], else level by level), the departures, the
+    /// sources and the arrivals, each split into one run per thread. The run is the same, byte
+    /// for byte, on any number of threads: a switch reads only registered state and the
+    /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
+    /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
+    /// costs more than it saves).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         if threads > MAX_THREADS {
             return Err(Error::invalid(
@@ -246,25 +254,22 @@ impl Simulation {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
         };
-        self.pool = if threads > 1
+        self.gang = None;
+        self.column_from = u32::MAX;
+        if threads > 1
             && self.config.inputs >= MIN_PARALLEL_INPUTS
             && self.config.mode != crate::config::FlowControl::Greedy
         {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| {
-                        Error::invalid(
-                            "threads",
-                            threads,
-                            format!("a thread count this machine can start ({e})"),
-                        )
-                    })?,
-            )
-        } else {
-            None
-        };
+            let gang = Gang::new(threads).map_err(|e| {
+                Error::invalid(
+                    "threads",
+                    threads,
+                    format!("a thread count this machine can start ({e})"),
+                )
+            })?;
+            self.column_from = self.fabric.plan_columns(threads as u32);
+            self.gang = Some(gang);
+        }
         Ok(())
     }
 
@@ -285,9 +290,9 @@ impl Simulation {
         self.clock.cycle
     }
 
-    /// The flit events of the last clock edge.
-    pub fn last_transfers(&self) -> &[Transfer] {
-        &self.transfers
+    /// The flit events of the last clock edge, in switch order, then the injections.
+    pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
+        self.transfers.iter()
     }
 
     /// Keep every message's record for [`Simulation::report`]`(true)` and
@@ -616,7 +621,26 @@ impl Simulation {
     fn account(&mut self, cycle: u64) -> Result<()> {
         let tail = (self.config.flits - 1) as u16;
         let mut progressed = false;
-        for t in &self.transfers {
+        for t in self.transfers.iter() {
+            if let TransferKind::Crossed { ov } = t.kind {
+                // A flit inside the network touches its message's record only as a header
+                // (hops) or on reaching its destination's register.
+                self.link_flits[self.fabric.output_vc_parts(ov).0 as usize] += 1;
+                progressed = true;
+                let ejected = self.fabric.is_ejection_vc(t.to);
+                if t.flit.seq != 0 && !ejected {
+                    continue;
+                }
+                let m = self.messages.get_mut(t.flit.msg);
+                if t.flit.seq == 0 {
+                    m.record.hops += 1;
+                }
+                if ejected {
+                    self.flits_delivered += 1;
+                    m.reach_destination(t.flit.seq, tail, cycle);
+                }
+                continue;
+            }
             let m = self.messages.get_mut(t.flit.msg);
             match t.kind {
                 TransferKind::Stalled => {
@@ -639,31 +663,10 @@ impl Simulation {
                     // A message to its own terminal (a graph network) leaves where it enters.
                     if self.fabric.is_ejection_vc(t.to) {
                         self.flits_delivered += 1;
-                        if t.flit.seq == 0 {
-                            m.record.head_arrival = Some(cycle);
-                        }
-                        if t.flit.seq == tail {
-                            m.record.tail_arrival = Some(cycle);
-                            m.record.status = Status::Delivered;
-                        }
+                        m.reach_destination(t.flit.seq, tail, cycle);
                     }
                 }
-                TransferKind::Crossed { ov } => {
-                    self.link_flits[self.fabric.output_vc_parts(ov).0 as usize] += 1;
-                    if t.flit.seq == 0 {
-                        m.record.hops += 1;
-                    }
-                    if self.fabric.is_ejection_vc(t.to) {
-                        self.flits_delivered += 1;
-                        if t.flit.seq == 0 {
-                            m.record.head_arrival = Some(cycle);
-                        }
-                        if t.flit.seq == tail {
-                            m.record.tail_arrival = Some(cycle);
-                            m.record.status = Status::Delivered;
-                        }
-                    }
-                }
+                TransferKind::Crossed { .. } => unreachable!("booked above"),
                 TransferKind::Delivered => m.gone += 1,
                 TransferKind::Discarded => {
                     m.gone += 1;
@@ -775,8 +778,9 @@ impl Clocked for Simulation {
         order
     }
 
-    /// Levels from the last (each on the thread pool if there is one), then the sources: the
-    /// settle order, one level at a time.
+    /// Levels from the last, then the sources: the settle order, one level at a time. With a
+    /// gang, a level's switches evaluate on its threads, and the levels of the column plan
+    /// ([`Fabric::plan_columns`]) as one column run per thread.
     fn evaluate_settled(&mut self, order: &[usize]) {
         if self.config.mode == crate::config::FlowControl::Greedy {
             for &c in order {
@@ -784,25 +788,20 @@ impl Clocked for Simulation {
             }
             return;
         }
-        let headers = self.messages.headers();
         let fabric = &mut self.fabric;
         let levels = fabric.topo.levels;
-        match &self.pool {
-            Some(pool) => pool.install(|| {
-                for level in (0..levels).rev() {
-                    fabric.evaluate_level(level, headers, true);
-                }
-            }),
-            None => {
-                for level in (0..levels).rev() {
-                    fabric.evaluate_level(level, headers, false);
-                }
+        let gang = self.gang.as_ref();
+        let from = match gang {
+            Some(gang) if self.column_from < levels => {
+                fabric.evaluate_columns(gang);
+                self.column_from
             }
+            _ => levels,
+        };
+        for level in (0..from).rev() {
+            fabric.evaluate_level(level, gang);
         }
-        let switches = self.fabric.topo.node_count();
-        for s in switches..switches + self.config.inputs as usize {
-            self.evaluate(s);
-        }
+        self.sources.evaluate_all(&self.fabric, gang);
     }
 
     fn evaluate(&mut self, c: usize) -> bool {
@@ -816,26 +815,35 @@ impl Clocked for Simulation {
         }
     }
 
+    /// With [`Fabric::fuses_edge`] on one thread, each level commits right after its
+    /// evaluation ([`Fabric::evaluate_and_commit`]), then the sources.
+    fn tick_settled(&mut self, order: &[usize]) {
+        if self.gang.is_some() || !self.fabric.fuses_edge() {
+            self.evaluate_settled(order);
+            return self.commit();
+        }
+        self.transfers.clear();
+        let headers = self.messages.headers();
+        self.fabric
+            .evaluate_and_commit(&mut self.transfers, headers);
+        self.sources.evaluate_all(&self.fabric, None);
+        self.sources
+            .commit(self.transfers.injected_mut(), &self.fabric);
+        self.fabric
+            .commit_arrivals(self.transfers.injected(), headers);
+        self.fabric.step_lfsrs();
+    }
+
+    /// Departures (on the gang's threads if there is one), the sources' injections, then the
+    /// arrivals.
     fn commit(&mut self) {
         self.transfers.clear();
-        match &self.pool {
-            Some(pool) => {
-                // Several runs per thread, so that a thread with idle switches takes another.
-                let parts = 4 * pool.current_num_threads();
-                let (fabric, transfers) = (&mut self.fabric, &mut self.transfers);
-                pool.install(|| fabric.commit_departures_split(transfers, parts));
-            }
-            None => self.fabric.commit_departures(&mut self.transfers),
-        }
-        self.sources.commit(&mut self.transfers, &self.fabric);
+        self.fabric
+            .commit_departures_split(&mut self.transfers, self.gang.as_ref());
+        self.sources
+            .commit(self.transfers.injected_mut(), &self.fabric);
         let headers = self.messages.headers();
-        match &self.pool {
-            Some(pool) => {
-                let parts = pool.current_num_threads();
-                let (fabric, transfers) = (&mut self.fabric, &self.transfers);
-                pool.install(|| fabric.commit_arrivals_split(transfers, headers, parts));
-            }
-            None => self.fabric.commit_arrivals(&self.transfers, headers),
-        }
+        self.fabric
+            .commit_arrivals_split(&self.transfers, headers, self.gang.as_ref());
     }
 }

@@ -7,12 +7,12 @@
 //! one run.
 
 use super::logic::Headers;
-use super::logic::{NONE, Transfer, TransferKind};
+use super::logic::{NONE, Transfer, TransferKind, Transfers};
 use super::{DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
-use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
+use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
-use crate::topology::Topology;
-use rayon::prelude::*;
+use crate::gang::Gang;
+use crate::topology::{RouteField, Topology};
 
 impl Fabric {
     /// First half of the clock edge: every leaving front flit is popped and described in
@@ -20,48 +20,112 @@ impl Fabric {
     /// reported as `Stalled`; arbitration pointers and LFSRs advance. Clears the cycle's
     /// combinational signals.
     pub fn commit_departures(&mut self, transfers: &mut Vec<Transfer>) {
-        self.commit_departures_split(transfers, 1);
-    }
-
-    /// [`Fabric::commit_departures`] with the switches cut into `parts` runs of consecutive
-    /// switches, committed on the current rayon pool: a switch's departures touch only its own
-    /// registers, and the runs' transfers are concatenated in switch order, so `transfers`
-    /// is the one a single run gives.
-    pub fn commit_departures_split(&mut self, transfers: &mut Vec<Transfer>, parts: usize) {
         if self.params.mode == FlowControl::Greedy {
             return self.commit_greedy_departures(transfers);
         }
         let switches = self.switch_flits.len();
-        let parts = parts.clamp(1, switches.max(1));
-        if parts == 1 {
-            let left = {
-                let (shared, mut run) = self.departure_runs(&[0, switches]);
-                let run = &mut run[0];
-                run.depart_all(&shared, transfers);
-                run.left
-            };
-            self.held -= left;
-        } else {
-            let bounds: Vec<usize> = (0..=parts).map(|k| k * switches / parts).collect();
-            let mut scratch = std::mem::take(&mut self.departure_scratch);
-            scratch.resize_with(parts, Vec::new);
-            let left: u64 = {
-                let (shared, mut runs) = self.departure_runs(&bounds);
-                runs.par_iter_mut()
-                    .zip(scratch.par_iter_mut())
-                    .map(|(run, out)| {
-                        out.clear();
-                        run.depart_all(&shared, out);
-                        run.left
-                    })
-                    .sum()
-            };
-            self.held -= left;
-            for out in &scratch {
-                transfers.extend_from_slice(out);
+        let left = {
+            let (shared, mut run) = self.departure_runs(&[0, switches]);
+            let run = &mut run[0];
+            run.depart_all(&shared, transfers);
+            run.left
+        };
+        self.held -= left;
+        self.step_lfsrs();
+    }
+
+    /// [`Fabric::commit_departures`] into `transfers`, with the switches cut into one run of
+    /// consecutive switches per thread of `gang`: a switch's departures touch only its own
+    /// registers, and each run's transfers make one run of `transfers`, in switch order.
+    pub fn commit_departures_split(&mut self, transfers: &mut Transfers, gang: Option<&Gang>) {
+        let switches = self.switch_flits.len();
+        let gang = gang.filter(|g| {
+            g.threads() > 1 && switches >= g.threads() && self.params.mode != FlowControl::Greedy
+        });
+        let Some(gang) = gang else {
+            let (mut run, into) = transfers.take_runs(1, 0).pop().expect("one run");
+            self.commit_departures(&mut run);
+            transfers.put_back(run, into);
+            return;
+        };
+        let bounds = self.edge_cut(gang.threads());
+        let parts = bounds.len() - 1;
+        let lists = transfers.take_runs(parts, parts);
+        let (shared, runs) = self.departure_runs(&bounds);
+        // Each run's list is moved to its thread (its length is written per flit: two lists'
+        // headers side by side would share a cache line between the threads).
+        // The run also sorts out its transfers by the run of switches they enter (the same
+        // cut), for the threads of the arrivals.
+        let vc_bounds = &shared.vc_bounds;
+        let tasks: Vec<_> = runs.into_iter().zip(lists).collect();
+        let done = gang.map(tasks, |(mut run, (mut out, mut into))| {
+            run.depart_all(&shared, &mut out);
+            for (i, t) in out.iter().enumerate() {
+                if t.to != NONE {
+                    let part = vc_bounds.partition_point(|&b| b <= t.to as usize) - 1;
+                    into[part].push(i as u32);
+                }
             }
-            self.departure_scratch = scratch;
+            (run.left, out, into)
+        });
+        for (left, out, into) in done {
+            self.held -= left;
+            transfers.put_back(out, into);
         }
+        self.step_lfsrs();
+    }
+
+    /// Whether [`Fabric::evaluate_and_commit`] gives this fabric's cycle: a leveled network
+    /// of wormhole-family switches with combinational back-pressure and no per-switch
+    /// packet bound.
+    pub fn fuses_edge(&self) -> bool {
+        self.topo.graph.is_none()
+            && self.params.mode != FlowControl::Greedy
+            && self.params.backpressure == Backpressure::Combinational
+            && self.params.switch_queue.is_none()
+    }
+
+    /// The switches' part of one cycle, level by level from the last: the level's next-state
+    /// logic, its half of the clock edge, and the flits it sent written one level down; the
+    /// transfers land in `transfers`, one run per level. The sources then evaluate, commit
+    /// and land ([`Fabric::commit_arrivals`]), and the LFSRs step ([`Fabric::step_lfsrs`]).
+    ///
+    /// This is the cycle that evaluates every level and then commits the whole edge, with
+    /// each level's registers hot in cache ([`Fabric::fuses_edge`] says where it applies). A
+    /// level reads only its own registers and those of the level below, which by then have
+    /// lost their leaving flits and not yet received the level's: with combinational
+    /// back-pressure, `count < depth || leaving` before the pop is `count < depth` after it,
+    /// and a register that takes a new worm (idle, or holding only a leaving tail) is idle
+    /// after it.
+    pub fn evaluate_and_commit(&mut self, transfers: &mut Transfers, headers: Headers<'_>) {
+        debug_assert!(self.fuses_edge());
+        let levels = self.topo.levels;
+        let mut runs = transfers.take_runs(levels as usize, 0);
+        for level in (0..levels).rev() {
+            self.evaluate_level(level, None);
+            let run = &mut runs[level as usize].0;
+            self.commit_level_departures(level, run);
+            self.commit_arrivals(run, headers);
+        }
+        for (run, into) in runs {
+            transfers.put_back(run, into);
+        }
+    }
+
+    /// The first half of the clock edge for the switches of `level` only, into `transfers`
+    /// ([`Fabric::evaluate_and_commit`]).
+    fn commit_level_departures(&mut self, level: u32, transfers: &mut Vec<Transfer>) {
+        let switches = self.level_switches(level);
+        let (shared, mut runs) =
+            self.departure_runs(&[switches.start as usize, switches.end as usize]);
+        let run = &mut runs[0];
+        run.depart_all(&shared, transfers);
+        let left = run.left;
+        self.held -= left;
+    }
+
+    /// The lane-choice LFSRs step every cycle.
+    pub(crate) fn step_lfsrs(&mut self) {
         if self.params.lane_choice == LaneChoice::Random {
             for v in &mut self.lfsr {
                 *v = super::lfsr_next(*v);
@@ -70,7 +134,7 @@ impl Fabric {
     }
 
     /// The registers the clock edge's first half reads, and one [`Departures`] per run of
-    /// switches `bounds[k]..bounds[k + 1]`.
+    /// switches `bounds[k]..bounds[k + 1]` (consecutive runs, from any switch).
     fn departure_runs(&mut self, bounds: &[usize]) -> (DepartShared<'_>, Vec<Departures<'_>>) {
         let switches = self.switch_flits.len();
         let vc_at = |s: usize| {
@@ -101,12 +165,12 @@ impl Fabric {
             }
         };
         let rr_bounds: Vec<usize> = bounds.iter().map(|&s| rr_at(s)).collect();
-        let mut vcs = &mut self.vcs[..];
-        let mut alloc = &mut self.alloc[..];
-        let mut switch_flits = &mut self.switch_flits[..];
-        let mut occupancy = &mut self.occupancy[..];
-        let mut rr = &mut self.rr[..];
-        let mut link_rr = &mut self.link_rr[..];
+        let mut vcs = &mut self.vcs[vc_bounds[0]..];
+        let mut alloc = &mut self.alloc[ov_bounds[0]..];
+        let mut switch_flits = &mut self.switch_flits[bounds[0]..];
+        let mut occupancy = &mut self.occupancy[bounds[0]..];
+        let mut rr = &mut self.rr[rr_bounds[0]..];
+        let mut link_rr = &mut self.link_rr[link_bounds[0]..];
         let mut runs = Vec::with_capacity(bounds.len() - 1);
         for k in 0..bounds.len() - 1 {
             let count = bounds[k + 1] - bounds[k];
@@ -147,6 +211,7 @@ impl Fabric {
             rr_next: &self.rr_next,
             link_rr_next: &self.link_rr_next,
             last_base: self.last_base as usize,
+            vc_bounds,
         };
         (shared, runs)
     }
@@ -160,80 +225,83 @@ impl Fabric {
         if self.params.mode == FlowControl::Greedy {
             return self.commit_greedy_arrivals(transfers);
         }
-        let arrival = Arrival {
-            topo: &self.topo,
-            shape: &self.shape,
-            paths: self.paths.as_deref(),
-            headers,
-            last_base: self.last_base,
-        };
-        let depth = self.params.depth as usize;
+        let (arrival, mut landings) = self.landings(headers, &[0, self.switch_flits.len()]);
+        let landing = &mut landings[0];
         for t in transfers {
-            if t.to == NONE {
-                continue;
-            }
-            let d = t.to as usize;
-            let vc = &mut self.vcs[d];
-            let mut pos = vc.front as usize + vc.count as usize;
-            if pos >= depth {
-                pos -= depth;
-            }
-            self.fifo[d * depth + pos] = t.flit;
-            vc.count += 1;
-            self.held += 1;
-            let sw = self.vc_node[d] as usize;
-            self.switch_flits[sw] += 1;
-            if t.flit.seq == 0 {
-                vc.owner = t.flit.msg;
-                (vc.state, vc.out) = arrival.route(sw as u32, t.to, t.flit);
-                if self.params.switch_queue.is_some() {
-                    self.occupancy[sw] += 1;
-                }
+            if t.to != NONE {
+                landing.write(&arrival, t);
             }
         }
+        let arrived = landing.arrived;
+        self.held += arrived;
     }
 
-    /// [`Fabric::commit_arrivals`] with the switches cut into `parts` runs of consecutive
-    /// switches, each run on the current rayon pool writing the flits addressed to its VCs: a
-    /// VC receives at most one flit per cycle, so the order of the writes does not matter.
+    /// [`Fabric::commit_arrivals`] for the transfers of [`Fabric::commit_departures_split`]
+    /// (and the injections after them), with the switches cut into one run of consecutive
+    /// switches per thread of `gang`, each writing the flits addressed to its VCs (a VC
+    /// receives at most one flit per cycle, so the order of the writes does not matter). A
+    /// thread reads only the transfers into its run, which the departures sorted out.
     pub fn commit_arrivals_split(
         &mut self,
-        transfers: &[Transfer],
+        transfers: &Transfers,
         headers: Headers<'_>,
-        parts: usize,
+        gang: Option<&Gang>,
     ) {
-        let switches = self.switch_flits.len();
-        let parts = parts.clamp(1, switches.max(1));
-        if parts == 1 || self.params.mode == FlowControl::Greedy {
-            return self.commit_arrivals(transfers, headers);
-        }
-        let arrival = Arrival {
-            topo: &self.topo,
-            shape: &self.shape,
-            paths: self.paths.as_deref(),
-            headers,
-            last_base: self.last_base,
+        let parts = transfers.parts();
+        let gang = gang.filter(|g| parts > 1 && g.threads() > 1);
+        let Some(gang) = gang.filter(|_| self.params.mode != FlowControl::Greedy) else {
+            for run in transfers.runs() {
+                self.commit_arrivals(run, headers);
+            }
+            self.commit_arrivals(transfers.injected(), headers);
+            return;
         };
-        let depth = self.params.depth as usize;
-        let shared_queue = self.params.switch_queue.is_some();
-        let bounds: Vec<usize> = (0..=parts).map(|k| k * switches / parts).collect();
-        let vc_bounds: Vec<usize> = bounds
-            .iter()
-            .map(|&s| {
-                if s == switches {
-                    self.vcs.len()
-                } else {
-                    self.vc_base(s as u32) as usize
+        let bounds = self.edge_cut(gang.threads());
+        debug_assert_eq!(bounds.len() - 1, parts, "the departures' cut");
+        let (arrival, landings) = self.landings(headers, &bounds);
+        let tasks: Vec<_> = landings.into_iter().enumerate().collect();
+        let arrived: u64 = gang
+            .map(tasks, |(part, mut landing)| {
+                for (run, into) in transfers.runs().iter().zip(transfers.sorted()) {
+                    for &i in &into[part] {
+                        landing.write(&arrival, &run[i as usize]);
+                    }
                 }
+                for t in transfers.injected() {
+                    if t.to != NONE && landing.vcs_range().contains(&(t.to as usize)) {
+                        landing.write(&arrival, t);
+                    }
+                }
+                landing.arrived
             })
-            .collect();
-        let vc_node = &self.vc_node;
-        let mut vcs = &mut self.vcs[..];
-        let mut fifo = &mut self.fifo[..];
-        let mut switch_flits = &mut self.switch_flits[..];
-        let mut occupancy = &mut self.occupancy[..];
-        let mut runs = Vec::with_capacity(parts);
-        for k in 0..parts {
+            .into_iter()
+            .sum();
+        self.held += arrived;
+    }
+
+    /// What an arrival reads, and one [`Landing`] per run of switches
+    /// `bounds[k]..bounds[k + 1]` (consecutive runs, from any switch).
+    fn landings<'a>(
+        &'a mut self,
+        headers: Headers<'a>,
+        bounds: &[usize],
+    ) -> (Arrival<'a>, Vec<Landing<'a>>) {
+        let switches = self.switch_flits.len();
+        let depth = self.params.depth as usize;
+        let vc_at = |s: usize| {
+            if s == switches {
+                self.vcs.len()
+            } else {
+                self.vc_base(s as u32) as usize
+            }
+        };
+        let vc_bounds: Vec<usize> = bounds.iter().map(|&s| vc_at(s)).collect();
+        let mut vcs = &mut self.vcs[vc_bounds[0]..];
+        let mut fifo = &mut self.fifo[vc_bounds[0] * depth..];
+        let mut switch_flits = &mut self.switch_flits[bounds[0]..];
+        let mut occupancy = &mut self.occupancy[bounds[0]..];
+        let mut landings = Vec::with_capacity(bounds.len() - 1);
+        for k in 0..bounds.len() - 1 {
             let count = bounds[k + 1] - bounds[k];
             let nv = vc_bounds[k + 1] - vc_bounds[k];
             let (v, rest) = std::mem::take(&mut vcs).split_at_mut(nv);
@@ -244,40 +312,73 @@ impl Fabric {
             switch_flits = rest;
             let (o, rest) = std::mem::take(&mut occupancy).split_at_mut(count);
             occupancy = rest;
-            runs.push((bounds[k], vc_bounds[k]..vc_bounds[k + 1], v, f, c, o));
+            landings.push(Landing {
+                first: bounds[k],
+                vc_start: vc_bounds[k],
+                vcs: v,
+                fifo: f,
+                switch_flits: c,
+                occupancy: o,
+                arrived: 0,
+            });
         }
-        let arrived: u64 = runs
-            .par_iter_mut()
-            .map(|(first, range, vcs, fifo, switch_flits, occupancy)| {
-                let mut arrived = 0;
-                for t in transfers {
-                    let d = t.to as usize;
-                    if t.to == NONE || !range.contains(&d) {
-                        continue;
-                    }
-                    let local = d - range.start;
-                    let vc = &mut vcs[local];
-                    let mut pos = vc.front as usize + vc.count as usize;
-                    if pos >= depth {
-                        pos -= depth;
-                    }
-                    fifo[local * depth + pos] = t.flit;
-                    vc.count += 1;
-                    arrived += 1;
-                    let sw = vc_node[d] as usize - *first;
-                    switch_flits[sw] += 1;
-                    if t.flit.seq == 0 {
-                        vc.owner = t.flit.msg;
-                        (vc.state, vc.out) = arrival.route(vc_node[d], t.to, t.flit);
-                        if shared_queue {
-                            occupancy[sw] += 1;
-                        }
-                    }
-                }
-                arrived
-            })
-            .sum();
-        self.held += arrived;
+        let arrival = Arrival {
+            topo: &self.topo,
+            shape: &self.shape,
+            paths: self.paths.as_deref(),
+            headers,
+            last_base: self.last_base,
+            route: &self.route,
+            vc_node: &self.vc_node,
+            depth,
+            shared_queue: self.params.switch_queue.is_some(),
+        };
+        (arrival, landings)
+    }
+}
+
+/// The registers the clock edge's second half writes for the switches `first..`: their input
+/// VCs and FIFOs (from input VC `vc_start`), flit and packet counts.
+struct Landing<'a> {
+    first: usize,
+    vc_start: usize,
+    vcs: &'a mut [Vc],
+    fifo: &'a mut [FlitSlot],
+    switch_flits: &'a mut [u32],
+    occupancy: &'a mut [u16],
+    /// Flits written.
+    arrived: u64,
+}
+
+impl Landing<'_> {
+    /// The input VCs written here.
+    fn vcs_range(&self) -> std::ops::Range<usize> {
+        self.vc_start..self.vc_start + self.vcs.len()
+    }
+
+    /// Writes the flit of `t` into its input VC (one of these).
+    #[inline]
+    fn write(&mut self, a: &Arrival<'_>, t: &Transfer) {
+        let d = t.to as usize;
+        let local = d - self.vc_start;
+        let vc = &mut self.vcs[local];
+        let mut pos = vc.front as usize + vc.count as usize;
+        if pos >= a.depth {
+            pos -= a.depth;
+        }
+        self.fifo[local * a.depth + pos] = t.flit;
+        vc.count += 1;
+        self.arrived += 1;
+        let s = a.vc_node[d];
+        let sw = s as usize - self.first;
+        self.switch_flits[sw] += 1;
+        if t.flit.seq == 0 {
+            vc.owner = t.flit.msg;
+            (vc.state, vc.out) = a.route(s, t.to, t.flit);
+            if a.shared_queue {
+                self.occupancy[sw] += 1;
+            }
+        }
     }
 }
 
@@ -288,22 +389,38 @@ struct Arrival<'a> {
     paths: Option<&'a crate::topology::graph::Paths>,
     headers: Headers<'a>,
     last_base: u32,
+    route: &'a [(RouteField, u32)],
+    /// The switch of every input VC.
+    vc_node: &'a [u32],
+    depth: usize,
+    shared_queue: bool,
 }
 
 impl Arrival<'_> {
     /// The state and `out` register a header arriving in VC `d` of switch `s` gives it: on a
-    /// leveled network `ACTIVE` (draining) at the last level, else `ROUTING`; on a graph
+    /// leveled network `ACTIVE` (draining) at the last level, else `ROUTING` with the
+    /// direction its routing digit names ([`Topology::route_digit`]); on a graph
     /// network `ACTIVE` with [`EJECT`] at the end of its path, else `ROUTING` with the
     /// direction of the next link (from the message's path, or the network's routing
     /// function towards its destination).
     #[inline]
     fn route(&self, s: u32, d: u32, flit: FlitSlot) -> (u8, u32) {
         let Some(g) = &self.topo.graph else {
-            return if d >= self.last_base {
-                (VcState::Active as u8, NO_GRANT)
-            } else {
-                (VcState::Routing as u8, NO_GRANT)
+            if d >= self.last_base {
+                return (VcState::Active as u8, NO_GRANT);
+            }
+            // The direction is one digit of an address field, fixed per level: read once here
+            // rather than every cycle the header waits.
+            let (field, shift) = self.route[(s >> self.topo.log_n) as usize];
+            let h = self.headers.get(flit.msg);
+            let addr = match field {
+                RouteField::Destination => h.destination,
+                RouteField::Middle => h.middle,
             };
+            return (
+                VcState::Routing as u8,
+                (addr >> shift) & (self.topo.radix - 1),
+            );
         };
         let h = self.headers.get(flit.msg);
         let next = match (self.paths, &g.next_link) {
@@ -340,6 +457,8 @@ struct DepartShared<'a> {
     rr_next: &'a [u16],
     link_rr_next: &'a [u16],
     last_base: usize,
+    /// The first input VC of every run (and one past the last run's last).
+    vc_bounds: Vec<usize>,
 }
 
 impl DepartShared<'_> {
@@ -379,14 +498,15 @@ impl Departures<'_> {
             }
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.
-            let r = sh.shape.pointers(s as u32);
-            self.rr[r.start - self.rr_start..r.end - self.rr_start].copy_from_slice(&sh.rr_next[r]);
+            for r in sh.shape.pointers(s as u32) {
+                self.rr[r - self.rr_start] = sh.rr_next[r];
+            }
             let vcs = sh.vc_range(s);
             if link_arbitration && vcs.start < sh.last_base {
-                let l = sh.shape.links(s as u32);
-                let l = l.start as usize..l.end as usize;
-                self.link_rr[l.start - self.link_start..l.end - self.link_start]
-                    .copy_from_slice(&sh.link_rr_next[l]);
+                for l in sh.shape.links(s as u32) {
+                    let l = l as usize;
+                    self.link_rr[l - self.link_start] = sh.link_rr_next[l];
+                }
             }
             self.depart(sh, k, vcs, transfers);
         }

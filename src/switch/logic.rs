@@ -37,7 +37,8 @@
 use super::{DROP, EJECT, FAULTY, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
-use crate::topology::{MAX_RADIX, NodeId, RouteField, Topology};
+use crate::gang::Gang;
+use crate::topology::{MAX_RADIX, NodeId, Topology};
 
 /// The fields a header carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -108,6 +109,88 @@ pub struct Transfer {
     /// Input VC the flit enters, [`NONE`] if none.
     pub to: u32,
     pub kind: TransferKind,
+}
+
+/// A clock edge's transfers as runs, one per thread that committed departures, then the
+/// sources' injections: in order, the list one thread gives. A run is written by one thread
+/// only, with no header next to another thread's. A parallel edge also sorts out each run's
+/// transfers by the part of the network they enter, for the threads that write them there.
+#[derive(Clone, Debug, Default)]
+pub struct Transfers {
+    runs: Vec<Vec<Transfer>>,
+    /// Per run, per part: the indices of the run's transfers into that part (empty when the
+    /// edge was not split).
+    into: Vec<Vec<Vec<u32>>>,
+    injected: Vec<Transfer>,
+}
+
+impl Transfers {
+    /// Empties every run, keeping its storage.
+    pub fn clear(&mut self) {
+        for run in &mut self.runs {
+            run.clear();
+        }
+        self.injected.clear();
+    }
+
+    /// Every transfer, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Transfer> {
+        self.runs.iter().flatten().chain(&self.injected)
+    }
+
+    /// The departures' runs, in order.
+    pub fn runs(&self) -> &[Vec<Transfer>] {
+        &self.runs
+    }
+
+    /// The sources' injections, where [`Sources::commit`](crate::source::Sources::commit)
+    /// writes them.
+    pub fn injected(&self) -> &[Transfer] {
+        &self.injected
+    }
+
+    pub fn injected_mut(&mut self) -> &mut Vec<Transfer> {
+        &mut self.injected
+    }
+
+    /// Parts the runs were sorted out for (1: not sorted out).
+    pub(crate) fn parts(&self) -> usize {
+        self.into.first().map_or(1, |into| into.len().max(1))
+    }
+
+    /// Per run, the indices of its transfers into each part.
+    pub(crate) fn sorted(&self) -> &[Vec<Vec<u32>>] {
+        &self.into
+    }
+
+    /// `count` empty runs, each with `parts` empty index lists (reusing the storage of the
+    /// present ones), to be filled and put back in order with [`Transfers::put_back`].
+    pub(crate) fn take_runs(
+        &mut self,
+        count: usize,
+        parts: usize,
+    ) -> Vec<(Vec<Transfer>, Vec<Vec<u32>>)> {
+        self.runs.resize_with(count, Vec::new);
+        self.into.resize_with(count, Vec::new);
+        let runs = std::mem::take(&mut self.runs);
+        let into = std::mem::take(&mut self.into);
+        runs.into_iter()
+            .zip(into)
+            .map(|(mut run, mut into)| {
+                run.clear();
+                into.resize_with(parts, Vec::new);
+                for list in &mut into {
+                    list.clear();
+                }
+                (run, into)
+            })
+            .collect()
+    }
+
+    pub(crate) fn put_back(&mut self, run: Vec<Transfer>, into: Vec<Vec<u32>>) {
+        self.runs.push(run);
+        self.into.push(into);
+    }
 }
 
 /// Marker for "no input VC".
@@ -195,14 +278,14 @@ impl Fabric {
         }
         let own_end = self.vc_base(s) as usize + self.vc_count(s) as usize;
         let (shared, mut part) = self.split(s..s + 1, own_end);
-        part.evaluate(&shared, s, headers)
+        part.evaluate(&shared, s)
     }
 
     /// Evaluates every switch of `level` (all of whose downstream switches are evaluated),
-    /// split over the threads of the current rayon pool when `parallel`: each switch reads
-    /// only registered state and the next level's `LEAVING` flags, so the result is the one
-    /// switch-by-switch evaluation gives, whatever the split.
-    pub fn evaluate_level(&mut self, level: u32, headers: Headers<'_>, parallel: bool) {
+    /// split into one run of consecutive switches per thread of `gang` if there is one: each
+    /// switch reads only registered state and the next level's `LEAVING` flags, so the result
+    /// is the one switch-by-switch evaluation gives, whatever the split.
+    pub fn evaluate_level(&mut self, level: u32, gang: Option<&Gang>) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
         let switches = self.level_switches(level);
         let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
@@ -217,8 +300,135 @@ impl Fabric {
             self.vcs.len()
         };
         let (shared, part) = self.split(switches.clone(), below);
-        let grain = if parallel { PARALLEL_GRAIN } else { u32::MAX };
-        part.evaluate_range(&shared, switches, headers, grain);
+        let Some(gang) = gang.filter(|g| g.threads() > 1) else {
+            return part.evaluate_range(&shared, switches);
+        };
+        // One run per thread, cut from the last.
+        let threads = gang.threads() as u32;
+        let count = switches.end - switches.start;
+        let at = |k: u32| switches.start + k * count / threads;
+        let mut runs = Vec::with_capacity(threads as usize);
+        let mut rest = part;
+        for k in (1..threads).rev() {
+            let (left, right) = rest.split_at(&shared, at(k));
+            runs.push((right, at(k)..at(k + 1)));
+            rest = left;
+        }
+        runs.push((rest, at(0)..at(1)));
+        gang.map(runs, |(part, switches)| {
+            part.evaluate_range(&shared, switches)
+        });
+    }
+
+    /// Plans [`Fabric::evaluate_columns`] for `parts` threads: from the lowest level from
+    /// which, with each level cut into `parts` equal runs of columns, every switch of run k
+    /// feeds only switches of run k one level down (a butterfly cut in halves crosses between
+    /// them only below level 0). Returns that level (`levels` if there is none: a graph
+    /// network, or a cut every level crosses).
+    pub fn plan_columns(&mut self, parts: u32) -> u32 {
+        self.columns = None;
+        let t = &self.topo;
+        if t.graph.is_some() || parts < 2 || t.n < parts {
+            return t.levels;
+        }
+        let part = |s: NodeId| (s % t.n) * parts / t.n;
+        let local = |level: u32| {
+            self.level_switches(level).all(|s| {
+                self.shape
+                    .links(s)
+                    .all(|l| part(t.links[l as usize].head) == part(s))
+            })
+        };
+        let from = (0..t.last_level())
+            .rev()
+            .find(|&level| !local(level))
+            .map_or(0, |level| level + 1);
+        if from >= t.levels {
+            return t.levels;
+        }
+        // Per level (from the first) and run: its first switch; then one past the last.
+        let mut bounds: Vec<u32> = (from..t.levels)
+            .flat_map(|level| (0..parts).map(move |k| t.node_id(level, 0) + k * t.n / parts))
+            .collect();
+        let end = t.node_id(t.levels - 1, 0) + t.n;
+        bounds.push(end);
+        let vc = |s: u32| {
+            if s == end {
+                self.vcs.len()
+            } else {
+                self.shape.base(s) as usize
+            }
+        };
+        self.columns = Some(ColumnPlan {
+            parts,
+            vc: bounds.iter().map(|&s| vc(s)).collect(),
+            rr: bounds
+                .iter()
+                .map(|&s| self.shape.pointers(s).start)
+                .collect(),
+            link: bounds
+                .iter()
+                .map(|&s| (self.shape.links(s).start as usize).min(self.link_rr.len()))
+                .collect(),
+            switches: bounds,
+        });
+        from
+    }
+
+    /// Evaluates the levels of the plan ([`Fabric::plan_columns`]; last first), run k of every
+    /// level being thread k's task in `gang`: the runs depend on nothing outside themselves,
+    /// so the levels need no synchronisation between them. The result is the level-by-level
+    /// sweep's.
+    pub fn evaluate_columns(&mut self, gang: &Gang) {
+        debug_assert_ne!(self.params.mode, FlowControl::Greedy);
+        let plan = self.columns.take().expect("planned");
+        debug_assert_eq!(plan.parts as usize, gang.threads());
+        {
+            let (shared, vcs, _, rr_next, link_rr_next) = self.views();
+            let cut = |bounds: &[usize]| bounds[0]..*bounds.last().expect("bounds");
+            let vcs = split_at_bounds(&mut vcs[cut(&plan.vc)], &plan.vc);
+            let rr = split_at_bounds(&mut rr_next[cut(&plan.rr)], &plan.rr);
+            let link = split_at_bounds(&mut link_rr_next[cut(&plan.link)], &plan.link);
+            // Regroup by column run: task k gets run k of every level, first level first.
+            let parts = plan.parts as usize;
+            let mut tasks: Vec<Vec<_>> = (0..parts).map(|_| Vec::new()).collect();
+            for (i, ((v, r), l)) in vcs.into_iter().zip(rr).zip(link).enumerate() {
+                tasks[i % parts].push((i, v, r, l));
+            }
+            let (plan, shared) = (&plan, &shared);
+            gang.map(tasks, |mut task| {
+                for at in (0..task.len()).rev() {
+                    let (here, below) = task.split_at_mut(at + 1);
+                    let (i, own, rr, link) = &mut here[at];
+                    let i = *i;
+                    let (below, below_start) = match below.first() {
+                        Some((j, v, ..)) => (&**v, plan.vc[*j]),
+                        None => (&[][..], plan.vc[i + 1]),
+                    };
+                    let part = Part {
+                        own_start: plan.vc[i],
+                        own_end: plan.vc[i + 1],
+                        own,
+                        cyclic: false,
+                        below,
+                        below_start,
+                        rr_next: rr,
+                        rr_start: plan.rr[i],
+                        link_rr_next: link,
+                        link_start: plan.link[i],
+                    };
+                    part.evaluate_range(shared, plan.switches[i]..plan.switches[i + 1]);
+                }
+            });
+        }
+        self.columns = Some(plan);
+    }
+
+    /// The runs of consecutive switches (`cut[k]..cut[k + 1]`) into which the clock edge of
+    /// `threads` threads cuts the network, one per thread.
+    pub(crate) fn edge_cut(&self, threads: usize) -> Vec<usize> {
+        let switches = self.switch_flits.len();
+        (0..=threads).map(|k| k * switches / threads).collect()
     }
 
     /// The switches of evaluation level `level`.
@@ -237,12 +447,9 @@ impl Fabric {
         let rr =
             self.shape.pointers(switches.start).start..self.shape.pointers(switches.end - 1).end;
         let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
-        let (lower, upper) = self.vcs.split_at_mut(below);
-        let (below_start, below_vcs) = if cyclic {
-            (0, &self.prev[..])
-        } else {
-            (below, &*upper)
-        };
+        let (shared, vcs, prev, rr_next, link_rr_next) = self.views();
+        let (lower, upper) = vcs.split_at_mut(below);
+        let (below_start, below_vcs) = if cyclic { (0, prev) } else { (below, &*upper) };
         let part = Part {
             own_start: own.start,
             own_end: own.end,
@@ -251,10 +458,17 @@ impl Fabric {
             below_start,
             below: below_vcs,
             rr_start: rr.start,
-            rr_next: &mut self.rr_next[rr],
+            rr_next: &mut rr_next[rr],
             link_start: link_lo,
-            link_rr_next: &mut self.link_rr_next[link_lo..link_hi],
+            link_rr_next: &mut link_rr_next[link_lo..link_hi],
         };
+        (shared, part)
+    }
+
+    /// What an evaluation reads, and the registers it writes: the input VCs (with a cyclic
+    /// network's copy `prev`) and the pointer proposals.
+    #[allow(clippy::type_complexity)]
+    fn views(&mut self) -> (Shared<'_>, &mut [Vc], &[Vc], &mut [u16], &mut [u16]) {
         let shared = Shared {
             p: self.params,
             topo: &self.topo,
@@ -269,9 +483,14 @@ impl Fabric {
             occupancy: &self.occupancy,
             switch_flits: &self.switch_flits,
             last_base: self.last_base as usize,
-            route: &self.route,
         };
-        (shared, part)
+        (
+            shared,
+            &mut self.vcs,
+            &self.prev,
+            &mut self.rr_next,
+            &mut self.link_rr_next,
+        )
     }
 
     /// One past the last input VC of switch `s`.
@@ -280,8 +499,28 @@ impl Fabric {
     }
 }
 
-/// Switches below which a parallel level evaluation stops splitting.
-const PARALLEL_GRAIN: u32 = 256;
+/// `slice`, which holds the indices `bounds[0]..bounds[last]`, cut at the indices `bounds`.
+fn split_at_bounds<'a, T>(mut slice: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(bounds.len() - 1);
+    for w in bounds.windows(2) {
+        let (head, rest) = std::mem::take(&mut slice).split_at_mut(w[1] - w[0]);
+        out.push(head);
+        slice = rest;
+    }
+    out
+}
+
+/// The cut of [`Fabric::evaluate_columns`]: per level from the plan's first and run of
+/// columns (level-major), the first switch, input VC, pointer and out link, and one past the
+/// last run's.
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnPlan {
+    parts: u32,
+    switches: Vec<u32>,
+    vc: Vec<usize>,
+    rr: Vec<usize>,
+    link: Vec<usize>,
+}
 
 /// What an evaluation reads and never writes.
 struct Shared<'a> {
@@ -298,7 +537,6 @@ struct Shared<'a> {
     occupancy: &'a [u16],
     switch_flits: &'a [u32],
     last_base: usize,
-    route: &'a [(RouteField, u32)],
 }
 
 impl Shared<'_> {
@@ -350,31 +588,13 @@ impl Part<'_> {
         }
     }
 
-    /// Evaluates `switches` (all of this part's): serially below `grain` switches, else the
-    /// two halves on the rayon pool.
-    fn evaluate_range(
-        self,
-        sh: &Shared<'_>,
-        switches: std::ops::Range<u32>,
-        headers: Headers<'_>,
-        grain: u32,
-    ) {
-        let count = switches.end - switches.start;
-        if count <= grain {
-            let mut part = self;
-            for s in switches {
-                if sh.switch_flits[s as usize] != 0 {
-                    part.evaluate(sh, s, headers);
-                }
+    /// Evaluates those of `switches` (all of this part's) that hold a flit.
+    fn evaluate_range(mut self, sh: &Shared<'_>, switches: std::ops::Range<u32>) {
+        for s in switches {
+            if sh.switch_flits[s as usize] != 0 {
+                self.evaluate(sh, s);
             }
-            return;
         }
-        let mid = switches.start + count / 2;
-        let (left, right) = self.split_at(sh, mid);
-        rayon::join(
-            || left.evaluate_range(sh, switches.start..mid, headers, grain),
-            || right.evaluate_range(sh, mid..switches.end, headers, grain),
-        );
     }
 
     /// The parts of the switches before `mid` and from `mid` on.
@@ -437,14 +657,15 @@ impl Part<'_> {
     /// Evaluates switch `s` (one of this part's, holding a flit): sets its VCs' `LEAVING`
     /// flags and header grants and proposes its pointers. Returns true if a `LEAVING` flag
     /// changed.
-    fn evaluate(&mut self, sh: &Shared<'_>, s: NodeId, headers: Headers<'_>) -> bool {
+    fn evaluate(&mut self, sh: &Shared<'_>, s: NodeId) -> bool {
         let base = sh.vc_base(s);
         let nv = sh.vc_count(s);
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
         // the proposal of every switch holding a flit).
         let pointers = sh.shape.pointers(s);
-        self.rr_next[pointers.start - self.rr_start..pointers.end - self.rr_start]
-            .copy_from_slice(&sh.rr[pointers.clone()]);
+        for k in pointers.clone() {
+            self.rr_next[k - self.rr_start] = sh.rr[k];
+        }
         let mut leave = VcSet::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
@@ -459,18 +680,16 @@ impl Part<'_> {
         }
         let p = sh.p;
         if p.bandwidth == LinkBandwidth::One {
-            let l = sh.shape.links(s);
-            let l = l.start as usize..l.end as usize;
-            self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
-                .copy_from_slice(&sh.link_rr[l]);
+            for l in sh.shape.links(s) {
+                self.link_rr_next[l as usize - self.link_start] = sh.link_rr[l as usize];
+            }
         }
         // One request set per direction, sized for the radix (the sets are cleared per switch).
         match pointers.len() {
-            0..=2 => self.route_and_allocate::<2>(sh, s, base, nv, headers, &mut leave),
-            3..=4 => self.route_and_allocate::<4>(sh, s, base, nv, headers, &mut leave),
-            5..=8 => self.route_and_allocate::<8>(sh, s, base, nv, headers, &mut leave),
-            _ => self
-                .route_and_allocate::<{ MAX_RADIX as usize }>(sh, s, base, nv, headers, &mut leave),
+            0..=2 => self.route_and_allocate::<2>(sh, s, base, nv, &mut leave),
+            3..=4 => self.route_and_allocate::<4>(sh, s, base, nv, &mut leave),
+            5..=8 => self.route_and_allocate::<8>(sh, s, base, nv, &mut leave),
+            _ => self.route_and_allocate::<{ MAX_RADIX as usize }>(sh, s, base, nv, &mut leave),
         }
         if p.bandwidth == LinkBandwidth::One {
             self.arbitrate_links(sh, s, base, nv, &mut leave);
@@ -486,19 +705,9 @@ impl Part<'_> {
         s: NodeId,
         base: usize,
         nv: usize,
-        headers: Headers<'_>,
         leave: &mut VcSet,
     ) {
         let p = sh.p;
-        // A leveled network routes by an address digit, a graph network by the direction each
-        // header looked up when it arrived.
-        let graph = sh.topo.graph.is_some();
-        let (field, shift) = if graph {
-            (RouteField::Destination, 0)
-        } else {
-            sh.route[(s >> sh.topo.log_n) as usize]
-        };
-        let digit = sh.topo.radix - 1;
         let mut request = [VcSet::default(); R];
         for j in 0..nv {
             let i = base + j;
@@ -516,19 +725,8 @@ impl Part<'_> {
                     leave.insert(j)
                 }
                 VcState::Dropping => leave.insert(j),
-                VcState::Routing if whole_packet => {
-                    let dir = if graph {
-                        vc.out
-                    } else {
-                        let h = headers.get(vc.owner);
-                        let addr = match field {
-                            RouteField::Destination => h.destination,
-                            RouteField::Middle => h.middle,
-                        };
-                        (addr >> shift) & digit
-                    };
-                    request[dir as usize].insert(j);
-                }
+                // The header's direction, looked up when it arrived.
+                VcState::Routing if whole_packet => request[vc.out as usize].insert(j),
                 _ => {}
             }
         }

@@ -17,7 +17,7 @@ mod greedy;
 pub mod layout;
 mod logic;
 
-pub use logic::{Header, Headers, NONE, Transfer, TransferKind};
+pub use logic::{Header, Headers, NONE, Transfer, TransferKind, Transfers};
 
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use crate::error::Result;
@@ -313,13 +313,13 @@ pub struct Fabric {
     pub(crate) queue_grant: Vec<u32>,
     /// Link class of every level below the last ([`Topology::link_class`]), computed once.
     pub(crate) classes: Vec<LinkClass>,
-    /// Per run of switches, the transfers of a split clock edge (reused every cycle).
-    pub(crate) departure_scratch: Vec<Vec<logic::Transfer>>,
     /// The paths messages follow, if they carry them ([`Fabric::set_paths`]).
     pub(crate) paths: Option<std::sync::Arc<crate::topology::graph::Paths>>,
     /// A cyclic network's registers as the last clock edge left them, which its evaluation
     /// reads for the VCs a switch feeds (registered back-pressure reads nothing else).
     pub(crate) prev: Vec<Vc>,
+    /// The cut of a multi-threaded evaluation by columns, if planned.
+    pub(crate) columns: Option<logic::ColumnPlan>,
 }
 
 impl Fabric {
@@ -377,9 +377,9 @@ impl Fabric {
                     .map(|level| topo.link_class(level))
                     .collect(),
             },
-            departure_scratch: Vec::new(),
             paths: None,
             prev: Vec::new(),
+            columns: None,
             topo,
             params,
         };
@@ -469,7 +469,7 @@ impl Fabric {
     /// Whether input VC `ivc` delivers into a destination: it belongs to a last-level switch, or
     /// (a graph network) its worm leaves the network there.
     pub fn is_ejection_vc(&self, ivc: u32) -> bool {
-        ivc >= self.last_base || self.vcs[ivc as usize].out == EJECT
+        ivc >= self.last_base || (self.topo.graph.is_some() && self.vcs[ivc as usize].out == EJECT)
     }
 
     /// Output VC number of (`link`, `vc`).

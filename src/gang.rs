@@ -1,0 +1,239 @@
+//! A gang of threads that runs the parallel phases of one simulation together: between
+//! phases its helpers spin instead of sleeping, so a phase of a few microseconds starts on
+//! every thread at once (a thread pool whose idle workers sleep pays a wake-up per phase,
+//! longer than the phase on a small network). This is how compiled RTL simulators run
+//! multi-threaded models.
+//!
+//! Helpers spin for a few microseconds after a phase, then park: an idle gang costs no CPU.
+//! A phase is a closure called once on every thread with the thread's index; the caller
+//! takes index 0 and returns when every thread has returned.
+
+use std::cell::UnsafeCell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A phase, with its lifetime erased (see [`Gang::broadcast`]).
+type Job = &'static (dyn Fn(usize) + Sync);
+
+/// What the caller and the helpers share, on cache lines of its own: helpers poll it while
+/// the caller works, and a line shared with the caller's data would bounce between cores.
+#[repr(align(128))]
+struct State {
+    /// The current phase; written by the caller only while every helper waits for the next
+    /// epoch.
+    job: UnsafeCell<Option<Job>>,
+    /// Phases started.
+    epoch: AtomicU64,
+    /// Helpers that finished the current phase.
+    done: AtomicUsize,
+    /// A helper's phase panicked.
+    panicked: AtomicBool,
+    stop: AtomicBool,
+}
+
+// SAFETY: `job` is written by the caller before it publishes a new epoch (release) and read by
+// helpers after they see it (acquire); the caller writes it again only after every helper has
+// reported the phase done (acquire on `done`).
+unsafe impl Sync for State {}
+
+/// How long a waiting helper spins before it parks: about the gap between two phases of a
+/// cycle, so that it is awake for the next one. Spinning longer would take the core from the
+/// caller's serial work when the two share one (hardware threads of one core).
+const SPIN_FOR: Duration = Duration::from_micros(20);
+
+/// A fixed set of threads (the caller and `threads − 1` helpers).
+pub struct Gang {
+    state: Arc<State>,
+    helpers: Vec<JoinHandle<()>>,
+}
+
+impl Gang {
+    /// Starts `threads − 1` helper threads (none for one thread).
+    pub fn new(threads: usize) -> std::io::Result<Gang> {
+        let state = Arc::new(State {
+            job: UnsafeCell::new(None),
+            epoch: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let mut gang = Gang {
+            state,
+            helpers: Vec::new(),
+        };
+        for index in 1..threads.max(1) {
+            let state = Arc::clone(&gang.state);
+            let handle = std::thread::Builder::new()
+                .name(format!("flitforge-gang-{index}"))
+                .spawn(move || helper(&state, index))?;
+            gang.helpers.push(handle);
+        }
+        Ok(gang)
+    }
+
+    /// Threads of the gang, the caller's included.
+    pub fn threads(&self) -> usize {
+        self.helpers.len() + 1
+    }
+
+    /// Calls `phase(k)` on thread `k` of the gang for every `k`, the caller taking 0, and
+    /// returns when all have returned. A panic in any of them is raised here.
+    pub fn broadcast<F: Fn(usize) + Sync>(&self, phase: &F) {
+        if self.helpers.is_empty() {
+            return phase(0);
+        }
+        let job: &(dyn Fn(usize) + Sync) = phase;
+        // SAFETY: the helpers call `job` only within this call: it returns after every helper
+        // has reported the phase done, and clears the slot before `phase`'s borrow ends.
+        let job: Job = unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), Job>(job) };
+        let state = &*self.state;
+        // SAFETY: every helper waits for the next epoch (the last phase's `done` count is
+        // complete), so nothing reads the slot now.
+        unsafe { *state.job.get() = Some(job) };
+        state.done.store(0, Ordering::Relaxed);
+        state.epoch.fetch_add(1, Ordering::Release);
+        for h in &self.helpers {
+            h.thread().unpark();
+        }
+        let own = catch_unwind(AssertUnwindSafe(|| phase(0)));
+        while state.done.load(Ordering::Acquire) < self.helpers.len() {
+            std::hint::spin_loop();
+        }
+        // SAFETY: every helper is done with the phase.
+        unsafe { *state.job.get() = None };
+        if let Err(panic) = own {
+            resume_unwind(panic);
+        }
+        if state.panicked.swap(false, Ordering::Relaxed) {
+            panic!("a simulation thread panicked");
+        }
+    }
+
+    /// Runs `f` on every task, thread `k` taking tasks `k`, `k + threads`, ..., and returns
+    /// the results in task order.
+    pub fn map<T: Send, R: Send>(&self, tasks: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+        let slots: Vec<Mutex<(Option<T>, Option<R>)>> = tasks
+            .into_iter()
+            .map(|t| Mutex::new((Some(t), None)))
+            .collect();
+        let threads = self.threads();
+        self.broadcast(&|k| {
+            for slot in slots.iter().skip(k).step_by(threads) {
+                let task = lock(slot).0.take();
+                if let Some(task) = task {
+                    let r = f(task);
+                    lock(slot).1 = Some(r);
+                }
+            }
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .1
+                    .expect("every task ran")
+            })
+            .collect()
+    }
+}
+
+/// The slot's guard, whether or not another phase panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Drop for Gang {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::Release);
+        for h in self.helpers.drain(..) {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Gang {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gang({} threads)", self.threads())
+    }
+}
+
+/// A helper's life: wait for a phase (spin, then park), run its share, report.
+fn helper(state: &State, index: usize) {
+    let mut seen = 0;
+    loop {
+        let waiting = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            let epoch = state.epoch.load(Ordering::Acquire);
+            if epoch != seen {
+                seen = epoch;
+                break;
+            }
+            if state.stop.load(Ordering::Acquire) {
+                return;
+            }
+            spins = spins.wrapping_add(1);
+            // The clock is read once in 64 spins.
+            if !spins.is_multiple_of(64) || waiting.elapsed() < SPIN_FOR {
+                std::hint::spin_loop();
+            } else {
+                // Woken by the next phase (or the gang's end); a spurious wake-up loops.
+                std::thread::park();
+            }
+        }
+        // SAFETY: the caller wrote the slot before publishing the epoch just seen, and keeps
+        // it until this helper reports done.
+        let job = unsafe { *state.job.get() };
+        if let Some(job) = job
+            && catch_unwind(AssertUnwindSafe(|| job(index))).is_err()
+        {
+            state.panicked.store(true, Ordering::Relaxed);
+        }
+        state.done.fetch_add(1, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_thread_runs_every_phase_and_results_keep_task_order() {
+        let gang = Gang::new(3).unwrap();
+        assert_eq!(gang.threads(), 3);
+        for round in 0..200u64 {
+            let hits = AtomicU64::new(0);
+            gang.broadcast(&|k| {
+                hits.fetch_add(1 << (8 * k), Ordering::Relaxed);
+            });
+            assert_eq!(hits.into_inner(), 0x01_01_01, "round {round}");
+            let squares = gang.map((0..7u64).collect(), |x| x * x + round);
+            assert_eq!(squares, (0..7).map(|x| x * x + round).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_panicking_phase_is_raised_to_the_caller_and_the_gang_goes_on() {
+        let gang = Gang::new(2).unwrap();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            gang.broadcast(&|k| assert_ne!(k, 1, "helper fails"));
+        }));
+        assert!(r.is_err());
+        assert_eq!(gang.map(vec![1, 2], |x| x + 1), vec![2, 3]);
+    }
+
+    #[test]
+    fn one_thread_runs_on_the_caller() {
+        let gang = Gang::new(1).unwrap();
+        let caller = std::thread::current().id();
+        gang.broadcast(&|k| {
+            assert_eq!(k, 0);
+            assert_eq!(std::thread::current().id(), caller);
+        });
+    }
+}
