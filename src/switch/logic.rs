@@ -200,11 +200,17 @@ pub const NONE: u32 = u32::MAX;
 const MAX_SWITCH_VCS: usize = 256;
 const WORDS: usize = MAX_SWITCH_VCS / 64;
 
-/// A set of a switch's input VCs.
-#[derive(Clone, Copy, Default)]
-struct VcSet([u64; WORDS]);
+/// A set of a switch's input VCs, in `W` words (one for the usual switch of at most 64).
+#[derive(Clone, Copy)]
+struct VcSet<const W: usize>([u64; W]);
 
-impl VcSet {
+impl<const W: usize> Default for VcSet<W> {
+    fn default() -> Self {
+        VcSet([0; W])
+    }
+}
+
+impl<const W: usize> VcSet<W> {
     #[inline]
     fn insert(&mut self, j: usize) {
         self.0[j >> 6] |= 1 << (j & 63);
@@ -658,6 +664,15 @@ impl Part<'_> {
     /// flags and header grants and proposes its pointers. Returns true if a `LEAVING` flag
     /// changed.
     fn evaluate(&mut self, sh: &Shared<'_>, s: NodeId) -> bool {
+        if sh.vc_count(s) <= 64 {
+            self.evaluate_in::<1>(sh, s)
+        } else {
+            self.evaluate_in::<WORDS>(sh, s)
+        }
+    }
+
+    /// [`Part::evaluate`] with VC sets of `W` words.
+    fn evaluate_in<const W: usize>(&mut self, sh: &Shared<'_>, s: NodeId) -> bool {
         let base = sh.vc_base(s);
         let nv = sh.vc_count(s);
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
@@ -666,7 +681,7 @@ impl Part<'_> {
         for k in pointers.clone() {
             self.rr_next[k - self.rr_start] = sh.rr[k];
         }
-        let mut leave = VcSet::default();
+        let mut leave = VcSet::<W>::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
         }
@@ -686,10 +701,10 @@ impl Part<'_> {
         }
         // One request set per direction, sized for the radix (the sets are cleared per switch).
         match pointers.len() {
-            0..=2 => self.route_and_allocate::<2>(sh, s, base, nv, &mut leave),
-            3..=4 => self.route_and_allocate::<4>(sh, s, base, nv, &mut leave),
-            5..=8 => self.route_and_allocate::<8>(sh, s, base, nv, &mut leave),
-            _ => self.route_and_allocate::<{ MAX_RADIX as usize }>(sh, s, base, nv, &mut leave),
+            0..=2 => self.route_and_allocate::<2, W>(sh, s, base, nv, &mut leave),
+            3..=4 => self.route_and_allocate::<4, W>(sh, s, base, nv, &mut leave),
+            5..=8 => self.route_and_allocate::<8, W>(sh, s, base, nv, &mut leave),
+            _ => self.route_and_allocate::<{ MAX_RADIX as usize }, W>(sh, s, base, nv, &mut leave),
         }
         if p.bandwidth == LinkBandwidth::One {
             self.arbitrate_links(sh, s, base, nv, &mut leave);
@@ -699,16 +714,16 @@ impl Part<'_> {
 
     /// Rules 1 to 3 for switch `s` (below the last level) of radix at most `R`: the moves of
     /// `ACTIVE` worms, then per direction the VC allocation of the waiting headers.
-    fn route_and_allocate<const R: usize>(
+    fn route_and_allocate<const R: usize, const W: usize>(
         &mut self,
         sh: &Shared<'_>,
         s: NodeId,
         base: usize,
         nv: usize,
-        leave: &mut VcSet,
+        leave: &mut VcSet<W>,
     ) {
         let p = sh.p;
-        let mut request = [VcSet::default(); R];
+        let mut request = [VcSet::<W>::default(); R];
         for j in 0..nv {
             let i = base + j;
             self.own[i - self.own_start].grant = NO_GRANT;
@@ -739,15 +754,15 @@ impl Part<'_> {
 
     /// VC allocation for direction `dir` of switch `s` (rule 2 and 3 of the module doc).
     #[allow(clippy::too_many_arguments)]
-    fn allocate(
+    fn allocate<const W: usize>(
         &mut self,
         sh: &Shared<'_>,
         s: NodeId,
         dir: u8,
         base: usize,
         nv: usize,
-        request: &VcSet,
-        leave: &mut VcSet,
+        request: &VcSet<W>,
+        leave: &mut VcSet<W>,
     ) {
         let p = sh.p;
         let m = sh.topo.multiplicity;
@@ -802,13 +817,13 @@ impl Part<'_> {
 
     /// One flit per link per cycle: of the VCs about to cross each out link of `s`, only the
     /// first in the link's round-robin order does.
-    fn arbitrate_links(
+    fn arbitrate_links<const W: usize>(
         &mut self,
         sh: &Shared<'_>,
         s: NodeId,
         base: usize,
         nv: usize,
-        leave: &mut VcSet,
+        leave: &mut VcSet<W>,
     ) {
         for l in sh.shape.links(s) {
             let start = usize::from(sh.link_rr[l as usize]);
@@ -835,7 +850,7 @@ impl Part<'_> {
         }
     }
 
-    fn set_leaving(&mut self, base: usize, nv: usize, leave: &VcSet) -> bool {
+    fn set_leaving<const W: usize>(&mut self, base: usize, nv: usize, leave: &VcSet<W>) -> bool {
         let mut changed = false;
         let own = base - self.own_start;
         for (j, vc) in self.own[own..own + nv].iter_mut().enumerate() {
