@@ -29,13 +29,6 @@ pub trait Clocked {
     }
     /// The clock edge: every proposed next state becomes the registered state at once.
     fn commit(&mut self);
-    /// One cycle in the settle order: [`Clocked::evaluate_settled`], then
-    /// [`Clocked::commit`]. A model may interleave the two (commit a component once nothing
-    /// reads its registers this cycle any more) as long as the cycle ends in the same state.
-    fn tick_settled(&mut self, order: &[usize]) {
-        self.evaluate_settled(order);
-        self.commit();
-    }
 }
 
 /// Evaluation order used by [`Clock::tick`].
@@ -75,20 +68,18 @@ impl Clock {
     /// Runs one cycle: evaluate, then commit.
     pub fn tick<M: Clocked>(&mut self, model: &mut M) {
         match &self.order {
-            Order::Settled(order) => model.tick_settled(order),
-            Order::Arbitrary(order) => {
-                loop {
-                    let mut changed = false;
-                    for &c in order {
-                        changed |= model.evaluate(c);
-                    }
-                    if !changed {
-                        break;
-                    }
+            Order::Settled(order) => model.evaluate_settled(order),
+            Order::Arbitrary(order) => loop {
+                let mut changed = false;
+                for &c in order {
+                    changed |= model.evaluate(c);
                 }
-                model.commit();
-            }
+                if !changed {
+                    break;
+                }
+            },
         }
+        model.commit();
         self.cycle += 1;
     }
 }

@@ -118,7 +118,7 @@ impl Sources {
 
     /// [`Sources::evaluate`] for every input, the inputs cut into one run per thread of `gang`
     /// if there is one (an input writes only its own proposed sends).
-    pub fn evaluate_all(&mut self, fabric: &Fabric, gang: Option<&Gang>) {
+    pub fn evaluate_all(&mut self, fabric: &Fabric, gang: Option<&mut Gang>) {
         let b = self.vcs as usize;
         let inputs = self.queues.len();
         let mut send = std::mem::take(&mut self.send);

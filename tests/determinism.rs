@@ -141,9 +141,10 @@ fn streaming_statistics_equal_the_kept_records() {
     }
 }
 
-/// Threads split each level's evaluation and the clock edge by runs of switches; the run is the
-/// one a single thread gives, cycle by cycle (networks of 512 inputs, so that every level is
-/// split).
+/// Threads split the evaluation (by runs of columns where the levels allow, else each level by
+/// runs of switches), the clock edge and the sources; the run is the one a single thread
+/// gives, cycle by cycle (networks of 512 inputs, so that every level is split; 3 threads do
+/// not divide the columns and evaluate level by level).
 #[test]
 fn any_number_of_threads_gives_an_identical_run() {
     for c in configs() {

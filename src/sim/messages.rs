@@ -38,7 +38,7 @@ impl Message {
 pub struct MessageTable {
     /// `slots[id & mask]`, for ids `base..end`; the length is a power of two.
     slots: Vec<Option<Message>>,
-    /// The headers, indexed like `slots` (read by every switch every cycle).
+    /// The headers, indexed like `slots` (read where a header arrives).
     headers: Vec<Header>,
     base: u32,
     end: u32,

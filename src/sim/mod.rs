@@ -790,8 +790,8 @@ impl Clocked for Simulation {
         }
         let fabric = &mut self.fabric;
         let levels = fabric.topo.levels;
-        let gang = self.gang.as_ref();
-        let from = match gang {
+        let mut gang = self.gang.as_mut();
+        let from = match gang.as_deref_mut() {
             Some(gang) if self.column_from < levels => {
                 fabric.evaluate_columns(gang);
                 self.column_from
@@ -799,7 +799,7 @@ impl Clocked for Simulation {
             _ => levels,
         };
         for level in (0..from).rev() {
-            fabric.evaluate_level(level, gang);
+            fabric.evaluate_level(level, gang.as_deref_mut());
         }
         self.sources.evaluate_all(&self.fabric, gang);
     }
@@ -815,35 +815,16 @@ impl Clocked for Simulation {
         }
     }
 
-    /// With [`Fabric::fuses_edge`] on one thread, each level commits right after its
-    /// evaluation ([`Fabric::evaluate_and_commit`]), then the sources.
-    fn tick_settled(&mut self, order: &[usize]) {
-        if self.gang.is_some() || !self.fabric.fuses_edge() {
-            self.evaluate_settled(order);
-            return self.commit();
-        }
-        self.transfers.clear();
-        let headers = self.messages.headers();
-        self.fabric
-            .evaluate_and_commit(&mut self.transfers, headers);
-        self.sources.evaluate_all(&self.fabric, None);
-        self.sources
-            .commit(self.transfers.injected_mut(), &self.fabric);
-        self.fabric
-            .commit_arrivals(self.transfers.injected(), headers);
-        self.fabric.step_lfsrs();
-    }
-
     /// Departures (on the gang's threads if there is one), the sources' injections, then the
     /// arrivals.
     fn commit(&mut self) {
         self.transfers.clear();
         self.fabric
-            .commit_departures_split(&mut self.transfers, self.gang.as_ref());
+            .commit_departures_split(&mut self.transfers, self.gang.as_mut());
         self.sources
             .commit(self.transfers.injected_mut(), &self.fabric);
         let headers = self.messages.headers();
         self.fabric
-            .commit_arrivals_split(&self.transfers, headers, self.gang.as_ref());
+            .commit_arrivals_split(&self.transfers, headers, self.gang.as_mut());
     }
 }

@@ -9,7 +9,7 @@
 use super::logic::Headers;
 use super::logic::{NONE, Transfer, TransferKind, Transfers};
 use super::{DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
-use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
+use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::gang::Gang;
 use crate::topology::{RouteField, Topology};
@@ -37,16 +37,13 @@ impl Fabric {
     /// [`Fabric::commit_departures`] into `transfers`, with the switches cut into one run of
     /// consecutive switches per thread of `gang`: a switch's departures touch only its own
     /// registers, and each run's transfers make one run of `transfers`, in switch order.
-    pub fn commit_departures_split(&mut self, transfers: &mut Transfers, gang: Option<&Gang>) {
+    pub fn commit_departures_split(&mut self, transfers: &mut Transfers, gang: Option<&mut Gang>) {
         let switches = self.switch_flits.len();
         let gang = gang.filter(|g| {
             g.threads() > 1 && switches >= g.threads() && self.params.mode != FlowControl::Greedy
         });
         let Some(gang) = gang else {
-            let (mut run, into) = transfers.take_runs(1, 0).pop().expect("one run");
-            self.commit_departures(&mut run);
-            transfers.put_back(run, into);
-            return;
+            return self.commit_departures(transfers.only_run());
         };
         let bounds = self.edge_cut(gang.threads());
         let parts = bounds.len() - 1;
@@ -56,7 +53,8 @@ impl Fabric {
         // headers side by side would share a cache line between the threads).
         // The run also sorts out its transfers by the run of switches they enter (the same
         // cut), for the threads of the arrivals.
-        let vc_bounds = &shared.vc_bounds;
+        let vc_bounds: Vec<usize> = runs.iter().map(|r| r.vc_start).collect();
+        let vc_bounds = &vc_bounds;
         let tasks: Vec<_> = runs.into_iter().zip(lists).collect();
         let done = gang.map(tasks, |(mut run, (mut out, mut into))| {
             run.depart_all(&shared, &mut out);
@@ -75,57 +73,8 @@ impl Fabric {
         self.step_lfsrs();
     }
 
-    /// Whether [`Fabric::evaluate_and_commit`] gives this fabric's cycle: a leveled network
-    /// of wormhole-family switches with combinational back-pressure and no per-switch
-    /// packet bound.
-    pub fn fuses_edge(&self) -> bool {
-        self.topo.graph.is_none()
-            && self.params.mode != FlowControl::Greedy
-            && self.params.backpressure == Backpressure::Combinational
-            && self.params.switch_queue.is_none()
-    }
-
-    /// The switches' part of one cycle, level by level from the last: the level's next-state
-    /// logic, its half of the clock edge, and the flits it sent written one level down; the
-    /// transfers land in `transfers`, one run per level. The sources then evaluate, commit
-    /// and land ([`Fabric::commit_arrivals`]), and the LFSRs step ([`Fabric::step_lfsrs`]).
-    ///
-    /// This is the cycle that evaluates every level and then commits the whole edge, with
-    /// each level's registers hot in cache ([`Fabric::fuses_edge`] says where it applies). A
-    /// level reads only its own registers and those of the level below, which by then have
-    /// lost their leaving flits and not yet received the level's: with combinational
-    /// back-pressure, `count < depth || leaving` before the pop is `count < depth` after it,
-    /// and a register that takes a new worm (idle, or holding only a leaving tail) is idle
-    /// after it.
-    pub fn evaluate_and_commit(&mut self, transfers: &mut Transfers, headers: Headers<'_>) {
-        debug_assert!(self.fuses_edge());
-        let levels = self.topo.levels;
-        let mut runs = transfers.take_runs(levels as usize, 0);
-        for level in (0..levels).rev() {
-            self.evaluate_level(level, None);
-            let run = &mut runs[level as usize].0;
-            self.commit_level_departures(level, run);
-            self.commit_arrivals(run, headers);
-        }
-        for (run, into) in runs {
-            transfers.put_back(run, into);
-        }
-    }
-
-    /// The first half of the clock edge for the switches of `level` only, into `transfers`
-    /// ([`Fabric::evaluate_and_commit`]).
-    fn commit_level_departures(&mut self, level: u32, transfers: &mut Vec<Transfer>) {
-        let switches = self.level_switches(level);
-        let (shared, mut runs) =
-            self.departure_runs(&[switches.start as usize, switches.end as usize]);
-        let run = &mut runs[0];
-        run.depart_all(&shared, transfers);
-        let left = run.left;
-        self.held -= left;
-    }
-
     /// The lane-choice LFSRs step every cycle.
-    pub(crate) fn step_lfsrs(&mut self) {
+    fn step_lfsrs(&mut self) {
         if self.params.lane_choice == LaneChoice::Random {
             for v in &mut self.lfsr {
                 *v = super::lfsr_next(*v);
@@ -137,71 +86,66 @@ impl Fabric {
     /// switches `bounds[k]..bounds[k + 1]` (consecutive runs, from any switch).
     fn departure_runs(&mut self, bounds: &[usize]) -> (DepartShared<'_>, Vec<Departures<'_>>) {
         let switches = self.switch_flits.len();
-        let vc_at = |s: usize| {
+        // Where switch `s`'s (or, for `s == switches`, one past the last switch's) input VCs,
+        // output VCs, pointers and out links start.
+        let (n_vcs, n_alloc, n_rr, n_link) = (
+            self.vcs.len(),
+            self.alloc.len(),
+            self.rr.len(),
+            self.link_rr.len(),
+        );
+        let (shape, vc_shift) = (&self.shape, self.vc_shift);
+        let starts = |s: usize| {
             if s == switches {
-                self.vcs.len()
-            } else {
-                self.vc_base(s as u32) as usize
+                return (n_vcs, n_alloc, n_rr, n_link);
             }
+            let link = (shape.links(s as u32).start as usize).min(n_link);
+            (
+                shape.base(s as u32) as usize,
+                (link << vc_shift).min(n_alloc),
+                shape.pointers(s as u32).start,
+                link,
+            )
         };
-        let vc_bounds: Vec<usize> = bounds.iter().map(|&s| vc_at(s)).collect();
-        let link_at = |s: usize| {
-            if s == switches {
-                self.link_rr.len()
-            } else {
-                (self.shape.links(s as u32).start as usize).min(self.link_rr.len())
-            }
-        };
-        let link_bounds: Vec<usize> = bounds.iter().map(|&s| link_at(s)).collect();
-        let ov_bounds: Vec<usize> = link_bounds
-            .iter()
-            .map(|&l| (l << self.vc_shift).min(self.alloc.len()))
-            .collect();
-        let rr_at = |s: usize| {
-            if s == switches {
-                self.rr.len()
-            } else {
-                self.shape.pointers(s as u32).start
-            }
-        };
-        let rr_bounds: Vec<usize> = bounds.iter().map(|&s| rr_at(s)).collect();
-        let mut vcs = &mut self.vcs[vc_bounds[0]..];
-        let mut alloc = &mut self.alloc[ov_bounds[0]..];
+        let (vc0, ov0, rr0, link0) = starts(bounds[0]);
+        let mut vcs = &mut self.vcs[vc0..];
+        let mut alloc = &mut self.alloc[ov0..];
         let mut switch_flits = &mut self.switch_flits[bounds[0]..];
         let mut occupancy = &mut self.occupancy[bounds[0]..];
-        let mut rr = &mut self.rr[rr_bounds[0]..];
-        let mut link_rr = &mut self.link_rr[link_bounds[0]..];
+        let mut rr = &mut self.rr[rr0..];
+        let mut link_rr = &mut self.link_rr[link0..];
         let mut runs = Vec::with_capacity(bounds.len() - 1);
+        let mut at = (vc0, ov0, rr0, link0);
         for k in 0..bounds.len() - 1 {
             let count = bounds[k + 1] - bounds[k];
-            let (v, rest) = std::mem::take(&mut vcs).split_at_mut(vc_bounds[k + 1] - vc_bounds[k]);
+            let next = starts(bounds[k + 1]);
+            let (v, rest) = std::mem::take(&mut vcs).split_at_mut(next.0 - at.0);
             vcs = rest;
-            let (a, rest) =
-                std::mem::take(&mut alloc).split_at_mut(ov_bounds[k + 1] - ov_bounds[k]);
+            let (a, rest) = std::mem::take(&mut alloc).split_at_mut(next.1 - at.1);
             alloc = rest;
             let (f, rest) = std::mem::take(&mut switch_flits).split_at_mut(count);
             switch_flits = rest;
             let (o, rest) = std::mem::take(&mut occupancy).split_at_mut(count);
             occupancy = rest;
-            let (r, rest) = std::mem::take(&mut rr).split_at_mut(rr_bounds[k + 1] - rr_bounds[k]);
+            let (r, rest) = std::mem::take(&mut rr).split_at_mut(next.2 - at.2);
             rr = rest;
-            let (l, rest) =
-                std::mem::take(&mut link_rr).split_at_mut(link_bounds[k + 1] - link_bounds[k]);
+            let (l, rest) = std::mem::take(&mut link_rr).split_at_mut(next.3 - at.3);
             link_rr = rest;
             runs.push(Departures {
                 first: bounds[k],
                 vcs: v,
-                vc_start: vc_bounds[k],
+                vc_start: at.0,
                 alloc: a,
-                alloc_start: ov_bounds[k],
+                alloc_start: at.1,
                 switch_flits: f,
                 occupancy: o,
                 rr: r,
-                rr_start: rr_bounds[k],
+                rr_start: at.2,
                 link_rr: l,
-                link_start: link_bounds[k],
+                link_start: at.3,
                 left: 0,
             });
+            at = next;
         }
         let shared = DepartShared {
             p: self.params,
@@ -211,16 +155,15 @@ impl Fabric {
             rr_next: &self.rr_next,
             link_rr_next: &self.link_rr_next,
             last_base: self.last_base as usize,
-            vc_bounds,
         };
         (shared, runs)
     }
 
     /// Second half of the clock edge: every flit that crossed a link or was injected is written
     /// into its register; a header makes its VC `ROUTING` (or, at the last level, `ACTIVE`:
-    /// ejecting) and names its owner. On a graph network the header also looks up where its
-    /// message goes from here ([`Arrival`]): the direction of the next link of its path, or
-    /// out of the network.
+    /// ejecting) and names its owner. The header also looks up where its message goes from
+    /// here ([`Arrival`]): the direction its routing digit names, or on a graph network the
+    /// direction of the next link of its path, or out of the network.
     pub fn commit_arrivals(&mut self, transfers: &[Transfer], headers: Headers<'_>) {
         if self.params.mode == FlowControl::Greedy {
             return self.commit_greedy_arrivals(transfers);
@@ -245,7 +188,7 @@ impl Fabric {
         &mut self,
         transfers: &Transfers,
         headers: Headers<'_>,
-        gang: Option<&Gang>,
+        gang: Option<&mut Gang>,
     ) {
         let parts = transfers.parts();
         let gang = gang.filter(|g| parts > 1 && g.threads() > 1);
@@ -288,22 +231,25 @@ impl Fabric {
     ) -> (Arrival<'a>, Vec<Landing<'a>>) {
         let switches = self.switch_flits.len();
         let depth = self.params.depth as usize;
+        let (n_vcs, shape) = (self.vcs.len(), &self.shape);
         let vc_at = |s: usize| {
             if s == switches {
-                self.vcs.len()
+                n_vcs
             } else {
-                self.vc_base(s as u32) as usize
+                shape.base(s as u32) as usize
             }
         };
-        let vc_bounds: Vec<usize> = bounds.iter().map(|&s| vc_at(s)).collect();
-        let mut vcs = &mut self.vcs[vc_bounds[0]..];
-        let mut fifo = &mut self.fifo[vc_bounds[0] * depth..];
+        let first_vc = vc_at(bounds[0]);
+        let mut vcs = &mut self.vcs[first_vc..];
+        let mut fifo = &mut self.fifo[first_vc * depth..];
         let mut switch_flits = &mut self.switch_flits[bounds[0]..];
         let mut occupancy = &mut self.occupancy[bounds[0]..];
         let mut landings = Vec::with_capacity(bounds.len() - 1);
+        let mut at = first_vc;
         for k in 0..bounds.len() - 1 {
             let count = bounds[k + 1] - bounds[k];
-            let nv = vc_bounds[k + 1] - vc_bounds[k];
+            let next = vc_at(bounds[k + 1]);
+            let nv = next - at;
             let (v, rest) = std::mem::take(&mut vcs).split_at_mut(nv);
             vcs = rest;
             let (f, rest) = std::mem::take(&mut fifo).split_at_mut(nv * depth);
@@ -314,13 +260,14 @@ impl Fabric {
             occupancy = rest;
             landings.push(Landing {
                 first: bounds[k],
-                vc_start: vc_bounds[k],
+                vc_start: at,
                 vcs: v,
                 fifo: f,
                 switch_flits: c,
                 occupancy: o,
                 arrived: 0,
             });
+            at = next;
         }
         let arrival = Arrival {
             topo: &self.topo,
@@ -457,8 +404,6 @@ struct DepartShared<'a> {
     rr_next: &'a [u16],
     link_rr_next: &'a [u16],
     last_base: usize,
-    /// The first input VC of every run (and one past the last run's last).
-    vc_bounds: Vec<usize>,
 }
 
 impl DepartShared<'_> {

@@ -130,6 +130,9 @@ impl Transfers {
         for run in &mut self.runs {
             run.clear();
         }
+        for into in &mut self.into {
+            into.clear();
+        }
         self.injected.clear();
     }
 
@@ -138,7 +141,7 @@ impl Transfers {
         self.runs.iter().flatten().chain(&self.injected)
     }
 
-    /// The departures' runs, in order.
+    /// The departures' runs, in order (one per thread that committed them).
     pub fn runs(&self) -> &[Vec<Transfer>] {
         &self.runs
     }
@@ -149,6 +152,7 @@ impl Transfers {
         &self.injected
     }
 
+    /// The sources' injections, to be written.
     pub fn injected_mut(&mut self) -> &mut Vec<Transfer> {
         &mut self.injected
     }
@@ -185,6 +189,19 @@ impl Transfers {
                 (run, into)
             })
             .collect()
+    }
+
+    /// One empty run, not sorted out, to be written in place.
+    pub(crate) fn only_run(&mut self) -> &mut Vec<Transfer> {
+        self.runs.truncate(1);
+        self.into.truncate(1);
+        if self.runs.is_empty() {
+            self.runs.push(Vec::new());
+            self.into.push(Vec::new());
+        }
+        self.runs[0].clear();
+        self.into[0].clear();
+        &mut self.runs[0]
     }
 
     pub(crate) fn put_back(&mut self, run: Vec<Transfer>, into: Vec<Vec<u32>>) {
@@ -291,7 +308,7 @@ impl Fabric {
     /// split into one run of consecutive switches per thread of `gang` if there is one: each
     /// switch reads only registered state and the next level's `LEAVING` flags, so the result
     /// is the one switch-by-switch evaluation gives, whatever the split.
-    pub fn evaluate_level(&mut self, level: u32, gang: Option<&Gang>) {
+    pub fn evaluate_level(&mut self, level: u32, gang: Option<&mut Gang>) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
         let switches = self.level_switches(level);
         let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
@@ -329,12 +346,14 @@ impl Fabric {
     /// Plans [`Fabric::evaluate_columns`] for `parts` threads: from the lowest level from
     /// which, with each level cut into `parts` equal runs of columns, every switch of run k
     /// feeds only switches of run k one level down (a butterfly cut in halves crosses between
-    /// them only below level 0). Returns that level (`levels` if there is none: a graph
-    /// network, or a cut every level crosses).
+    /// them only below level 0). Returns that level: `levels` if there is no plan (a graph
+    /// network, or columns `parts` does not divide), the last level if every other level
+    /// crosses the cut.
     pub fn plan_columns(&mut self, parts: u32) -> u32 {
         self.columns = None;
         let t = &self.topo;
-        if t.graph.is_some() || parts < 2 || t.n < parts {
+        // Equal runs (the column of a switch then names its run as the cut does).
+        if t.graph.is_some() || parts < 2 || !t.n.is_multiple_of(parts) {
             return t.levels;
         }
         let part = |s: NodeId| (s % t.n) * parts / t.n;
@@ -385,7 +404,7 @@ impl Fabric {
     /// level being thread k's task in `gang`: the runs depend on nothing outside themselves,
     /// so the levels need no synchronisation between them. The result is the level-by-level
     /// sweep's.
-    pub fn evaluate_columns(&mut self, gang: &Gang) {
+    pub fn evaluate_columns(&mut self, gang: &mut Gang) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
         let plan = self.columns.take().expect("planned");
         debug_assert_eq!(plan.parts as usize, gang.threads());

@@ -108,9 +108,10 @@ pub(crate) struct Vc {
     pub flags: u8,
     /// Owning message.
     pub owner: u32,
-    /// Output VC held (`ACTIVE`), [`EJECT`] for a worm leaving the network here, else
-    /// [`NO_GRANT`]; on a graph network a `ROUTING` header's direction (the index of the out
-    /// link its path takes), looked up when it arrived.
+    /// Output VC held (`ACTIVE`), [`EJECT`] for a worm leaving the network here; while
+    /// `ROUTING` (and after, if its worm is dropped) the header's direction, looked up when
+    /// it arrived (a graph network's: the index of the out link its path takes); else
+    /// [`NO_GRANT`].
     pub out: u32,
     /// Combinational: output VC granted to the header this cycle, [`DROP`] or [`NO_GRANT`].
     pub grant: u32,
