@@ -443,15 +443,14 @@ impl Departures<'_> {
             }
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.
-            for r in sh.shape.pointers(s as u32) {
-                self.rr[r - self.rr_start] = sh.rr_next[r];
-            }
+            let r = sh.shape.pointers(s as u32);
+            self.rr[r.start - self.rr_start..r.end - self.rr_start].copy_from_slice(&sh.rr_next[r]);
             let vcs = sh.vc_range(s);
             if link_arbitration && vcs.start < sh.last_base {
-                for l in sh.shape.links(s as u32) {
-                    let l = l as usize;
-                    self.link_rr[l - self.link_start] = sh.link_rr_next[l];
-                }
+                let l = sh.shape.links(s as u32);
+                let l = l.start as usize..l.end as usize;
+                self.link_rr[l.start - self.link_start..l.end - self.link_start]
+                    .copy_from_slice(&sh.link_rr_next[l]);
             }
             self.depart(sh, k, vcs, transfers);
         }

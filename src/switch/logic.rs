@@ -697,9 +697,8 @@ impl Part<'_> {
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
         // the proposal of every switch holding a flit).
         let pointers = sh.shape.pointers(s);
-        for k in pointers.clone() {
-            self.rr_next[k - self.rr_start] = sh.rr[k];
-        }
+        self.rr_next[pointers.start - self.rr_start..pointers.end - self.rr_start]
+            .copy_from_slice(&sh.rr[pointers.clone()]);
         let mut leave = VcSet::<W>::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
@@ -714,9 +713,10 @@ impl Part<'_> {
         }
         let p = sh.p;
         if p.bandwidth == LinkBandwidth::One {
-            for l in sh.shape.links(s) {
-                self.link_rr_next[l as usize - self.link_start] = sh.link_rr[l as usize];
-            }
+            let l = sh.shape.links(s);
+            let l = l.start as usize..l.end as usize;
+            self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
+                .copy_from_slice(&sh.link_rr[l]);
         }
         // One request set per direction, sized for the radix (the sets are cleared per switch).
         match pointers.len() {
