@@ -6,8 +6,8 @@
 //! ([`Fabric::commit_departures_split`], [`Fabric::commit_arrivals_split`]) with the result of
 //! one run.
 
-use super::logic::Headers;
-use super::logic::{NONE, Transfer, TransferKind, Transfers};
+use super::header::Headers;
+use super::transfer::{NONE, Transfer, TransferKind, Transfers};
 use super::{DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
@@ -71,6 +71,13 @@ impl Fabric {
             transfers.put_back(out, into);
         }
         self.step_lfsrs();
+    }
+
+    /// The runs of consecutive switches (`cut[k]..cut[k + 1]`) into which the clock edge of
+    /// `threads` threads cuts the network, one per thread.
+    fn edge_cut(&self, threads: usize) -> Vec<usize> {
+        let switches = self.switch_flits.len();
+        (0..=threads).map(|k| k * switches / threads).collect()
     }
 
     /// The lane-choice LFSRs step every cycle.

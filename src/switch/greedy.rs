@@ -16,7 +16,7 @@
 //! A switch reads only registered values (queue lengths are the previous cycle's), so there are
 //! no combinational signals between switches: one sweep in any order settles a cycle.
 
-use super::logic::{NONE, Transfer, TransferKind};
+use super::transfer::{NONE, Transfer, TransferKind};
 use super::{FAULTY, Fabric, Headers, NO_GRANT};
 use crate::config::{FlowControl, LaneChoice};
 use crate::error::{Error, Result};

@@ -5,6 +5,22 @@ use super::*;
 use crate::universal::continuous::{Traffic, Window, run};
 use crate::universal::{Net, NetKind};
 
+/// Trials on a butterfly of dilation 4 (its depth for 16 inputs).
+fn params(
+    bandwidth: u32,
+    flits: u32,
+    overflow: Option<TrialOverflow>,
+    variable_lengths: bool,
+) -> TrialParams {
+    TrialParams {
+        bandwidth,
+        flits,
+        dilation: 4,
+        overflow,
+        variable_lengths,
+    }
+}
+
 fn window() -> Window {
     Window {
         warmup: 500,
@@ -18,13 +34,7 @@ fn window() -> Window {
 #[test]
 fn an_undisturbed_worm_arrives_in_d_plus_l_minus_one() {
     let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
-    let params = TrialParams {
-        bandwidth: 2,
-        flits: 8,
-        dilation: 4,
-        overflow: None,
-        variable_lengths: false,
-    };
+    let params = params(2, 8, None, false);
     let traffic = Traffic::at_load(&net, 0.002, 8).unwrap();
     let mut p = TrialNet::new(params, &net, 1).unwrap();
     let o = run(&net, &traffic, window(), 1, &mut p).unwrap();
@@ -39,13 +49,7 @@ fn variable_length_worms_have_mean_l_and_all_arrive() {
     // lengths uniform in 1..=2L − 1: an undisturbed worm of l flits takes D + l − 1, so
     // the routing times spread around the fixed-length run's D + L − 1
     let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
-    let params = TrialParams {
-        bandwidth: 2,
-        flits: 8,
-        dilation: 4,
-        overflow: None,
-        variable_lengths: true,
-    };
+    let params = params(2, 8, None, true);
     let mut traffic = Traffic::at_load(&net, 0.02, 8).unwrap();
     traffic.variable_lengths = true;
     let mut p = TrialNet::new(params, &net, 1).unwrap();
@@ -60,13 +64,7 @@ fn variable_length_worms_have_mean_l_and_all_arrive() {
 #[test]
 fn a_worm_longer_than_2l_minus_1_is_refused() {
     let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
-    let params = TrialParams {
-        bandwidth: 2,
-        flits: 4,
-        dilation: 4,
-        overflow: None,
-        variable_lengths: true,
-    };
+    let params = params(2, 4, None, true);
     let mut p = TrialNet::new(params, &net, 1).unwrap();
     let mut path = Vec::new();
     net.path_into(0, 5, &mut path);
@@ -108,13 +106,7 @@ fn every_trial_is_a_success_a_cut_or_a_lost_acknowledgement() {
 fn overload_is_reported_unstable_within_the_window() {
     // B/L = 1/4 is the hard cap of the link load for wormhole routing
     let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
-    let params = TrialParams {
-        bandwidth: 1,
-        flits: 4,
-        dilation: 4,
-        overflow: None,
-        variable_lengths: false,
-    };
+    let params = params(1, 4, None, false);
     let traffic = Traffic::at_load(&net, 0.4, 4).unwrap();
     let mut p = TrialNet::new(params, &net, 2).unwrap();
     let o = run(&net, &traffic, window(), 2, &mut p).unwrap();
@@ -126,13 +118,7 @@ fn overload_is_reported_unstable_within_the_window() {
 fn a_worm_that_keeps_failing_goes_to_its_generators_stack() {
     use crate::universal::continuous::Burst;
     let net = Net::new(NetKind::Butterfly, 16, 2, 1).unwrap();
-    let params = TrialParams {
-        bandwidth: 1,
-        flits: 4,
-        dilation: 4,
-        overflow: Some(TrialOverflow { t: 3, pop: 0.05 }),
-        variable_lengths: false,
-    };
+    let params = params(1, 4, Some(TrialOverflow { t: 3, pop: 0.05 }), false);
     let traffic = Traffic::at_load(&net, 0.02, 4).unwrap();
     let w = Window {
         warmup: 2000,
