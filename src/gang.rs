@@ -3,7 +3,8 @@
 //! every thread at once (a thread pool whose idle workers sleep pays a wake-up per phase,
 //! which is comparable to the phase itself on this kind of network).
 //!
-//! Helpers spin for a few microseconds after a phase, then park: an idle gang costs no CPU.
+//! Helpers poll for a millisecond after a phase (spinning, then yielding their core between
+//! polls), then park: an idle gang costs no CPU.
 //! A phase is a closure called once on every thread with the thread's index; the caller
 //! takes index 0 and returns when every thread has returned. Phases take the gang mutably,
 //! so one runs at a time and none starts another.
@@ -40,10 +41,17 @@ struct State {
 // the gang mutably.
 unsafe impl Sync for State {}
 
-/// How long a waiting thread spins before it parks (a helper) or yields (the caller): about the
-/// gap between two phases of a cycle, so that a helper is awake for the next one. Spinning
-/// longer would take the core from the caller's serial work when the two share one.
+/// How long a waiting thread spins before it starts to yield its core between polls: about
+/// the gap between two phases of a cycle. A caller waits this long and then yields (a helper
+/// may be off its core when there are more threads than cores).
 const SPIN_FOR: Duration = Duration::from_micros(20);
+
+/// How long a helper keeps polling (yielding its core between polls once [`SPIN_FOR`] is
+/// over) before it parks. It spans a cycle's serial work between two phases (the tens of
+/// microseconds of admissions and accounting): a parked helper costs a wake-up per cycle,
+/// which on a virtual machine is itself tens of microseconds; two threads lost a fifth of a
+/// cycle's time to it with helpers that parked after [`SPIN_FOR`].
+const PARK_AFTER: Duration = Duration::from_millis(1);
 
 /// A fixed set of threads (the caller and `threads − 1` helpers).
 pub struct Gang {
@@ -189,8 +197,15 @@ fn helper(state: &State, index: usize) {
             }
             spins = spins.wrapping_add(1);
             // The clock is read once in 64 spins.
-            if !spins.is_multiple_of(64) || waiting.elapsed() < SPIN_FOR {
+            if !spins.is_multiple_of(64) {
                 std::hint::spin_loop();
+                continue;
+            }
+            let waited = waiting.elapsed();
+            if waited < SPIN_FOR {
+                std::hint::spin_loop();
+            } else if waited < PARK_AFTER {
+                std::thread::yield_now();
             } else {
                 // Woken by the next phase (or the gang's end); a spurious wake-up loops.
                 std::thread::park();
@@ -237,6 +252,19 @@ mod tests {
             assert!(r.is_err(), "{fails:?}");
             // The next phase runs clean.
             assert_eq!(gang.map(vec![1, 2], |x| x + 1), vec![2, 3]);
+        }
+    }
+
+    #[test]
+    fn parked_helpers_wake_for_the_next_phase() {
+        let mut gang = Gang::new(3).unwrap();
+        for pause in [Duration::ZERO, SPIN_FOR * 2, PARK_AFTER * 3] {
+            std::thread::sleep(pause);
+            let hits = AtomicU64::new(0);
+            gang.broadcast(&|_| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            });
+            assert_eq!(hits.into_inner(), 3, "after {pause:?}");
         }
     }
 

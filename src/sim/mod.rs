@@ -3,6 +3,7 @@
 //! their release ([`Arrivals`]) and leave the table once finished, so a run's memory does not
 //! grow with its length unless every record is kept ([`Simulation::keep_records`]).
 
+mod books;
 mod messages;
 
 pub use messages::{Message, MessageTable};
@@ -16,7 +17,7 @@ use crate::kernel::{Clock, Clocked};
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
 use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
-use crate::switch::{Fabric, Header, SwitchParams, Transfer, TransferKind, Transfers};
+use crate::switch::{Fabric, Header, SwitchParams, Transfer, Transfers};
 use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{Arrivals, MessageSpec, Traffic};
 use rand::RngExt;
@@ -112,11 +113,7 @@ pub struct Simulation {
     transfers: Transfers,
     clock: Clock,
     check_invariants: bool,
-    /// Flits carried per link.
-    link_flits: Vec<u64>,
-    flits_delivered: u64,
-    discarded_worms: u64,
-    retried: u64,
+    counts: books::Counts,
     last_progress: u64,
     retry_rng: crate::rng::Rng,
     /// Most message records the memory limit leaves room for.
@@ -218,10 +215,7 @@ impl Simulation {
             transfers: Transfers::default(),
             clock: Clock::arbitrary(Vec::new()),
             check_invariants: cfg!(debug_assertions),
-            link_flits: vec![0; links],
-            flits_delivered: 0,
-            discarded_worms: 0,
-            retried: 0,
+            counts: books::Counts::new(links),
             last_progress: 0,
             retry_rng: stream(config.seed, Stream::Retry),
             max_held: memory_limit.saturating_sub(config.memory_estimate().0)
@@ -481,7 +475,7 @@ impl Simulation {
         let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
         clock.tick(self);
         self.clock = clock;
-        self.account(cycle)?;
+        self.account(cycle);
         if self.check_invariants {
             invariants::check(self, cycle)?;
         }
@@ -618,81 +612,25 @@ impl Simulation {
     }
 
     /// Books the last clock edge's transfers into messages and statistics.
-    fn account(&mut self, cycle: u64) -> Result<()> {
-        let tail = (self.config.flits - 1) as u16;
-        let mut progressed = false;
-        for t in self.transfers.iter() {
-            if let TransferKind::Crossed { ov } = t.kind {
-                // A flit inside the network touches its message's record only as a header
-                // (hops) or on reaching its destination's register.
-                self.link_flits[self.fabric.output_vc_parts(ov).0 as usize] += 1;
-                progressed = true;
-                let ejected = self.fabric.is_ejection_vc(t.to);
-                if t.flit.seq != 0 && !ejected {
-                    continue;
-                }
-                let m = self.messages.get_mut(t.flit.msg);
-                if t.flit.seq == 0 {
-                    m.record.hops += 1;
-                }
-                if ejected {
-                    self.flits_delivered += 1;
-                    m.reach_destination(t.flit.seq, tail, cycle);
-                }
-                continue;
-            }
-            let m = self.messages.get_mut(t.flit.msg);
-            match t.kind {
-                TransferKind::Stalled => {
-                    m.record.stalled += 1;
-                    continue;
-                }
-                TransferKind::Injected => {
-                    m.sent += 1;
-                    if t.flit.seq == 0 {
-                        m.record.attempts += 1;
-                        if m.record.attempts > 1 {
-                            self.retried += 1;
-                        }
-                        m.record.status = Status::InFlight;
-                        m.record.injected.get_or_insert(cycle);
-                        m.record.hops = 0;
-                        m.sent = 1;
-                        m.gone = 0;
-                    }
-                    // A message to its own terminal (a graph network) leaves where it enters.
-                    if self.fabric.is_ejection_vc(t.to) {
-                        self.flits_delivered += 1;
-                        m.reach_destination(t.flit.seq, tail, cycle);
-                    }
-                }
-                TransferKind::Crossed { .. } => unreachable!("booked above"),
-                TransferKind::Delivered => m.gone += 1,
-                TransferKind::Discarded => {
-                    m.gone += 1;
-                    if t.flit.seq == 0 {
-                        self.discarded_worms += 1;
-                    }
-                    if t.flit.seq == tail {
-                        if m.record.attempts < self.config.max_attempts {
-                            m.record.status = Status::Waiting;
-                            let backoff = match self.config.retry_backoff {
-                                0 => 0,
-                                w => self.retry_rng.random_range(0..=w),
-                            };
-                            self.sources.retry_at(cycle + 1 + backoff, m.record.id);
-                        } else {
-                            m.record.status = Status::Dropped;
-                        }
-                    }
-                }
-            }
-            progressed = true;
-        }
+    fn account(&mut self, cycle: u64) {
+        let config = &self.config;
+        let mut books = books::Books {
+            messages: &mut self.messages,
+            sources: &mut self.sources,
+            counts: &mut self.counts,
+            retry_rng: &mut self.retry_rng,
+            tail: (config.flits - 1) as u16,
+            max_attempts: config.max_attempts,
+            retry_backoff: config.retry_backoff,
+            vc_shift: self.fabric.output_vc_shift(),
+        };
+        let fabric = &self.fabric;
+        let progressed = books.book(self.transfers.iter(), cycle, |ivc| {
+            fabric.is_ejection_vc(ivc)
+        });
         if progressed {
             self.last_progress = cycle;
         }
-        Ok(())
     }
 
     /// The run's statistics so far; with `per_message`, the records held (every message's
@@ -715,16 +653,16 @@ impl Simulation {
             LinkBandwidth::One => 1,
         };
         let capacity = (cycles.max(1) * bandwidth) as f64;
-        let max_link = self.link_flits.iter().copied().max().unwrap_or(0);
-        let total_link: u64 = self.link_flits.iter().sum();
+        let max_link = self.counts.link_flits.iter().copied().max().unwrap_or(0);
+        let total_link: u64 = self.counts.link_flits.iter().sum();
         let per_input_cycle = (n * cycles.max(1)) as f64;
         Report {
             offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
             injected: tally.injected,
             delivered: tally.delivered,
             dropped: tally.dropped,
-            retried: self.retried,
-            discarded_worms: self.discarded_worms,
+            retried: self.counts.retried,
+            discarded_worms: self.counts.discarded_worms,
             in_flight,
             waiting,
             makespan_cycles: tally.makespan,
@@ -732,12 +670,14 @@ impl Simulation {
             latency: tally.latency.summary(),
             network_latency: tally.network_latency.summary(),
             throughput: Throughput {
-                flits_per_input_cycle: round6(self.flits_delivered as f64 / per_input_cycle),
+                flits_per_input_cycle: round6(self.counts.flits_delivered as f64 / per_input_cycle),
                 messages_per_input_cycle: round6(tally.delivered as f64 / per_input_cycle),
             },
             stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
-                mean: round6(total_link as f64 / (capacity * self.link_flits.len().max(1) as f64)),
+                mean: round6(
+                    total_link as f64 / (capacity * self.counts.link_flits.len().max(1) as f64),
+                ),
                 max: round6(max_link as f64 / capacity),
             },
             config: self.config.clone(),

@@ -8,7 +8,9 @@
 
 use super::header::Headers;
 use super::transfer::{NONE, Transfer, TransferKind, Transfers};
-use super::{DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState};
+use super::{
+    DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState, copy_pointers,
+};
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
 use crate::gang::Gang;
@@ -451,13 +453,18 @@ impl Departures<'_> {
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.
             let r = sh.shape.pointers(s as u32);
-            self.rr[r.start - self.rr_start..r.end - self.rr_start].copy_from_slice(&sh.rr_next[r]);
+            copy_pointers(
+                &mut self.rr[r.start - self.rr_start..r.end - self.rr_start],
+                &sh.rr_next[r],
+            );
             let vcs = sh.vc_range(s);
             if link_arbitration && vcs.start < sh.last_base {
                 let l = sh.shape.links(s as u32);
                 let l = l.start as usize..l.end as usize;
-                self.link_rr[l.start - self.link_start..l.end - self.link_start]
-                    .copy_from_slice(&sh.link_rr_next[l]);
+                copy_pointers(
+                    &mut self.link_rr[l.start - self.link_start..l.end - self.link_start],
+                    &sh.link_rr_next[l],
+                );
             }
             self.depart(sh, k, vcs, transfers);
         }

@@ -36,6 +36,7 @@
 
 use super::{
     DROP, EJECT, FAULTY, Fabric, Headers, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState,
+    copy_pointers,
 };
 use crate::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
@@ -395,8 +396,10 @@ impl Part<'_> {
         // Pointers keep their value unless an arbitration moves them (the clock edge copies
         // the proposal of every switch holding a flit).
         let pointers = sh.shape.pointers(s);
-        self.rr_next[pointers.start - self.rr_start..pointers.end - self.rr_start]
-            .copy_from_slice(&sh.rr[pointers.clone()]);
+        copy_pointers(
+            &mut self.rr_next[pointers.start - self.rr_start..pointers.end - self.rr_start],
+            &sh.rr[pointers.clone()],
+        );
         let mut leave = VcSet::<W>::default();
         if self.vc(base).flags & FAULTY != 0 {
             return self.set_leaving(base, nv, &leave);
@@ -413,8 +416,10 @@ impl Part<'_> {
         if p.bandwidth == LinkBandwidth::One {
             let l = sh.shape.links(s);
             let l = l.start as usize..l.end as usize;
-            self.link_rr_next[l.start - self.link_start..l.end - self.link_start]
-                .copy_from_slice(&sh.link_rr[l]);
+            copy_pointers(
+                &mut self.link_rr_next[l.start - self.link_start..l.end - self.link_start],
+                &sh.link_rr[l],
+            );
         }
         // One request set per direction, sized for the radix (the sets are cleared per switch).
         match pointers.len() {

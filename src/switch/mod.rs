@@ -358,6 +358,11 @@ impl Fabric {
         (ov >> self.vc_shift, ov & ((1 << self.vc_shift) - 1))
     }
 
+    /// The shift from an output VC to its link: `ov >> shift` ([`Fabric::output_vc_parts`]).
+    pub fn output_vc_shift(&self) -> u32 {
+        self.vc_shift
+    }
+
     /// Number of output VC slots (`links << vc_shift`; some are unused when B is not a power
     /// of two).
     pub fn output_vc_count(&self) -> u32 {
@@ -464,6 +469,19 @@ impl Fabric {
     /// Total flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
         self.held
+    }
+}
+
+/// Copies a switch's round-robin pointers (one per direction or out link: a handful). The
+/// usual counts are copied as fixed-size arrays: a copy of a slice of unknown length is a
+/// call into `memcpy` for every switch holding a flit, twice a cycle.
+#[inline(always)]
+pub(crate) fn copy_pointers(dst: &mut [u16], src: &[u16]) {
+    match (dst, src) {
+        ([d0, d1], [s0, s1]) => (*d0, *d1) = (*s0, *s1),
+        ([d0], [s0]) => *d0 = *s0,
+        ([d0, d1, d2, d3], [s0, s1, s2, s3]) => (*d0, *d1, *d2, *d3) = (*s0, *s1, *s2, *s3),
+        (dst, src) => dst.copy_from_slice(src),
     }
 }
 

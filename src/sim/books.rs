@@ -1,0 +1,128 @@
+//! Booking a clock edge's transfers: into the messages' records, the sources' retries (drop
+//! mode, [CMS] §1.2) and the run's flit counts.
+
+use super::messages::MessageTable;
+use crate::rng::Rng;
+use crate::source::Sources;
+use crate::stats::Status;
+use crate::switch::{Transfer, TransferKind};
+use rand::RngExt;
+
+/// The run's flit counts.
+#[derive(Clone, Debug)]
+pub(super) struct Counts {
+    /// Flits carried per link.
+    pub link_flits: Vec<u64>,
+    pub flits_delivered: u64,
+    pub discarded_worms: u64,
+    pub retried: u64,
+}
+
+impl Counts {
+    pub fn new(links: usize) -> Self {
+        Counts {
+            link_flits: vec![0; links],
+            flits_delivered: 0,
+            discarded_worms: 0,
+            retried: 0,
+        }
+    }
+}
+
+/// What booking writes, and the run's parameters it reads.
+pub(super) struct Books<'a> {
+    pub messages: &'a mut MessageTable,
+    pub sources: &'a mut Sources,
+    pub counts: &'a mut Counts,
+    pub retry_rng: &'a mut Rng,
+    /// Flits per message, minus one: the tail's sequence number.
+    pub tail: u16,
+    pub max_attempts: u32,
+    pub retry_backoff: u64,
+    /// Output VC `ov` crosses link `ov >> vc_shift`.
+    pub vc_shift: u32,
+}
+
+impl Books<'_> {
+    /// Books `transfers` (in the one-thread order: drop mode's retry draws follow it) of the
+    /// edge at the end of `cycle`; `ejects(ivc)` tells whether a flit entering input VC `ivc`
+    /// reached its destination's register. Returns whether any flit moved.
+    pub fn book<'t>(
+        &mut self,
+        transfers: impl Iterator<Item = &'t Transfer>,
+        cycle: u64,
+        ejects: impl Fn(u32) -> bool,
+    ) -> bool {
+        let tail = self.tail;
+        let mut progressed = false;
+        for t in transfers {
+            if let TransferKind::Crossed { ov } = t.kind {
+                // A flit inside the network touches its message's record only as a header
+                // (hops) or on reaching its destination's register.
+                self.counts.link_flits[(ov >> self.vc_shift) as usize] += 1;
+                progressed = true;
+                let ejected = ejects(t.to);
+                if t.flit.seq != 0 && !ejected {
+                    continue;
+                }
+                let m = self.messages.get_mut(t.flit.msg);
+                if t.flit.seq == 0 {
+                    m.record.hops += 1;
+                }
+                if ejected {
+                    self.counts.flits_delivered += 1;
+                    m.reach_destination(t.flit.seq, tail, cycle);
+                }
+                continue;
+            }
+            let m = self.messages.get_mut(t.flit.msg);
+            match t.kind {
+                TransferKind::Stalled => {
+                    m.record.stalled += 1;
+                    continue;
+                }
+                TransferKind::Injected => {
+                    m.sent += 1;
+                    if t.flit.seq == 0 {
+                        m.record.attempts += 1;
+                        if m.record.attempts > 1 {
+                            self.counts.retried += 1;
+                        }
+                        m.record.status = Status::InFlight;
+                        m.record.injected.get_or_insert(cycle);
+                        m.record.hops = 0;
+                        m.sent = 1;
+                        m.gone = 0;
+                    }
+                    // A message to its own terminal (a graph network) leaves where it enters.
+                    if ejects(t.to) {
+                        self.counts.flits_delivered += 1;
+                        m.reach_destination(t.flit.seq, tail, cycle);
+                    }
+                }
+                TransferKind::Crossed { .. } => unreachable!("booked above"),
+                TransferKind::Delivered => m.gone += 1,
+                TransferKind::Discarded => {
+                    m.gone += 1;
+                    if t.flit.seq == 0 {
+                        self.counts.discarded_worms += 1;
+                    }
+                    if t.flit.seq == tail {
+                        if m.record.attempts < self.max_attempts {
+                            m.record.status = Status::Waiting;
+                            let backoff = match self.retry_backoff {
+                                0 => 0,
+                                w => self.retry_rng.random_range(0..=w),
+                            };
+                            self.sources.retry_at(cycle + 1 + backoff, m.record.id);
+                        } else {
+                            m.record.status = Status::Dropped;
+                        }
+                    }
+                }
+            }
+            progressed = true;
+        }
+        progressed
+    }
+}
