@@ -9,7 +9,6 @@ use crate::switch::{Transfer, TransferKind};
 use rand::RngExt;
 
 /// The run's flit counts.
-#[derive(Clone, Debug)]
 pub(super) struct Counts {
     /// Flits carried per link.
     pub link_flits: Vec<u64>,

@@ -622,7 +622,7 @@ impl Simulation {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
-            vc_shift: self.fabric.output_vc_shift(),
+            vc_shift: self.fabric.vc_shift,
         };
         let fabric = &self.fabric;
         let progressed = books.book(self.transfers.iter(), cycle, |ivc| {

@@ -358,11 +358,6 @@ impl Fabric {
         (ov >> self.vc_shift, ov & ((1 << self.vc_shift) - 1))
     }
 
-    /// The shift from an output VC to its link: `ov >> shift` ([`Fabric::output_vc_parts`]).
-    pub fn output_vc_shift(&self) -> u32 {
-        self.vc_shift
-    }
-
     /// Number of output VC slots (`links << vc_shift`; some are unused when B is not a power
     /// of two).
     pub fn output_vc_count(&self) -> u32 {
