@@ -42,9 +42,9 @@ struct State {
 // the gang mutably.
 unsafe impl Sync for State {}
 
-/// How long a waiting thread spins before it starts to yield its core between polls: about
-/// the gap between two phases of a cycle. A caller waits this long and then yields (a helper
-/// may be off its core when there are more threads than cores).
+/// How long a waiting thread spins before it starts to yield its core once every 64 polls:
+/// about the gap between two phases of a cycle (a helper may be off its core when there are
+/// more threads than cores).
 const SPIN_FOR: Duration = Duration::from_micros(20);
 
 /// How long a helper keeps polling (yielding its core once every 64 polls after
