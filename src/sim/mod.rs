@@ -4,91 +4,28 @@
 //! grow with its length unless every record is kept ([`Simulation::keep_records`]).
 
 mod books;
+mod build;
+mod cycle;
 mod messages;
+mod report;
 
+pub use build::build_topology;
+use build::path_messages;
 pub use messages::{Message, MessageTable};
 
-use crate::config::{LinkBandwidth, Middle, SimConfig};
+use crate::config::{Middle, SimConfig};
 use crate::error::{Error, Result};
 use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues, mask};
 use crate::gang::Gang;
 use crate::invariants;
-use crate::kernel::{Clock, Clocked};
+use crate::kernel::Clock;
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
-use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
+use crate::stats::{MessageRecord, Report, Status};
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, Transfers};
 use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{Arrivals, MessageSpec, Traffic};
 use rand::RngExt;
-
-/// Builds the topology a configuration names (a `graph` network from its file).
-pub fn build_topology(config: &SimConfig) -> Result<Topology> {
-    if config.topology == TopologyKind::Graph {
-        let path = config.graph.as_deref().unwrap_or_default();
-        let graph = crate::topology::graph::read_graph(path)?;
-        let terminals: Vec<u32> = (0..graph.nodes).collect();
-        let topo = Topology::from_graph(TopologyKind::Graph, &graph, &terminals, None)?;
-        if topo.graph.as_ref().is_some_and(|g| g.cyclic)
-            && config.backpressure == crate::config::Backpressure::Combinational
-        {
-            return Err(Error::invalid(
-                "backpressure",
-                "combinational",
-                format!(
-                    "registered for {path}: its links form cycles, around which same-cycle ready signals have no consistent value"
-                ),
-            ));
-        }
-        return Ok(topo);
-    }
-    crate::topology::build(
-        config.topology,
-        config.inputs,
-        config.dilation,
-        config.radix,
-        config.wiring,
-        config.seed,
-    )
-}
-
-/// The messages of a run on given paths: one per path, from the terminal its first link
-/// leaves to the one its last link reaches, released at `releases[i]`, in release order.
-fn path_messages(
-    topo: &Topology,
-    paths: &crate::topology::graph::Paths,
-    releases: &[u64],
-    file: &str,
-) -> Result<Vec<MessageSpec>> {
-    let Some(g) = &topo.graph else {
-        return Err(Error::invalid("paths", file, "a graph network"));
-    };
-    let mut specs = Vec::with_capacity(paths.len());
-    for i in 0..paths.len() {
-        let (from, to) = paths.ends_on(i, &topo.links);
-        let (source, destination) = (
-            g.switch_terminal[from as usize],
-            g.switch_terminal[to as usize],
-        );
-        if source == crate::topology::NO_TERMINAL || destination == crate::topology::NO_TERMINAL {
-            return Err(Error::parse(
-                file,
-                format!(
-                    "path {i} runs from switch {} to switch {}: both ends must be terminals",
-                    g.labels[from as usize], g.labels[to as usize]
-                ),
-            ));
-        }
-        specs.push(MessageSpec {
-            source,
-            destination,
-            release: releases.get(i).copied().unwrap_or(0),
-            path: Some(i as u32),
-            middle: None,
-        });
-    }
-    Ok(specs)
-}
 
 /// Fewest inputs (terminals) for which [`Simulation::set_threads`] splits a cycle.
 pub const MIN_PARALLEL_INPUTS: u32 = 256;
@@ -632,60 +569,6 @@ impl Simulation {
             self.last_progress = cycle;
         }
     }
-
-    /// The run's statistics so far; with `per_message`, the records held (every message's
-    /// with [`Simulation::keep_records`]).
-    pub fn report(&self, per_message: bool) -> Report {
-        let cycles = self.clock.cycle;
-        let n = u64::from(self.config.inputs);
-        let mut tally = self.messages.tally.clone();
-        let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
-        for m in self.messages.live() {
-            tally.add(&m.record);
-            match m.record.status {
-                Status::InFlight => in_flight += 1,
-                Status::Waiting | Status::Pending => waiting += 1,
-                _ => {}
-            }
-        }
-        let bandwidth = match self.config.link_bandwidth {
-            LinkBandwidth::PerVc => u64::from(self.config.vcs),
-            LinkBandwidth::One => 1,
-        };
-        let capacity = (cycles.max(1) * bandwidth) as f64;
-        let max_link = self.counts.link_flits.iter().copied().max().unwrap_or(0);
-        let total_link: u64 = self.counts.link_flits.iter().sum();
-        let per_input_cycle = (n * cycles.max(1)) as f64;
-        Report {
-            offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
-            injected: tally.injected,
-            delivered: tally.delivered,
-            dropped: tally.dropped,
-            retried: self.counts.retried,
-            discarded_worms: self.counts.discarded_worms,
-            in_flight,
-            waiting,
-            makespan_cycles: tally.makespan,
-            cycles,
-            latency: tally.latency.summary(),
-            network_latency: tally.network_latency.summary(),
-            throughput: Throughput {
-                flits_per_input_cycle: round6(self.counts.flits_delivered as f64 / per_input_cycle),
-                messages_per_input_cycle: round6(tally.delivered as f64 / per_input_cycle),
-            },
-            stalled_cycles: tally.stalled_cycles,
-            link_utilisation: Utilisation {
-                mean: round6(
-                    total_link as f64 / (capacity * self.counts.link_flits.len().max(1) as f64),
-                ),
-                max: round6(max_link as f64 / capacity),
-            },
-            config: self.config.clone(),
-            seed: self.config.seed,
-            paths: self.path_parameters(),
-            messages: per_message.then(|| self.records().cloned().collect()),
-        }
-    }
 }
 
 impl crate::switch::layout::Payload for Simulation {
@@ -695,76 +578,5 @@ impl crate::switch::layout::Payload for Simulation {
 
     fn header_id(&self, msg: u32) -> u32 {
         self.messages.header(msg).id
-    }
-}
-
-impl Clocked for Simulation {
-    fn components(&self) -> usize {
-        self.fabric.topo.node_count() + self.config.inputs as usize
-    }
-
-    /// Last level first (their registers drain unconditionally), then upward, then sources.
-    fn settle_order(&self) -> Vec<usize> {
-        let f = &self.fabric;
-        let mut order: Vec<usize> = (0..f.topo.levels)
-            .rev()
-            .flat_map(|l| {
-                let r = f.level_switches(l);
-                r.start as usize..r.end as usize
-            })
-            .collect();
-        let switches = f.topo.node_count();
-        order.extend(switches..switches + self.config.inputs as usize);
-        order
-    }
-
-    /// Levels from the last, then the sources: the settle order, one level at a time. With a
-    /// gang, a level's switches evaluate on its threads, and the levels of the column plan
-    /// ([`Fabric::plan_columns`]) as one column run per thread.
-    fn evaluate_settled(&mut self, order: &[usize]) {
-        if self.config.mode == crate::config::FlowControl::Greedy {
-            for &c in order {
-                self.evaluate(c);
-            }
-            return;
-        }
-        let fabric = &mut self.fabric;
-        let levels = fabric.topo.levels;
-        let mut gang = self.gang.as_mut();
-        let from = match gang.as_deref_mut() {
-            Some(gang) if self.column_from < levels => {
-                fabric.evaluate_columns(gang);
-                self.column_from
-            }
-            _ => levels,
-        };
-        for level in (0..from).rev() {
-            fabric.evaluate_level(level, gang.as_deref_mut());
-        }
-        self.sources.evaluate_all(&self.fabric, gang);
-    }
-
-    fn evaluate(&mut self, c: usize) -> bool {
-        let switches = self.fabric.topo.node_count();
-        if c < switches {
-            self.fabric
-                .evaluate_switch(c as u32, self.messages.headers())
-        } else {
-            self.sources.evaluate((c - switches) as u32, &self.fabric);
-            false
-        }
-    }
-
-    /// Departures (on the gang's threads if there is one), the sources' injections, then the
-    /// arrivals.
-    fn commit(&mut self) {
-        self.transfers.clear();
-        self.fabric
-            .commit_departures_split(&mut self.transfers, self.gang.as_mut());
-        self.sources
-            .commit(self.transfers.injected_mut(), &self.fabric);
-        let headers = self.messages.headers();
-        self.fabric
-            .commit_arrivals_split(&self.transfers, headers, self.gang.as_mut());
     }
 }

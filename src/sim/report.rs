@@ -1,0 +1,61 @@
+//! The run's statistics: the report of a simulation so far.
+
+use super::Simulation;
+use crate::config::LinkBandwidth;
+use crate::stats::{Report, Status, Throughput, Utilisation, round6};
+
+impl Simulation {
+    /// The run's statistics so far; with `per_message`, the records held (every message's
+    /// with [`Simulation::keep_records`]).
+    pub fn report(&self, per_message: bool) -> Report {
+        let cycles = self.clock.cycle;
+        let n = u64::from(self.config.inputs);
+        let mut tally = self.messages.tally.clone();
+        let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
+        for m in self.messages.live() {
+            tally.add(&m.record);
+            match m.record.status {
+                Status::InFlight => in_flight += 1,
+                Status::Waiting | Status::Pending => waiting += 1,
+                _ => {}
+            }
+        }
+        let bandwidth = match self.config.link_bandwidth {
+            LinkBandwidth::PerVc => u64::from(self.config.vcs),
+            LinkBandwidth::One => 1,
+        };
+        let capacity = (cycles.max(1) * bandwidth) as f64;
+        let max_link = self.counts.link_flits.iter().copied().max().unwrap_or(0);
+        let total_link: u64 = self.counts.link_flits.iter().sum();
+        let per_input_cycle = (n * cycles.max(1)) as f64;
+        Report {
+            offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
+            injected: tally.injected,
+            delivered: tally.delivered,
+            dropped: tally.dropped,
+            retried: self.counts.retried,
+            discarded_worms: self.counts.discarded_worms,
+            in_flight,
+            waiting,
+            makespan_cycles: tally.makespan,
+            cycles,
+            latency: tally.latency.summary(),
+            network_latency: tally.network_latency.summary(),
+            throughput: Throughput {
+                flits_per_input_cycle: round6(self.counts.flits_delivered as f64 / per_input_cycle),
+                messages_per_input_cycle: round6(tally.delivered as f64 / per_input_cycle),
+            },
+            stalled_cycles: tally.stalled_cycles,
+            link_utilisation: Utilisation {
+                mean: round6(
+                    total_link as f64 / (capacity * self.counts.link_flits.len().max(1) as f64),
+                ),
+                max: round6(max_link as f64 / capacity),
+            },
+            config: self.config.clone(),
+            seed: self.config.seed,
+            paths: self.path_parameters(),
+            messages: per_message.then(|| self.records().cloned().collect()),
+        }
+    }
+}
