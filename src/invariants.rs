@@ -289,9 +289,9 @@ pub fn deadlock_report(sim: &Simulation, cycle: u64) -> String {
     );
     for (msg, vcs) in worms.iter().take(32) {
         // A worm that holds VCs is not finished, so its record is held.
-        let (source, destination) = sim
-            .record(*msg)
-            .map_or((u32::MAX, u32::MAX), |r| (r.source, r.destination));
+        let (source, destination) = sim.messages.get(*msg).map_or((u32::MAX, u32::MAX), |m| {
+            (m.record.source, m.record.destination)
+        });
         text.push_str(&format!(
             "\n  worm {msg} ({source} -> {destination}): {}",
             vcs.join(", ")

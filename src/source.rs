@@ -6,7 +6,6 @@
 
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::gang::Gang;
 use crate::switch::{Fabric, NONE, Transfer, TransferKind};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -34,6 +33,20 @@ pub struct Sources {
     retries: BTreeSet<(u64, u32)>,
     /// Worms partly sent (injection VCs whose `worm` is not `NONE`).
     sending: usize,
+    /// One bit per input with a message queued or a worm partly sent: the others propose
+    /// nothing, and the cycle passes them by.
+    active: Vec<u64>,
+}
+
+/// Calls `f` on every input whose bit is set in `words`.
+fn for_active(words: &[u64], mut f: impl FnMut(usize)) {
+    for (w, &word) in words.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
 }
 
 impl Sources {
@@ -52,6 +65,7 @@ impl Sources {
             send: vec![None; slots],
             retries: BTreeSet::new(),
             sending: 0,
+            active: vec![0; (inputs as usize).div_ceil(64)],
         }
     }
 
@@ -60,6 +74,7 @@ impl Sources {
         let queue = &mut self.queues[source as usize];
         queue.push_back(msg);
         self.peak_waiting = self.peak_waiting.max(queue.len());
+        self.active[source as usize / 64] |= 1 << (source % 64);
     }
 
     /// The most messages that ever waited to start at one input so far (counted right after
@@ -116,29 +131,15 @@ impl Sources {
         self.send = send;
     }
 
-    /// [`Sources::evaluate`] for every input, the inputs cut into one run per thread of `gang`
-    /// if there is one (an input writes only its own proposed sends).
-    pub fn evaluate_all(&mut self, fabric: &Fabric, gang: Option<&mut Gang>) {
+    /// [`Sources::evaluate`] for every input with something to send (the others' proposals
+    /// stay empty). On this thread even when the switches evaluate on several: the sources'
+    /// state then stays on the core that admits messages and commits their injections.
+    pub fn evaluate_all(&mut self, fabric: &Fabric) {
         let b = self.vcs as usize;
-        let inputs = self.queues.len();
         let mut send = std::mem::take(&mut self.send);
-        match gang.filter(|g| g.threads() > 1 && inputs >= g.threads()) {
-            None => {
-                for (input, send) in send.chunks_mut(b).enumerate() {
-                    self.decide(input as u32, fabric, send);
-                }
-            }
-            Some(gang) => {
-                let per = inputs.div_ceil(gang.threads());
-                let runs: Vec<_> = send.chunks_mut(per * b).enumerate().collect();
-                let this = &*self;
-                gang.map(runs, |(k, run)| {
-                    for (j, send) in run.chunks_mut(b).enumerate() {
-                        this.decide((k * per + j) as u32, fabric, send);
-                    }
-                });
-            }
-        }
+        for_active(&self.active, |input| {
+            self.decide(input as u32, fabric, &mut send[input * b..(input + 1) * b]);
+        });
         self.send = send;
     }
 
@@ -186,32 +187,58 @@ impl Sources {
         }
     }
 
-    /// Commits the cycle's sends as `Injected` transfers.
+    /// Commits the cycle's sends as `Injected` transfers (in input and VC order).
     pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
-        let b = self.vcs;
-        for slot in 0..self.send.len() {
-            let Some(flit) = self.send[slot].take() else {
-                continue;
-            };
-            let input = slot as u32 / b;
-            if flit.seq == 0 {
-                self.queues[input as usize].pop_front();
-                self.worm[slot] = flit.msg;
-                self.sending += 1;
+        let b = self.vcs as usize;
+        for w in 0..self.active.len() {
+            let mut bits = self.active[w];
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let input = w * 64 + bit as usize;
+                for slot in input * b..(input + 1) * b {
+                    if let Some(flit) = self.send[slot].take() {
+                        self.commit_send(slot, flit, transfers, fabric);
+                    }
+                }
+                if self.queues[input].is_empty()
+                    && self.worm[input * b..(input + 1) * b]
+                        .iter()
+                        .all(|&w| w == NONE)
+                {
+                    self.active[w] &= !(1 << bit);
+                }
             }
-            self.next_seq[slot] = flit.seq + 1;
-            if flit.seq + 1 == self.flits {
-                self.worm[slot] = NONE;
-                self.sending -= 1;
-            }
-            self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
-            let to = fabric.injection_vc(input, slot as u32 % b);
-            transfers.push(Transfer {
-                flit,
-                from: NONE,
-                to,
-                kind: TransferKind::Injected,
-            });
         }
+    }
+
+    /// Injection VC `slot` sends `flit`.
+    fn commit_send(
+        &mut self,
+        slot: usize,
+        flit: FlitSlot,
+        transfers: &mut Vec<Transfer>,
+        fabric: &Fabric,
+    ) {
+        let b = self.vcs;
+        let input = slot as u32 / b;
+        if flit.seq == 0 {
+            self.queues[input as usize].pop_front();
+            self.worm[slot] = flit.msg;
+            self.sending += 1;
+        }
+        self.next_seq[slot] = flit.seq + 1;
+        if flit.seq + 1 == self.flits {
+            self.worm[slot] = NONE;
+            self.sending -= 1;
+        }
+        self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
+        let to = fabric.injection_vc(input, slot as u32 % b);
+        transfers.push(Transfer {
+            flit,
+            from: NONE,
+            to,
+            kind: TransferKind::Injected,
+        });
     }
 }

@@ -240,3 +240,56 @@ fn skipping_idle_cycles_changes_nothing() {
         }
     }
 }
+
+/// A header carries the links it crossed, and a record takes them from it: at the end of every
+/// cycle each held record's hops equal the links its header crossed on its last attempt,
+/// counted from the clock edges' transfers, for the worms in flight as for the finished ones.
+#[test]
+fn a_records_hops_are_the_links_its_header_crossed() {
+    use flitforge::switch::TransferKind;
+    use std::collections::BTreeMap;
+    for c in configs() {
+        let c = SimConfig {
+            traffic: Traffic::Bernoulli { rate: 0.4 },
+            cycles: Some(120),
+            ..c
+        };
+        let mut sim = Simulation::new(c.clone()).unwrap();
+        sim.keep_records(true);
+        let mut crossed: BTreeMap<u32, u32> = BTreeMap::new();
+        for _ in 0..120 {
+            sim.step().unwrap();
+            for t in sim.last_transfers() {
+                match t.kind {
+                    TransferKind::Injected if t.flit.seq == 0 => {
+                        crossed.insert(t.flit.msg, 0);
+                    }
+                    TransferKind::Crossed { .. } if t.flit.seq == 0 => {
+                        *crossed.get_mut(&t.flit.msg).expect("injected first") += 1;
+                    }
+                    _ => {}
+                }
+            }
+            for r in sim.records() {
+                let want = crossed.get(&r.id).copied().unwrap_or(0);
+                assert_eq!(
+                    r.hops,
+                    want,
+                    "{:?} message {} cycle {}",
+                    c.topology,
+                    r.id,
+                    sim.cycle()
+                );
+                if r.id % 16 == 0 {
+                    assert_eq!(sim.record(r.id).unwrap().hops, want);
+                }
+            }
+        }
+        assert!(
+            sim.records()
+                .any(|r| r.hops > 0 && r.tail_arrival.is_none()),
+            "{:?}: a worm in flight",
+            c.topology
+        );
+    }
+}

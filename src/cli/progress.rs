@@ -20,6 +20,11 @@ pub struct Progress {
 impl Progress {
     /// Starts reporting `what`, counted in `unit`.
     pub fn new(what: &str, unit: &'static str) -> Self {
+        Self::since(what, unit, Instant::now())
+    }
+
+    /// Reports `what`, counted in `unit`, begun at `started` (its times count from there).
+    fn since(what: &str, unit: &'static str, started: Instant) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(0);
             let template =
@@ -28,13 +33,14 @@ impl Progress {
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_message(what.to_string());
+            bar.set_elapsed(started.elapsed());
             bar
         });
         Progress {
             what: what.to_string(),
             unit,
             bar,
-            started: Instant::now(),
+            started,
             last_line: std::sync::Mutex::new(None),
         }
     }
@@ -107,7 +113,7 @@ impl Ticker {
     /// `done` of `total` (0: not known) are complete; call it as often as convenient.
     pub fn tick(&mut self, done: u64, total: u64) {
         if self.shown.is_none() && self.started.elapsed() >= Duration::from_secs(2) {
-            self.shown = Some(Progress::new(&self.what, self.unit));
+            self.shown = Some(Progress::since(&self.what, self.unit, self.started));
         }
         if let Some(p) = &self.shown {
             p.update(done, total);

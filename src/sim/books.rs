@@ -1,5 +1,6 @@
 //! Booking a clock edge's transfers: into the messages' records, the sources' retries (drop
-//! mode, [CMS] §1.2) and the run's flit counts.
+//! mode, [CMS] §1.2) and the run's flit counts (the fabric counts the flits per link where
+//! they depart).
 
 use super::messages::MessageTable;
 use crate::rng::Rng;
@@ -9,23 +10,11 @@ use crate::switch::{Transfer, TransferKind};
 use rand::RngExt;
 
 /// The run's flit counts.
+#[derive(Default)]
 pub(super) struct Counts {
-    /// Flits carried per link.
-    pub link_flits: Vec<u64>,
     pub flits_delivered: u64,
     pub discarded_worms: u64,
     pub retried: u64,
-}
-
-impl Counts {
-    pub fn new(links: usize) -> Self {
-        Counts {
-            link_flits: vec![0; links],
-            flits_delivered: 0,
-            discarded_worms: 0,
-            retried: 0,
-        }
-    }
 }
 
 /// What booking writes, and the run's parameters it reads.
@@ -38,8 +27,10 @@ pub(super) struct Books<'a> {
     pub tail: u16,
     pub max_attempts: u32,
     pub retry_backoff: u64,
-    /// Output VC `ov` crosses link `ov >> vc_shift`.
-    pub vc_shift: u32,
+    /// A header carries the links it crossed ([`FlitSlot::hop`](crate::flit::FlitSlot)):
+    /// its record takes them when it arrives or is discarded, not at every link (false in
+    /// greedy mode, whose packets are counted link by link).
+    pub hops_carried: bool,
 }
 
 impl Books<'_> {
@@ -55,18 +46,21 @@ impl Books<'_> {
         let tail = self.tail;
         let mut progressed = false;
         for t in transfers {
-            if let TransferKind::Crossed { ov } = t.kind {
-                // A flit inside the network touches its message's record only as a header
-                // (hops) or on reaching its destination's register.
-                self.counts.link_flits[(ov >> self.vc_shift) as usize] += 1;
+            if let TransferKind::Crossed { .. } = t.kind {
+                // A flit inside the network touches its message's record only on reaching its
+                // destination's register (or, if headers do not carry their hops, as a
+                // header).
                 progressed = true;
                 let ejected = ejects(t.to);
-                if t.flit.seq != 0 && !ejected {
+                if !ejected && (t.flit.seq != 0 || self.hops_carried) {
                     continue;
                 }
                 let m = self.messages.get_mut(t.flit.msg);
                 if t.flit.seq == 0 {
-                    m.record.hops += 1;
+                    m.record.hops = match self.hops_carried {
+                        true => u32::from(t.flit.hop),
+                        false => m.record.hops + 1,
+                    };
                 }
                 if ejected {
                     self.counts.flits_delivered += 1;
@@ -105,6 +99,9 @@ impl Books<'_> {
                     m.gone += 1;
                     if t.flit.seq == 0 {
                         self.counts.discarded_worms += 1;
+                        if self.hops_carried {
+                            m.record.hops = u32::from(t.flit.hop);
+                        }
                     }
                     if t.flit.seq == tail {
                         if m.record.attempts < self.max_attempts {

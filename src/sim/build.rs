@@ -48,6 +48,15 @@ pub(super) fn path_messages(
     };
     let mut specs = Vec::with_capacity(paths.len());
     for i in 0..paths.len() {
+        let hops = paths.path(i).len();
+        if hops > usize::from(u16::MAX) {
+            // A header counts the links it crossed in 16 bits (its position on its path).
+            return Err(Error::invalid(
+                &format!("path {i} of {file}"),
+                format!("{hops} links"),
+                format!("at most {} links", u16::MAX),
+            ));
+        }
         let (from, to) = paths.ends_on(i, &topo.links);
         let (source, destination) = (
             g.switch_terminal[from as usize],

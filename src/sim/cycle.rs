@@ -48,7 +48,7 @@ impl Clocked for Simulation {
         for level in (0..from).rev() {
             fabric.evaluate_level(level, gang.as_deref_mut());
         }
-        self.sources.evaluate_all(&self.fabric, gang);
+        self.sources.evaluate_all(&self.fabric);
     }
 
     fn evaluate(&mut self, c: usize) -> bool {

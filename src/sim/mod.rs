@@ -13,7 +13,7 @@ pub use build::build_topology;
 use build::path_messages;
 pub use messages::{Message, MessageTable};
 
-use crate::config::{Middle, SimConfig};
+use crate::config::{FlowControl, Middle, SimConfig};
 use crate::error::{Error, Result};
 use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues, mask};
 use crate::gang::Gang;
@@ -139,7 +139,6 @@ impl Simulation {
             config.flits,
             config.link_bandwidth,
         );
-        let links = fabric.topo.links.len();
         let mut sim = Simulation {
             header_layout,
             fabric,
@@ -152,7 +151,7 @@ impl Simulation {
             transfers: Transfers::default(),
             clock: Clock::arbitrary(Vec::new()),
             check_invariants: cfg!(debug_assertions),
-            counts: books::Counts::new(links),
+            counts: books::Counts::default(),
             last_progress: 0,
             retry_rng: stream(config.seed, Stream::Retry),
             max_held: memory_limit.saturating_sub(config.memory_estimate().0)
@@ -167,8 +166,9 @@ impl Simulation {
 
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
     /// that spins between a cycle's phases: the evaluation (by runs of columns where the
-    /// levels allow, [`Fabric::plan_columns`], else level by level), the departures, the
-    /// sources and the arrivals, each split into one run per thread. The run is the same, byte
+    /// levels allow, [`Fabric::plan_columns`], else level by level), the departures and the
+    /// arrivals, each split into one run per thread; the sources, admissions and booking run
+    /// on this thread, whose core keeps their state. The run is the same, byte
     /// for byte, on any number of threads: a switch reads only registered state and the
     /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
     /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
@@ -234,14 +234,31 @@ impl Simulation {
     }
 
     /// The records still held, in id (release) order: every message's with
-    /// [`Simulation::keep_records`], else those not finished.
-    pub fn records(&self) -> impl Iterator<Item = &MessageRecord> {
-        self.messages.live().map(|m| &m.record)
+    /// [`Simulation::keep_records`], else those not finished. A worm's header counts its
+    /// links as it goes: the record of a worm in flight takes them from there.
+    pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
+        let hops: std::collections::BTreeMap<u32, u16> = self
+            .fabric
+            .stored_headers()
+            .map(|flit| (flit.msg, flit.hop))
+            .collect();
+        self.messages.live().map(move |m| {
+            let mut record = m.record.clone();
+            if let Some(&hop) = hops.get(&record.id) {
+                record.hops = u32::from(hop);
+            }
+            record
+        })
     }
 
-    /// The record of message `id`, if held.
-    pub fn record(&self, id: u32) -> Option<&MessageRecord> {
-        self.messages.get(id).map(|m| &m.record)
+    /// The record of message `id`, if held (with the links its header crossed so far, as
+    /// [`Simulation::records`]).
+    pub fn record(&self, id: u32) -> Option<MessageRecord> {
+        let mut record = self.messages.get(id)?.record.clone();
+        if let Some(flit) = self.fabric.stored_headers().find(|f| f.msg == id) {
+            record.hops = u32::from(flit.hop);
+        }
+        Some(record)
     }
 
     /// The routing fields of live message `id`.
@@ -559,7 +576,7 @@ impl Simulation {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
-            vc_shift: self.fabric.vc_shift,
+            hops_carried: config.mode != FlowControl::Greedy,
         };
         let fabric = &self.fabric;
         let progressed = books.book(self.transfers.iter(), cycle, |ivc| {

@@ -25,8 +25,8 @@ impl Simulation {
             LinkBandwidth::One => 1,
         };
         let capacity = (cycles.max(1) * bandwidth) as f64;
-        let max_link = self.counts.link_flits.iter().copied().max().unwrap_or(0);
-        let total_link: u64 = self.counts.link_flits.iter().sum();
+        let max_link = self.fabric.link_flits().iter().copied().max().unwrap_or(0);
+        let total_link: u64 = self.fabric.link_flits().iter().sum();
         let per_input_cycle = (n * cycles.max(1)) as f64;
         Report {
             offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
@@ -48,14 +48,14 @@ impl Simulation {
             stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
                 mean: round6(
-                    total_link as f64 / (capacity * self.counts.link_flits.len().max(1) as f64),
+                    total_link as f64 / (capacity * self.fabric.link_flits().len().max(1) as f64),
                 ),
                 max: round6(max_link as f64 / capacity),
             },
             config: self.config.clone(),
             seed: self.config.seed,
             paths: self.path_parameters(),
-            messages: per_message.then(|| self.records().cloned().collect()),
+            messages: per_message.then(|| self.records().collect()),
         }
     }
 }

@@ -123,6 +123,7 @@ impl Fabric {
         let mut occupancy = &mut self.occupancy[bounds[0]..];
         let mut rr = &mut self.rr[rr0..];
         let mut link_rr = &mut self.link_rr[link0..];
+        let mut link_flits = &mut self.link_flits[link0..];
         let mut runs = Vec::with_capacity(bounds.len() - 1);
         let mut at = (vc0, ov0, rr0, link0);
         for k in 0..bounds.len() - 1 {
@@ -140,6 +141,8 @@ impl Fabric {
             rr = rest;
             let (l, rest) = std::mem::take(&mut link_rr).split_at_mut(next.3 - at.3);
             link_rr = rest;
+            let (c, rest) = std::mem::take(&mut link_flits).split_at_mut(next.3 - at.3);
+            link_flits = rest;
             runs.push(Departures {
                 first: bounds[k],
                 vcs: v,
@@ -152,6 +155,7 @@ impl Fabric {
                 rr_start: at.2,
                 link_rr: l,
                 link_start: at.3,
+                link_flits: c,
                 left: 0,
             });
             at = next;
@@ -164,6 +168,7 @@ impl Fabric {
             rr_next: &self.rr_next,
             link_rr_next: &self.link_rr_next,
             last_base: self.last_base as usize,
+            vc_shift,
         };
         (shared, runs)
     }
@@ -413,6 +418,8 @@ struct DepartShared<'a> {
     rr_next: &'a [u16],
     link_rr_next: &'a [u16],
     last_base: usize,
+    /// Output VC `ov` crosses link `ov >> vc_shift`.
+    vc_shift: u32,
 }
 
 impl DepartShared<'_> {
@@ -437,6 +444,8 @@ struct Departures<'a> {
     rr_start: usize,
     link_rr: &'a mut [u16],
     link_start: usize,
+    /// The flits carried by the out links of these switches (from `link_start`).
+    link_flits: &'a mut [u64],
     /// Flits that left these switches.
     left: u64,
 }
@@ -534,6 +543,7 @@ impl Departures<'_> {
                 if flit.seq == 0 {
                     flit.hop += 1;
                 }
+                self.link_flits[(vc.out >> sh.vc_shift) as usize - self.link_start] += 1;
                 (
                     sh.down[vc.out as usize],
                     TransferKind::Crossed { ov: vc.out },

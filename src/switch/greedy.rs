@@ -175,6 +175,7 @@ impl Fabric {
                     });
                 } else {
                     let ov = self.output_vc(g, 0);
+                    self.link_flits[g as usize] += 1;
                     transfers.push(Transfer {
                         flit,
                         from,

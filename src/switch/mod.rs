@@ -164,6 +164,8 @@ pub struct Fabric {
     /// Round-robin pointer per link (one flit per link per cycle), and its proposed next value.
     pub(crate) link_rr: Vec<u16>,
     pub(crate) link_rr_next: Vec<u16>,
+    /// Flits carried per link so far (counted where they depart).
+    pub(crate) link_flits: Vec<u64>,
     /// Lane-choice LFSR per switch.
     pub(crate) lfsr: Vec<u16>,
     /// The seed the LFSRs were reset from.
@@ -230,6 +232,7 @@ impl Fabric {
             rr_next: vec![0; pointers],
             link_rr: vec![0; topo.links.len()],
             link_rr_next: vec![0; topo.links.len()],
+            link_flits: vec_of(topo.links.len(), 0, "inputs", inputs)?,
             lfsr: (0..topo.node_count())
                 .map(|s| lfsr_seed(seed, s as u64))
                 .collect(),
@@ -348,6 +351,11 @@ impl Fabric {
         ivc >= self.last_base || (self.topo.graph.is_some() && self.vcs[ivc as usize].out == EJECT)
     }
 
+    /// Flits carried per link so far.
+    pub fn link_flits(&self) -> &[u64] {
+        &self.link_flits
+    }
+
     /// Output VC number of (`link`, `vc`).
     pub fn output_vc(&self, link: LinkId, vc: u32) -> u32 {
         link << self.vc_shift | vc
@@ -464,6 +472,23 @@ impl Fabric {
     /// Total flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
         self.held
+    }
+
+    /// Every header held by a VC register, with the links it crossed to get there (its
+    /// `hop`): the headers of the worms in flight. Empty in greedy mode, whose packets are
+    /// queued by message.
+    pub fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
+        let depth = self.params.depth as usize;
+        let greedy = self.params.mode == FlowControl::Greedy;
+        self.vcs
+            .iter()
+            .enumerate()
+            .filter(move |(_, vc)| vc.count > 0 && !greedy)
+            .flat_map(move |(i, vc)| {
+                (0..usize::from(vc.count))
+                    .map(move |k| self.fifo[i * depth + (usize::from(vc.front) + k) % depth])
+            })
+            .filter(|flit| flit.seq == 0)
     }
 }
 
