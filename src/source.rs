@@ -33,8 +33,9 @@ pub struct Sources {
     retries: BTreeSet<(u64, u32)>,
     /// Worms partly sent (injection VCs whose `worm` is not `NONE`).
     sending: usize,
-    /// One bit per input with a message queued or a worm partly sent: the others propose
-    /// nothing, and the cycle passes them by.
+    /// One bit per input with a message queued or a worm partly sent (set on release, cleared
+    /// by the commit that leaves the input idle): the others propose nothing, and the cycle
+    /// passes them by.
     active: Vec<u64>,
 }
 
@@ -108,12 +109,25 @@ impl Sources {
 
     /// Whether no message waits in a source queue (retries not yet due aside).
     pub fn queues_empty(&self) -> bool {
-        self.queues.iter().all(VecDeque::is_empty)
+        let mut empty = true;
+        for_active(&self.active, |input| empty &= self.queues[input].is_empty());
+        empty
     }
 
     /// Messages waiting in queues or for a retry.
     pub fn waiting(&self) -> usize {
-        self.queues.iter().map(VecDeque::len).sum::<usize>() + self.retries.len()
+        let mut queued = 0;
+        for_active(&self.active, |input| queued += self.queues[input].len());
+        queued + self.retries.len()
+    }
+
+    /// Whether `input` has nothing to send: no message queued, no worm partly sent.
+    fn idle(&self, input: usize) -> bool {
+        let b = self.vcs as usize;
+        self.queues[input].is_empty()
+            && self.worm[input * b..(input + 1) * b]
+                .iter()
+                .all(|&w| w == NONE)
     }
 
     /// Worms partly sent.
@@ -148,8 +162,7 @@ impl Sources {
         let b = self.vcs;
         // An idle input (nothing queued, no worm mid-injection) sends nothing: most inputs at
         // low load.
-        let slots = (input * b) as usize..((input + 1) * b) as usize;
-        if self.queues[input as usize].is_empty() && self.worm[slots].iter().all(|&w| w == NONE) {
+        if self.idle(input as usize) {
             send.fill(None);
             return;
         }
@@ -201,11 +214,7 @@ impl Sources {
                         self.commit_send(slot, flit, transfers, fabric);
                     }
                 }
-                if self.queues[input].is_empty()
-                    && self.worm[input * b..(input + 1) * b]
-                        .iter()
-                        .all(|&w| w == NONE)
-                {
+                if self.idle(input) {
                     self.active[w] &= !(1 << bit);
                 }
             }

@@ -40,7 +40,9 @@ pub struct MessageRecord {
     pub head_arrival: Option<u64>,
     /// Cycle its tail reached the last level.
     pub tail_arrival: Option<u64>,
-    /// Links its header crossed (last attempt).
+    /// Links its header crossed (last attempt). A worm's header counts them as it goes
+    /// ([`Simulation::record`](crate::Simulation::record) reads them from there for a worm in
+    /// flight).
     pub hops: u32,
     /// Cycles its header waited for an output VC or a link (not counting a store-and-forward
     /// header waiting for the rest of its own packet).

@@ -245,10 +245,24 @@ fn skipping_idle_cycles_changes_nothing() {
 /// cycle each held record's hops equal the links its header crossed on its last attempt,
 /// counted from the clock edges' transfers, for the worms in flight as for the finished ones.
 #[test]
-fn a_records_hops_are_the_links_its_header_crossed() {
+fn record_hops_are_the_links_the_header_crossed() {
+    use flitforge::config::Backpressure;
     use flitforge::switch::TransferKind;
     use std::collections::BTreeMap;
-    for c in configs() {
+    let mut configs = configs();
+    // A graph network ejects by a VC's route, and delivers a message to its own switch where
+    // it enters; a doubled butterfly's worms make two passes.
+    configs.push(SimConfig {
+        topology: TopologyKind::Torus,
+        inputs: 16,
+        backpressure: Backpressure::Registered,
+        ..configs[0].clone()
+    });
+    configs.push(SimConfig {
+        topology: TopologyKind::DoubledButterfly,
+        ..configs[0].clone()
+    });
+    for c in configs {
         let c = SimConfig {
             traffic: Traffic::Bernoulli { rate: 0.4 },
             cycles: Some(120),

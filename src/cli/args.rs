@@ -170,7 +170,8 @@ pub struct TrafficArgs {
     pub messages: Option<String>,
     /// Graph networks: one message per given path, a JSON list of switch sequences
     /// [[0, 1, 5], ...] or of {"nodes": [...]} / {"links": [...]} objects with an optional
-    /// "release" (implies --traffic paths). [default: none]
+    /// "release" (implies --traffic paths); each edge-simple, of at most 65 535 links.
+    /// [default: none]
     #[arg(long, value_name = "FILE.json")]
     pub paths: Option<String>,
     /// Cycles to simulate: required for bernoulli and lfsr traffic, a limit for batch

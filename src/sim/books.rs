@@ -27,10 +27,6 @@ pub(super) struct Books<'a> {
     pub tail: u16,
     pub max_attempts: u32,
     pub retry_backoff: u64,
-    /// A header carries the links it crossed ([`FlitSlot::hop`](crate::flit::FlitSlot)):
-    /// its record takes them when it arrives or is discarded, not at every link (false in
-    /// greedy mode, whose packets are counted link by link).
-    pub hops_carried: bool,
 }
 
 impl Books<'_> {
@@ -48,19 +44,17 @@ impl Books<'_> {
         for t in transfers {
             if let TransferKind::Crossed { .. } = t.kind {
                 // A flit inside the network touches its message's record only on reaching its
-                // destination's register (or, if headers do not carry their hops, as a
-                // header).
+                // destination's register. A header carries the links it crossed
+                // ([`FlitSlot::hop`](crate::flit::FlitSlot)): its record takes them then (or
+                // when it is discarded), not at every link.
                 progressed = true;
                 let ejected = ejects(t.to);
-                if !ejected && (t.flit.seq != 0 || self.hops_carried) {
+                if !ejected {
                     continue;
                 }
                 let m = self.messages.get_mut(t.flit.msg);
                 if t.flit.seq == 0 {
-                    m.record.hops = match self.hops_carried {
-                        true => u32::from(t.flit.hop),
-                        false => m.record.hops + 1,
-                    };
+                    m.record.hops = u32::from(t.flit.hop);
                 }
                 if ejected {
                     self.counts.flits_delivered += 1;
@@ -99,9 +93,7 @@ impl Books<'_> {
                     m.gone += 1;
                     if t.flit.seq == 0 {
                         self.counts.discarded_worms += 1;
-                        if self.hops_carried {
-                            m.record.hops = u32::from(t.flit.hop);
-                        }
+                        m.record.hops = u32::from(t.flit.hop);
                     }
                     if t.flit.seq == tail {
                         if m.record.attempts < self.max_attempts {

@@ -1,6 +1,7 @@
 //! A cycle of a run as the two-phase clock drives it ([`Clocked`]): every switch level from
 //! the last, then the sources, evaluate; then the clock edge commits departures, the sources'
-//! injections and arrivals, on the gang's threads where there is one.
+//! injections and arrivals. With a gang, the switches' evaluation, departures and arrivals are
+//! split across its threads; the sources stay on the calling thread.
 
 use super::Simulation;
 use crate::kernel::Clocked;

@@ -13,7 +13,7 @@ pub use build::build_topology;
 use build::path_messages;
 pub use messages::{Message, MessageTable};
 
-use crate::config::{FlowControl, Middle, SimConfig};
+use crate::config::{Middle, SimConfig};
 use crate::error::{Error, Result};
 use crate::flit::{FlitBits, FlitSlot, HeaderLayout, HeaderValues, mask};
 use crate::gang::Gang;
@@ -39,8 +39,9 @@ pub struct Simulation {
     pub header_layout: HeaderLayout,
     pub fabric: Fabric,
     pub sources: Sources,
-    /// Released messages (finished ones fold into its tally).
-    pub messages: MessageTable,
+    /// Released messages (finished ones fold into its tally). Read records through
+    /// [`Simulation::records`]: a worm in flight counts its hops in its header.
+    pub(crate) messages: MessageTable,
     arrivals: Arrivals,
     /// Scratch: the messages released this cycle.
     due: Vec<MessageSpec>,
@@ -237,11 +238,15 @@ impl Simulation {
     /// [`Simulation::keep_records`], else those not finished. A worm's header counts its
     /// links as it goes: the record of a worm in flight takes them from there.
     pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
-        let hops: std::collections::BTreeMap<u32, u16> = self
-            .fabric
-            .stored_headers()
-            .map(|flit| (flit.msg, flit.hop))
-            .collect();
+        let hops: std::collections::BTreeMap<u32, u16> =
+            if self.messages.live().any(|m| header_in_network(&m.record)) {
+                self.fabric
+                    .stored_headers()
+                    .map(|flit| (flit.msg, flit.hop))
+                    .collect()
+            } else {
+                Default::default()
+            };
         self.messages.live().map(move |m| {
             let mut record = m.record.clone();
             if let Some(&hop) = hops.get(&record.id) {
@@ -255,7 +260,9 @@ impl Simulation {
     /// [`Simulation::records`]).
     pub fn record(&self, id: u32) -> Option<MessageRecord> {
         let mut record = self.messages.get(id)?.record.clone();
-        if let Some(flit) = self.fabric.stored_headers().find(|f| f.msg == id) {
+        if header_in_network(&record)
+            && let Some(flit) = self.fabric.stored_headers().find(|f| f.msg == id)
+        {
             record.hops = u32::from(flit.hop);
         }
         Some(record)
@@ -576,7 +583,6 @@ impl Simulation {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
-            hops_carried: config.mode != FlowControl::Greedy,
         };
         let fabric = &self.fabric;
         let progressed = books.book(self.transfers.iter(), cycle, |ivc| {
@@ -586,6 +592,12 @@ impl Simulation {
             self.last_progress = cycle;
         }
     }
+}
+
+/// Whether the header of `record`'s message may be inside the network, counting its hops (it
+/// was injected and has neither reached its destination's register nor been discarded).
+fn header_in_network(record: &MessageRecord) -> bool {
+    record.status == Status::InFlight && record.head_arrival.is_none()
 }
 
 impl crate::switch::layout::Payload for Simulation {
