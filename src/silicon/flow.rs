@@ -190,7 +190,7 @@ pub fn time(dir: &Path, top: &str, library: Library, clock: Option<&str>) -> Res
     })
 }
 
-/// The four path groups of [`sta_script`]'s output: per group the endpoint line
+/// The four path groups of the STA script's output: per group the endpoint line
 /// `pin (cell)  required  actual  slack (MET)`; the path's period is `PERIOD − slack`.
 pub fn parse_timing(text: &str) -> Option<Timing> {
     let mut t = Timing::default();

@@ -175,8 +175,8 @@ impl Fabric {
 
     /// Second half of the clock edge: every flit that crossed a link or was injected is written
     /// into its register; a header makes its VC `ROUTING` (or, at the last level, `ACTIVE`:
-    /// ejecting) and names its owner. The header also looks up where its message goes from
-    /// here ([`Arrival`]): the direction its routing digit names, or on a graph network the
+    /// ejecting) and names its owner. As it arrives, the header also looks up where its
+    /// message goes from here: the direction its routing digit names, or on a graph network the
     /// direction of the next link of its path, or out of the network.
     pub fn commit_arrivals(&mut self, transfers: &[Transfer], headers: Headers<'_>) {
         if self.params.mode == FlowControl::Greedy {

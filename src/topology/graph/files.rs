@@ -17,7 +17,8 @@ struct GraphFile {
     labels: Option<Vec<String>>,
 }
 
-/// Reads a graph file ([`GraphFile`]).
+/// Reads a graph file: JSON `{"nodes": N, "links": [[tail, head], ...], "labels": [...]}`
+/// (labels optional), or text with one `tail head` pair per line (`#` starts a comment).
 pub fn read_graph(path: &str) -> Result<Graph> {
     let text = crate::limits::read_input_text(path)?;
     if text.trim_start().starts_with('{') {

@@ -4,10 +4,11 @@
 //! congestion C (most paths on one link) and dilation D (longest path) are the parameters
 //! every bound of those papers is stated in.
 //!
-//! Generators for the networks the papers use ([`generate`]): meshes and tori with
-//! dimension-order paths, the wrap-around butterfly with bit-fixing paths ([CMS] §1.2), random
-//! graphs with shortest paths; and graphs and paths read from files ([`files`]). Every switch
-//! is a terminal: messages start and end at switches.
+//! Generators for the networks the papers use ([`mesh`], [`wrapped_butterfly`],
+//! [`random_graph`]): meshes and tori with dimension-order paths, the wrap-around butterfly
+//! with bit-fixing paths ([CMS] §1.2), random graphs with shortest paths; and graphs and paths
+//! read from files ([`read_graph`], [`read_paths`]). Every switch is a terminal: messages start
+//! and end at switches.
 
 mod files;
 mod generate;

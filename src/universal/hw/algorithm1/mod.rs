@@ -2,8 +2,8 @@
 //! switches that never delay a packet and discard every packet at an out link more than B
 //! want (the forward pass), then acknowledge the delivered copies by replaying that pass in
 //! reverse (the backward pass). Modelled register by register; the waveform and the Verilog
-//! (`templates/cmsv_*.v`, [`verilog`]) come from one register layout
-//! ([`layout`]). [`run`] drives it round by round ([`rounds`]).
+//! (`templates/cmsv_*.v`) come from one register layout ([`layout`]). [`run`] drives it round
+//! by round.
 //!
 //! - **Forward.** Switch ⟨i, w⟩ (level i, column w), i < lg n, routes on address bit
 //!   lg n − 1 − i. Its requesters are, at level 0, the J injection lanes its input drives in
