@@ -1,8 +1,8 @@
-//! The run's statistics: the report of a simulation so far.
+//! The run's statistics: the report of a simulation so far, and the message records it holds.
 
 use super::Simulation;
 use crate::config::LinkBandwidth;
-use crate::stats::{Report, Status, Throughput, Utilisation, round6};
+use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
 
 impl Simulation {
     /// The run's statistics so far; with `per_message`, the records held (every message's
@@ -58,4 +58,44 @@ impl Simulation {
             messages: per_message.then(|| self.records().collect()),
         }
     }
+
+    /// The records still held, in id (release) order: every message's with
+    /// [`Simulation::keep_records`], else those not finished. A worm's header counts its
+    /// links as it goes: the record of a worm in flight takes them from there.
+    pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
+        let hops: std::collections::BTreeMap<u32, u16> =
+            if self.messages.live().any(|m| header_in_network(&m.record)) {
+                self.fabric
+                    .stored_headers()
+                    .map(|flit| (flit.msg, flit.hop))
+                    .collect()
+            } else {
+                Default::default()
+            };
+        self.messages.live().map(move |m| {
+            let mut record = m.record.clone();
+            if let Some(&hop) = hops.get(&record.id) {
+                record.hops = u32::from(hop);
+            }
+            record
+        })
+    }
+
+    /// The record of message `id`, if held (with the links its header crossed so far, as
+    /// [`Simulation::records`]).
+    pub fn record(&self, id: u32) -> Option<MessageRecord> {
+        let mut record = self.messages.get(id)?.record.clone();
+        if header_in_network(&record)
+            && let Some(flit) = self.fabric.stored_headers().find(|f| f.msg == id)
+        {
+            record.hops = u32::from(flit.hop);
+        }
+        Some(record)
+    }
+}
+
+/// Whether the header of `record`'s message may be inside the network, counting its hops (it
+/// was injected and has neither reached its destination's register nor been discarded).
+fn header_in_network(record: &MessageRecord) -> bool {
+    record.status == Status::InFlight && record.head_arrival.is_none()
 }

@@ -47,16 +47,15 @@ impl Fabric {
         let Some(gang) = gang else {
             return self.commit_departures(transfers.only_run());
         };
-        let bounds = self.edge_cut(gang.threads());
-        let parts = bounds.len() - 1;
+        let cut = self.edge_cut(gang.threads());
+        let parts = cut.switches.len() - 1;
         let lists = transfers.take_runs(parts, parts);
-        let (shared, runs) = self.departure_runs(&bounds);
+        let (shared, runs) = self.departure_runs(&cut.switches);
         // Each run's list is moved to its thread (its length is written per flit: two lists'
         // headers side by side would share a cache line between the threads).
         // The run also sorts out its transfers by the run of switches they enter (the same
         // cut), for the threads of the arrivals.
-        let vc_bounds: Vec<usize> = runs.iter().map(|r| r.vc_start).collect();
-        let vc_bounds = &vc_bounds;
+        let vc_bounds = &cut.vcs;
         let tasks: Vec<_> = runs.into_iter().zip(lists).collect();
         let done = gang.map(tasks, |(mut run, (mut out, mut into))| {
             run.depart_all(&shared, &mut out);
@@ -72,14 +71,36 @@ impl Fabric {
             self.held -= left;
             transfers.put_back(out, into);
         }
+        self.edge = Some(cut);
         self.step_lfsrs();
     }
 
-    /// The runs of consecutive switches (`cut[k]..cut[k + 1]`) into which the clock edge of
-    /// `threads` threads cuts the network, one per thread.
-    fn edge_cut(&self, threads: usize) -> Vec<usize> {
-        let switches = self.switch_flits.len();
-        (0..=threads).map(|k| k * switches / threads).collect()
+    /// The cut of the clock edge of `threads` threads into runs of consecutive switches, one
+    /// per thread: the one kept from the last edge, else a new one (taken: give it back to
+    /// [`Fabric::edge`] when done).
+    fn edge_cut(&mut self, threads: usize) -> EdgeCut {
+        match self.edge.take() {
+            Some(cut) if cut.switches.len() == threads + 1 => cut,
+            _ => {
+                let switches = self.switch_flits.len();
+                let n_vcs = self.vcs.len();
+                let bounds: Vec<usize> = (0..=threads).map(|k| k * switches / threads).collect();
+                let vcs = bounds
+                    .iter()
+                    .map(|&s| {
+                        if s == switches {
+                            n_vcs
+                        } else {
+                            self.shape.base(s as u32) as usize
+                        }
+                    })
+                    .collect();
+                EdgeCut {
+                    switches: bounds,
+                    vcs,
+                }
+            }
+        }
     }
 
     /// The lane-choice LFSRs step every cycle.
@@ -213,9 +234,9 @@ impl Fabric {
             self.commit_arrivals(transfers.injected(), headers);
             return;
         };
-        let bounds = self.edge_cut(gang.threads());
-        debug_assert_eq!(bounds.len() - 1, parts, "the departures' cut");
-        let (arrival, landings) = self.landings(headers, &bounds);
+        let cut = self.edge_cut(gang.threads());
+        debug_assert_eq!(cut.switches.len() - 1, parts, "the departures' cut");
+        let (arrival, landings) = self.landings(headers, &cut.switches);
         let tasks: Vec<_> = landings.into_iter().enumerate().collect();
         let arrived: u64 = gang
             .map(tasks, |(part, mut landing)| {
@@ -234,6 +255,7 @@ impl Fabric {
             .into_iter()
             .sum();
         self.held += arrived;
+        self.edge = Some(cut);
     }
 
     /// What an arrival reads, and one [`Landing`] per run of switches
@@ -407,6 +429,16 @@ impl Arrival<'_> {
             }
         }
     }
+}
+
+/// The cut of a clock edge into runs of consecutive switches, one per thread
+/// ([`Fabric::commit_departures_split`]).
+#[derive(Clone, Debug)]
+pub(crate) struct EdgeCut {
+    /// Run `k` is switches `switches[k]..switches[k + 1]`,
+    switches: Vec<usize>,
+    /// whose input VCs start at `vcs[k]` (one past the last: the VC count).
+    vcs: Vec<usize>,
 }
 
 /// What the clock edge's first half reads and never writes.

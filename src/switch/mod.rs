@@ -198,6 +198,8 @@ pub struct Fabric {
     pub(crate) prev: Vec<Vc>,
     /// The cut of a multi-threaded evaluation by columns, if planned.
     pub(crate) columns: Option<logic::ColumnPlan>,
+    /// The cut of a multi-threaded clock edge, kept from one edge to the next.
+    pub(crate) edge: Option<edge::EdgeCut>,
 }
 
 impl Fabric {
@@ -259,6 +261,7 @@ impl Fabric {
             paths: None,
             prev: Vec::new(),
             columns: None,
+            edge: None,
             topo,
             params,
         };
@@ -478,16 +481,12 @@ impl Fabric {
     /// `hop`): the headers of the worms in flight. Empty in greedy mode, whose packets are
     /// queued by message.
     pub fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
-        let depth = self.params.depth as usize;
-        let greedy = self.params.mode == FlowControl::Greedy;
-        self.vcs
-            .iter()
-            .enumerate()
-            .filter(move |(_, vc)| vc.count > 0 && !greedy)
-            .flat_map(move |(i, vc)| {
-                (0..usize::from(vc.count))
-                    .map(move |k| self.fifo[i * depth + (usize::from(vc.front) + k) % depth])
-            })
+        let vcs = match self.params.mode {
+            FlowControl::Greedy => 0,
+            _ => self.vcs.len() as u32,
+        };
+        (0..vcs)
+            .flat_map(move |ivc| (0..self.count(ivc)).filter_map(move |k| self.flit(ivc, k)))
             .filter(|flit| flit.seq == 0)
     }
 }
