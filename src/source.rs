@@ -37,6 +37,12 @@ pub struct Sources {
     /// by the commit that leaves the input idle): the others propose nothing, and the cycle
     /// passes them by.
     active: Vec<u64>,
+    /// Where the inputs are cut into parts that threads own ([`Sources::set_cut`]), and per
+    /// part the messages released there and not yet queued, in release order: the thread
+    /// that owns a part queues them before its sources decide, so that the queues stay in
+    /// its core's cache.
+    cut: Option<Vec<usize>>,
+    pending: Vec<Vec<(u32, u32)>>,
 }
 
 /// Calls `f` on every input whose bit is set in `words`.
@@ -67,15 +73,50 @@ impl Sources {
             retries: BTreeSet::new(),
             sending: 0,
             active: vec![0; (inputs as usize).div_ceil(64)],
+            cut: None,
+            pending: Vec::new(),
         }
     }
 
-    /// Queues message `msg` at input `source`.
+    /// Queues message `msg` at input `source` (with a cut, once the thread that owns the
+    /// input's part takes it, `SourcePart::evaluate`).
     pub fn release(&mut self, source: u32, msg: u32) {
+        if let Some(cut) = &self.cut {
+            let part = cut.partition_point(|&b| b <= source as usize) - 1;
+            return self.pending[part].push((source, msg));
+        }
         let queue = &mut self.queues[source as usize];
         queue.push_back(msg);
         self.peak_waiting = self.peak_waiting.max(queue.len());
         self.active[source as usize / 64] |= 1 << (source % 64);
+    }
+
+    /// Cuts the inputs into the parts `bounds[k]..bounds[k + 1]` ([`Sources::parts`]), or
+    /// (`None`) keeps them whole.
+    pub(crate) fn set_cut(&mut self, bounds: Option<Vec<usize>>) {
+        self.queue_pending();
+        self.pending = bounds
+            .as_ref()
+            .map_or(Vec::new(), |b| vec![Vec::new(); b.len() - 1]);
+        self.cut = bounds;
+    }
+
+    /// Queues every message released and not yet queued.
+    fn queue_pending(&mut self) {
+        if self.pending.iter().all(Vec::is_empty) {
+            return;
+        }
+        let mut parts = self.parts();
+        for part in &mut parts {
+            part.queue_pending();
+        }
+        let peak = parts.iter().map(|p| p.peak).max().unwrap_or(0);
+        self.add_peak(peak);
+    }
+
+    /// Notes the longest queue the parts saw right after their releases.
+    pub(crate) fn add_peak(&mut self, peak: usize) {
+        self.peak_waiting = self.peak_waiting.max(peak);
     }
 
     /// The most messages that ever waited to start at one input so far (counted right after
@@ -109,25 +150,16 @@ impl Sources {
 
     /// Whether no message waits in a source queue (retries not yet due aside).
     pub fn queues_empty(&self) -> bool {
-        let mut empty = true;
+        let mut empty = self.pending.iter().all(Vec::is_empty);
         for_active(&self.active, |input| empty &= self.queues[input].is_empty());
         empty
     }
 
     /// Messages waiting in queues or for a retry.
     pub fn waiting(&self) -> usize {
-        let mut queued = 0;
+        let mut queued: usize = self.pending.iter().map(Vec::len).sum();
         for_active(&self.active, |input| queued += self.queues[input].len());
         queued + self.retries.len()
-    }
-
-    /// Whether `input` has nothing to send: no message queued, no worm partly sent.
-    fn idle(&self, input: usize) -> bool {
-        let b = self.vcs as usize;
-        self.queues[input].is_empty()
-            && self.worm[input * b..(input + 1) * b]
-                .iter()
-                .all(|&w| w == NONE)
     }
 
     /// Worms partly sent.
@@ -138,55 +170,225 @@ impl Sources {
     /// Decides which flits input `input` sends this cycle, from the injection VCs' `ready` and
     /// `accepts_new_worm` signals.
     pub fn evaluate(&mut self, input: u32, fabric: &Fabric) {
-        let b = self.vcs as usize;
-        let mut send = std::mem::take(&mut self.send);
-        let i = input as usize;
-        self.decide(input, fabric, &mut send[i * b..(i + 1) * b]);
-        self.send = send;
+        self.queue_pending();
+        self.whole().decide(input as usize, fabric);
     }
 
     /// [`Sources::evaluate`] for every input with something to send (the others' proposals
-    /// stay empty). On this thread even when the switches evaluate on several: the sources'
-    /// state then stays on the core that admits messages and commits their injections.
+    /// stay empty).
     pub fn evaluate_all(&mut self, fabric: &Fabric) {
-        let b = self.vcs as usize;
-        let mut send = std::mem::take(&mut self.send);
-        for_active(&self.active, |input| {
-            self.decide(input as u32, fabric, &mut send[input * b..(input + 1) * b]);
-        });
-        self.send = send;
+        self.queue_pending();
+        self.whole().evaluate(fabric);
     }
 
-    /// The flits input `input` proposes to send, one per injection VC, into `send`.
-    fn decide(&self, input: u32, fabric: &Fabric, send: &mut [Option<FlitSlot>]) {
+    /// Commits the cycle's sends as `Injected` transfers (in input and VC order).
+    pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
+        let sent = {
+            let mut part = self.whole();
+            part.commit(transfers, |input, vc| fabric.injection_vc(input, vc));
+            part.sending
+        };
+        self.add_sending(sent);
+    }
+
+    /// The sources of the parts of the cut ([`Sources::set_cut`]), which a thread each
+    /// evaluates and commits ([`SourcePart`]). Give their [`SourcePart::sending`] to
+    /// [`Sources::add_sending`] and their [`SourcePart::peak`] to [`Sources::add_peak`] when
+    /// done.
+    pub(crate) fn parts(&mut self) -> Vec<SourcePart<'_>> {
+        let cut = self.cut.clone().expect("a cut");
+        self.cut_into(&cut)
+    }
+
+    /// The sources of the inputs `bounds[k]..bounds[k + 1]` for every `k` (the cut's: every
+    /// bound but the last a multiple of 64), as parts ([`SourcePart`]) with the cut's lists
+    /// of pending releases.
+    fn cut_into(&mut self, bounds: &[usize]) -> Vec<SourcePart<'_>> {
+        let b = self.vcs as usize;
+        let mut lists = self.pending.iter_mut();
+        let (vcs, flits, bandwidth) = (self.vcs, self.flits, self.bandwidth);
+        let mut queues = &mut self.queues[bounds[0]..];
+        let mut worm = &mut self.worm[bounds[0] * b..];
+        let mut next_seq = &mut self.next_seq[bounds[0] * b..];
+        let mut send = &mut self.send[bounds[0] * b..];
+        let mut rr = &mut self.rr[bounds[0]..];
+        let mut active = &mut self.active[bounds[0] / 64..];
+        let mut parts = Vec::with_capacity(bounds.len() - 1);
+        for w in bounds.windows(2) {
+            debug_assert!(w[0].is_multiple_of(64), "a part's bitmap starts a word");
+            let n = w[1] - w[0];
+            let (q, rest) = std::mem::take(&mut queues).split_at_mut(n);
+            queues = rest;
+            let (wo, rest) = std::mem::take(&mut worm).split_at_mut(n * b);
+            worm = rest;
+            let (ns, rest) = std::mem::take(&mut next_seq).split_at_mut(n * b);
+            next_seq = rest;
+            let (se, rest) = std::mem::take(&mut send).split_at_mut(n * b);
+            send = rest;
+            let (r, rest) = std::mem::take(&mut rr).split_at_mut(n);
+            rr = rest;
+            let words = n.div_ceil(64).min(active.len());
+            let (a, rest) = std::mem::take(&mut active).split_at_mut(words);
+            active = rest;
+            parts.push(SourcePart {
+                first: w[0],
+                vcs,
+                flits,
+                bandwidth,
+                queues: q,
+                worm: wo,
+                next_seq: ns,
+                send: se,
+                rr: r,
+                active: a,
+                pending: lists.next(),
+                sending: 0,
+                peak: 0,
+            });
+        }
+        parts
+    }
+
+    /// Every input as one part (with no pending releases).
+    fn whole(&mut self) -> SourcePart<'_> {
+        SourcePart {
+            first: 0,
+            vcs: self.vcs,
+            flits: self.flits,
+            bandwidth: self.bandwidth,
+            queues: &mut self.queues,
+            worm: &mut self.worm,
+            next_seq: &mut self.next_seq,
+            send: &mut self.send,
+            rr: &mut self.rr,
+            active: &mut self.active,
+            pending: None,
+            sending: 0,
+            peak: 0,
+        }
+    }
+
+    /// Counts the worms the parts started less those they finished.
+    pub(crate) fn add_sending(&mut self, started: isize) {
+        self.sending = self
+            .sending
+            .checked_add_signed(started)
+            .expect("worms sent");
+    }
+}
+
+/// What a source reads of its injection VCs in the cycle being evaluated: the network's
+/// switches, or the run of level-0 switches a thread has just evaluated.
+pub trait InjectionPort {
+    /// The injection VC `vc` of input `input`.
+    fn injection_vc(&self, input: u32, vc: u32) -> u32;
+    /// Register `ivc` can take a flit this cycle.
+    fn ready(&self, ivc: u32) -> bool;
+    /// Register `ivc` can take the header of a new worm this cycle.
+    fn accepts_new_worm(&self, ivc: u32) -> bool;
+}
+
+impl InjectionPort for Fabric {
+    fn injection_vc(&self, input: u32, vc: u32) -> u32 {
+        Fabric::injection_vc(self, input, vc)
+    }
+
+    fn ready(&self, ivc: u32) -> bool {
+        Fabric::ready(self, ivc)
+    }
+
+    fn accepts_new_worm(&self, ivc: u32) -> bool {
+        Fabric::accepts_new_worm(self, ivc)
+    }
+}
+
+/// The sources of a run of inputs from `first` (their queues, worms, pointers, proposals and
+/// active bits), which one thread evaluates and commits.
+pub(crate) struct SourcePart<'a> {
+    first: usize,
+    vcs: u32,
+    flits: u16,
+    bandwidth: LinkBandwidth,
+    queues: &'a mut [VecDeque<u32>],
+    worm: &'a mut [u32],
+    next_seq: &'a mut [u16],
+    send: &'a mut [Option<FlitSlot>],
+    rr: &'a mut [u16],
+    active: &'a mut [u64],
+    /// Messages released to the part's inputs and not yet queued.
+    pending: Option<&'a mut Vec<(u32, u32)>>,
+    /// Worms started less worms finished by [`SourcePart::commit`].
+    pub sending: isize,
+    /// The longest queue right after [`SourcePart::queue_pending`].
+    pub peak: usize,
+}
+
+impl SourcePart<'_> {
+    /// Whether input `first + i` has nothing to send: no message queued, no worm partly sent.
+    fn idle(&self, i: usize) -> bool {
+        let b = self.vcs as usize;
+        self.queues[i].is_empty() && self.worm[i * b..(i + 1) * b].iter().all(|&w| w == NONE)
+    }
+
+    /// Queues the messages released to the part's inputs since the last cycle.
+    fn queue_pending(&mut self) {
+        let Some(pending) = self.pending.as_deref_mut() else {
+            return;
+        };
+        for (input, msg) in pending.drain(..) {
+            let i = input as usize - self.first;
+            self.queues[i].push_back(msg);
+            self.peak = self.peak.max(self.queues[i].len());
+            self.active[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// [`Sources::evaluate`] for every input of the part with something to send (after
+    /// queueing its pending releases).
+    pub fn evaluate(&mut self, port: &impl InjectionPort) {
+        self.queue_pending();
+        for w in 0..self.active.len() {
+            let mut bits = self.active[w];
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.decide(self.first + i, port);
+            }
+        }
+    }
+
+    /// The flits input `input` (one of the part's) proposes to send, one per injection VC.
+    fn decide(&mut self, input: usize, port: &impl InjectionPort) {
         let b = self.vcs;
+        let i = input - self.first;
+        let send = i * b as usize..(i + 1) * b as usize;
         // An idle input (nothing queued, no worm mid-injection) sends nothing: most inputs at
         // low load.
-        if self.idle(input as usize) {
-            send.fill(None);
+        if self.idle(i) {
+            self.send[send].fill(None);
             return;
         }
-        let mut queued = self.queues[input as usize].iter();
-        let start = u32::from(self.rr[input as usize]);
+        let mut queued = self.queues[i].iter();
+        let start = u32::from(self.rr[i]);
         let mut sent_one = false;
         for k in 0..b {
             let v = match self.bandwidth {
                 LinkBandwidth::PerVc => k,
                 LinkBandwidth::One => (start + k) % b,
             };
-            let slot = (input * b + v) as usize;
-            let ivc = fabric.injection_vc(input, v);
-            send[v as usize] = None;
+            let slot = i * b as usize + v as usize;
+            let ivc = port.injection_vc(input as u32, v);
+            self.send[slot] = None;
             if self.bandwidth == LinkBandwidth::One && sent_one {
                 continue;
             }
             let flit = if self.worm[slot] != NONE {
-                fabric.ready(ivc).then(|| FlitSlot {
+                port.ready(ivc).then(|| FlitSlot {
                     msg: self.worm[slot],
                     seq: self.next_seq[slot],
                     hop: 0,
                 })
-            } else if fabric.accepts_new_worm(ivc) {
+            } else if port.accepts_new_worm(ivc) {
                 queued.next().map(|&msg| FlitSlot {
                     msg,
                     seq: 0,
@@ -196,43 +398,48 @@ impl Sources {
                 None
             };
             sent_one |= flit.is_some();
-            send[v as usize] = flit;
+            self.send[slot] = flit;
         }
     }
 
-    /// Commits the cycle's sends as `Injected` transfers (in input and VC order).
-    pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
+    /// [`Sources::commit`] for the part's inputs, `injection_vc(input, vc)` naming their
+    /// injection VCs.
+    pub fn commit(
+        &mut self,
+        transfers: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
         let b = self.vcs as usize;
         for w in 0..self.active.len() {
             let mut bits = self.active[w];
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
-                let input = w * 64 + bit as usize;
-                for slot in input * b..(input + 1) * b {
+                let i = w * 64 + bit as usize;
+                for slot in i * b..(i + 1) * b {
                     if let Some(flit) = self.send[slot].take() {
-                        self.commit_send(slot, flit, transfers, fabric);
+                        self.commit_send(slot, flit, transfers, &injection_vc);
                     }
                 }
-                if self.idle(input) {
+                if self.idle(i) {
                     self.active[w] &= !(1 << bit);
                 }
             }
         }
     }
 
-    /// Injection VC `slot` sends `flit`.
+    /// Injection VC `slot` (of the part's) sends `flit`.
     fn commit_send(
         &mut self,
         slot: usize,
         flit: FlitSlot,
         transfers: &mut Vec<Transfer>,
-        fabric: &Fabric,
+        injection_vc: &impl Fn(u32, u32) -> u32,
     ) {
-        let b = self.vcs;
-        let input = slot as u32 / b;
+        let b = self.vcs as usize;
+        let i = slot / b;
         if flit.seq == 0 {
-            self.queues[input as usize].pop_front();
+            self.queues[i].pop_front();
             self.worm[slot] = flit.msg;
             self.sending += 1;
         }
@@ -241,12 +448,12 @@ impl Sources {
             self.worm[slot] = NONE;
             self.sending -= 1;
         }
-        self.rr[input as usize] = ((slot as u32 % b + 1) % b) as u16;
-        let to = fabric.injection_vc(input, slot as u32 % b);
+        let vc = (slot % b) as u32;
+        self.rr[i] = ((vc + 1) % self.vcs) as u16;
         transfers.push(Transfer {
             flit,
             from: NONE,
-            to,
+            to: injection_vc((self.first + i) as u32, vc),
             kind: TransferKind::Injected,
         });
     }

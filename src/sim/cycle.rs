@@ -1,7 +1,10 @@
 //! A cycle of a run as the two-phase clock drives it ([`Clocked`]): every switch level from
 //! the last, then the sources, evaluate; then the clock edge commits departures, the sources'
 //! injections and arrivals. With a gang, the switches' evaluation, departures and arrivals are
-//! split across its threads; the sources stay on the calling thread.
+//! split across its threads, each owning the same runs of switches in every phase; where
+//! level 0's runs start words of the sources' bitmap, each thread's sources (the inputs of
+//! its level-0 run) decide after it evaluates that run and commit after its departures, so
+//! that their queues and injection registers stay in one core's cache.
 
 use super::Simulation;
 use crate::kernel::Clocked;
@@ -46,10 +49,22 @@ impl Clocked for Simulation {
             }
             _ => levels,
         };
-        for level in (0..from).rev() {
-            fabric.evaluate_level(level, gang.as_deref_mut());
+        let (true, Some(gang), true) = (self.source_cut, gang.as_deref_mut(), from > 0) else {
+            for level in (0..from).rev() {
+                fabric.evaluate_level(level, gang.as_deref_mut());
+            }
+            return self.sources.evaluate_all(&self.fabric);
+        };
+        for level in (1..from).rev() {
+            fabric.evaluate_level(level, Some(gang));
         }
-        self.sources.evaluate_all(&self.fabric);
+        // Each thread's sources decide from the run of level 0 it has just evaluated.
+        let parts = self.sources.parts();
+        let peaks = fabric.evaluate_level_then(0, gang, parts, |view, mut part| {
+            part.evaluate(view);
+            part.peak
+        });
+        self.sources.add_peak(peaks.into_iter().max().unwrap_or(0));
     }
 
     fn evaluate(&mut self, c: usize) -> bool {
@@ -67,10 +82,35 @@ impl Clocked for Simulation {
     /// arrivals.
     fn commit(&mut self) {
         self.transfers.clear();
-        self.fabric
-            .commit_departures_split(&mut self.transfers, self.gang.as_mut());
-        self.sources
-            .commit(self.transfers.injected_mut(), &self.fabric);
+        match self.gang.as_mut().filter(|_| self.source_cut) {
+            Some(gang) => {
+                // Each thread's sources commit after its departures, into a list of their own.
+                let parts = self.sources.parts();
+                let lists = self.transfers.take_injected(parts.len());
+                let b = self.config.vcs;
+                let done = self.fabric.commit_departures_then(
+                    &mut self.transfers,
+                    Some(gang),
+                    parts.into_iter().zip(lists).collect(),
+                    |(mut part, mut list)| {
+                        part.commit(&mut list, |input, vc| input * b + vc);
+                        (part.sending, list)
+                    },
+                );
+                let mut started = 0;
+                for (sending, list) in done {
+                    started += sending;
+                    self.transfers.put_injected(list);
+                }
+                self.sources.add_sending(started);
+            }
+            None => {
+                self.fabric
+                    .commit_departures_split(&mut self.transfers, self.gang.as_mut());
+                self.sources
+                    .commit(self.transfers.injected_mut(), &self.fabric);
+            }
+        }
         let headers = self.messages.headers();
         self.fabric
             .commit_arrivals_split(&self.transfers, headers, self.gang.as_mut());

@@ -61,6 +61,10 @@ pub struct Simulation {
     /// With a gang: the levels from here on evaluate as one column run per thread
     /// ([`Fabric::plan_columns`]).
     column_from: u32,
+    /// With a gang, where level 0 is cut as the sources' bitmap allows: each thread's
+    /// sources evaluate with its run of level 0 and commit with its departures
+    /// ([`Sources::set_cut`]).
+    source_cut: bool,
 }
 
 impl Simulation {
@@ -159,6 +163,7 @@ impl Simulation {
                 / crate::config::RECORD_BYTES,
             gang: None,
             column_from: u32::MAX,
+            source_cut: false,
             config,
         };
         sim.clock = Clock::settled(&sim);
@@ -168,8 +173,10 @@ impl Simulation {
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
     /// that spins between a cycle's phases: the evaluation (by runs of columns where the
     /// levels allow, [`Fabric::plan_columns`], else level by level), the departures and the
-    /// arrivals, each split into one run per thread; the sources, admissions and booking run
-    /// on this thread, whose core keeps their state. The run is the same, byte
+    /// arrivals, each thread owning the same runs of switches in all of them; the sources of
+    /// the inputs of a thread's run of level 0 decide and commit on that thread (where those
+    /// runs start words of the sources' bitmap), and the admissions and booking run on this
+    /// thread, whose core keeps their state. The run is the same, byte
     /// for byte, on any number of threads: a switch reads only registered state and the
     /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
     /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
@@ -188,6 +195,8 @@ impl Simulation {
         };
         self.gang = None;
         self.column_from = u32::MAX;
+        self.source_cut = false;
+        self.sources.set_cut(None);
         if threads > 1
             && self.config.inputs >= MIN_PARALLEL_INPUTS
             && self.config.mode != crate::config::FlowControl::Greedy
@@ -200,6 +209,16 @@ impl Simulation {
                 )
             })?;
             self.column_from = self.fabric.plan_columns(threads as u32);
+            // Level 0 evaluates by runs (not inside a column run), and each run's inputs
+            // start a word of the sources' bitmap.
+            let cut = self
+                .fabric
+                .level_zero_inputs(threads as u32)
+                .filter(|bounds| {
+                    self.column_from > 0 && bounds[..threads].iter().all(|b| b.is_multiple_of(64))
+                });
+            self.source_cut = cut.is_some();
+            self.sources.set_cut(cut);
             self.gang = Some(gang);
         }
         Ok(())
@@ -551,10 +570,10 @@ impl Simulation {
             retry_backoff: config.retry_backoff,
         };
         let fabric = &self.fabric;
-        let progressed = books.book(self.transfers.iter(), cycle, |ivc| {
+        let progressed = books.book(self.transfers.bookable(), cycle, |ivc| {
             fabric.is_ejection_vc(ivc)
         });
-        if progressed {
+        if progressed || self.transfers.moved() {
             self.last_progress = cycle;
         }
     }

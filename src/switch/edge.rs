@@ -7,14 +7,16 @@
 //! one run.
 
 use super::header::Headers;
-use super::transfer::{NONE, Transfer, TransferKind, Transfers};
+use super::transfer::{NONE, Transfer, TransferKind};
 use super::{
     DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState, copy_pointers,
 };
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
-use crate::gang::Gang;
 use crate::topology::{RouteField, Topology};
+
+mod split;
+pub(crate) use split::EdgeCut;
 
 impl Fabric {
     /// First half of the clock edge: every leaving front flit is popped and described in
@@ -29,78 +31,11 @@ impl Fabric {
         let left = {
             let (shared, mut run) = self.departure_runs(&[0, switches]);
             let run = &mut run[0];
-            run.depart_all(&shared, transfers);
+            run.depart_all(&shared, transfers, None);
             run.left
         };
         self.held -= left;
         self.step_lfsrs();
-    }
-
-    /// [`Fabric::commit_departures`] into `transfers`, with the switches cut into one run of
-    /// consecutive switches per thread of `gang`: a switch's departures touch only its own
-    /// registers, and each run's transfers make one run of `transfers`, in switch order.
-    pub fn commit_departures_split(&mut self, transfers: &mut Transfers, gang: Option<&mut Gang>) {
-        let switches = self.switch_flits.len();
-        let gang = gang.filter(|g| {
-            g.threads() > 1 && switches >= g.threads() && self.params.mode != FlowControl::Greedy
-        });
-        let Some(gang) = gang else {
-            return self.commit_departures(transfers.only_run());
-        };
-        let cut = self.edge_cut(gang.threads());
-        let parts = cut.switches.len() - 1;
-        let lists = transfers.take_runs(parts, parts);
-        let (shared, runs) = self.departure_runs(&cut.switches);
-        // Each run's list is moved to its thread (its length is written per flit: two lists'
-        // headers side by side would share a cache line between the threads).
-        // The run also sorts out its transfers by the run of switches they enter (the same
-        // cut), for the threads of the arrivals.
-        let vc_bounds = &cut.vcs;
-        let tasks: Vec<_> = runs.into_iter().zip(lists).collect();
-        let done = gang.map(tasks, |(mut run, (mut out, mut into))| {
-            run.depart_all(&shared, &mut out);
-            for (i, t) in out.iter().enumerate() {
-                if t.to != NONE {
-                    let part = vc_bounds.partition_point(|&b| b <= t.to as usize) - 1;
-                    into[part].push(i as u32);
-                }
-            }
-            (run.left, out, into)
-        });
-        for (left, out, into) in done {
-            self.held -= left;
-            transfers.put_back(out, into);
-        }
-        self.edge = Some(cut);
-        self.step_lfsrs();
-    }
-
-    /// The cut of the clock edge of `threads` threads into runs of consecutive switches, one
-    /// per thread: the one kept from the last edge, else a new one (taken: give it back to
-    /// [`Fabric::edge`] when done).
-    fn edge_cut(&mut self, threads: usize) -> EdgeCut {
-        match self.edge.take() {
-            Some(cut) if cut.switches.len() == threads + 1 => cut,
-            _ => {
-                let switches = self.switch_flits.len();
-                let n_vcs = self.vcs.len();
-                let bounds: Vec<usize> = (0..=threads).map(|k| k * switches / threads).collect();
-                let vcs = bounds
-                    .iter()
-                    .map(|&s| {
-                        if s == switches {
-                            n_vcs
-                        } else {
-                            self.shape.base(s as u32) as usize
-                        }
-                    })
-                    .collect();
-                EdgeCut {
-                    switches: bounds,
-                    vcs,
-                }
-            }
-        }
     }
 
     /// The lane-choice LFSRs step every cycle.
@@ -189,6 +124,11 @@ impl Fabric {
             rr_next: &self.rr_next,
             link_rr_next: &self.link_rr_next,
             last_base: self.last_base as usize,
+            // A graph network's VCs deliver by message: any may.
+            book_from: match self.topo.graph {
+                Some(_) => 0,
+                None => self.last_base,
+            },
             vc_shift,
         };
         (shared, runs)
@@ -212,50 +152,6 @@ impl Fabric {
         }
         let arrived = landing.arrived;
         self.held += arrived;
-    }
-
-    /// [`Fabric::commit_arrivals`] for the transfers of [`Fabric::commit_departures_split`]
-    /// (and the injections after them), with the switches cut into one run of consecutive
-    /// switches per thread of `gang`, each writing the flits addressed to its VCs (a VC
-    /// receives at most one flit per cycle, so the order of the writes does not matter). A
-    /// thread reads only the transfers into its run, which the departures sorted out.
-    pub fn commit_arrivals_split(
-        &mut self,
-        transfers: &Transfers,
-        headers: Headers<'_>,
-        gang: Option<&mut Gang>,
-    ) {
-        let parts = transfers.parts();
-        let gang = gang.filter(|g| parts > 1 && g.threads() > 1);
-        let Some(gang) = gang.filter(|_| self.params.mode != FlowControl::Greedy) else {
-            for run in transfers.runs() {
-                self.commit_arrivals(run, headers);
-            }
-            self.commit_arrivals(transfers.injected(), headers);
-            return;
-        };
-        let cut = self.edge_cut(gang.threads());
-        debug_assert_eq!(cut.switches.len() - 1, parts, "the departures' cut");
-        let (arrival, landings) = self.landings(headers, &cut.switches);
-        let tasks: Vec<_> = landings.into_iter().enumerate().collect();
-        let arrived: u64 = gang
-            .map(tasks, |(part, mut landing)| {
-                for (run, into) in transfers.runs().iter().zip(transfers.sorted()) {
-                    for &i in &into[part] {
-                        landing.write(&arrival, &run[i as usize]);
-                    }
-                }
-                for t in transfers.injected() {
-                    if t.to != NONE && landing.vcs_range().contains(&(t.to as usize)) {
-                        landing.write(&arrival, t);
-                    }
-                }
-                landing.arrived
-            })
-            .into_iter()
-            .sum();
-        self.held += arrived;
-        self.edge = Some(cut);
     }
 
     /// What an arrival reads, and one [`Landing`] per run of switches
@@ -343,6 +239,7 @@ impl Landing<'_> {
     #[inline]
     fn write(&mut self, a: &Arrival<'_>, t: &Transfer) {
         let d = t.to as usize;
+        debug_assert!(self.vcs_range().contains(&d), "VC {d} is written here");
         let local = d - self.vc_start;
         let vc = &mut self.vcs[local];
         let mut pos = vc.front as usize + vc.count as usize;
@@ -431,16 +328,6 @@ impl Arrival<'_> {
     }
 }
 
-/// The cut of a clock edge into runs of consecutive switches, one per thread
-/// ([`Fabric::commit_departures_split`]).
-#[derive(Clone, Debug)]
-pub(crate) struct EdgeCut {
-    /// Run `k` is switches `switches[k]..switches[k + 1]`,
-    switches: Vec<usize>,
-    /// whose input VCs start at `vcs[k]` (one past the last: the VC count).
-    vcs: Vec<usize>,
-}
-
 /// What the clock edge's first half reads and never writes.
 struct DepartShared<'a> {
     p: SwitchParams,
@@ -450,6 +337,9 @@ struct DepartShared<'a> {
     rr_next: &'a [u16],
     link_rr_next: &'a [u16],
     last_base: usize,
+    /// The first input VC a flit crossing into may deliver (a crossing into one before it is
+    /// not booked, [`Transfers::bookable`](super::Transfers::bookable)).
+    book_from: u32,
     /// Output VC `ov` crosses link `ov >> vc_shift`.
     vc_shift: u32,
 }
@@ -484,8 +374,13 @@ struct Departures<'a> {
 
 impl Departures<'_> {
     /// Commits every switch of the run that holds a flit, appending to `transfers` in switch
-    /// and VC order.
-    fn depart_all(&mut self, sh: &DepartShared<'_>, transfers: &mut Vec<Transfer>) {
+    /// and VC order (and the ones to book to `events`, if given).
+    fn depart_all(
+        &mut self,
+        sh: &DepartShared<'_>,
+        transfers: &mut Vec<Transfer>,
+        mut events: Option<&mut Vec<Transfer>>,
+    ) {
         let link_arbitration = sh.p.bandwidth == LinkBandwidth::One;
         for k in 0..self.switch_flits.len() {
             if self.switch_flits[k] == 0 {
@@ -507,7 +402,7 @@ impl Departures<'_> {
                     &sh.link_rr_next[l],
                 );
             }
-            self.depart(sh, k, vcs, transfers);
+            self.depart(sh, k, vcs, transfers, events.as_deref_mut());
         }
     }
 
@@ -519,6 +414,7 @@ impl Departures<'_> {
         k: usize,
         vcs: std::ops::Range<usize>,
         transfers: &mut Vec<Transfer>,
+        mut events: Option<&mut Vec<Transfer>>,
     ) {
         let depth = sh.p.depth as usize;
         let tail = (sh.p.flits - 1) as u16;
@@ -543,12 +439,16 @@ impl Departures<'_> {
                     && vc.state == VcState::Routing as u8
                     && u32::from(vc.count) < sh.p.flits;
                 if flit.seq == 0 && !assembling {
-                    transfers.push(Transfer {
+                    let t = Transfer {
                         flit,
                         from: i as u32,
                         to: NONE,
                         kind: TransferKind::Stalled,
-                    });
+                    };
+                    if let Some(events) = events.as_deref_mut() {
+                        events.push(t);
+                    }
+                    transfers.push(t);
                 }
                 continue;
             }
@@ -589,12 +489,18 @@ impl Departures<'_> {
                 }
             }
             self.vcs[i - self.vc_start] = vc;
-            transfers.push(Transfer {
+            let t = Transfer {
                 flit,
                 from: i as u32,
                 to,
                 kind,
-            });
+            };
+            if let Some(events) = events.as_deref_mut()
+                && (to == NONE || to >= sh.book_from)
+            {
+                events.push(t);
+            }
+            transfers.push(t);
         }
     }
 }

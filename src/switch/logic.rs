@@ -44,6 +44,7 @@ use crate::gang::Gang;
 use crate::topology::{MAX_RADIX, NodeId, Topology};
 
 mod columns;
+mod runs;
 
 pub(crate) use columns::ColumnPlan;
 
@@ -144,6 +145,21 @@ impl Fabric {
     /// switch reads only registered state and the next level's `LEAVING` flags, so the result
     /// is the one switch-by-switch evaluation gives, whatever the split.
     pub fn evaluate_level(&mut self, level: u32, gang: Option<&mut Gang>) {
+        match gang.filter(|g| g.threads() > 1) {
+            Some(gang) => {
+                let threads = gang.threads();
+                self.evaluate_level_then(level, gang, vec![(); threads], |_, ()| ());
+            }
+            None => {
+                let switches = self.level_switches(level);
+                let (shared, mut part) = self.level_part(level);
+                part.evaluate_range(&shared, switches);
+            }
+        }
+    }
+
+    /// The view an evaluation of every switch of `level` needs ([`Fabric::split`]).
+    fn level_part(&mut self, level: u32) -> (Shared<'_>, Part<'_>) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
         let switches = self.level_switches(level);
         let cyclic = self.topo.graph.as_ref().is_some_and(|g| g.cyclic);
@@ -157,25 +173,7 @@ impl Fabric {
         } else {
             self.vcs.len()
         };
-        let (shared, part) = self.split(switches.clone(), below);
-        let Some(gang) = gang.filter(|g| g.threads() > 1) else {
-            return part.evaluate_range(&shared, switches);
-        };
-        // One run per thread, cut from the last.
-        let threads = gang.threads() as u32;
-        let count = switches.end - switches.start;
-        let at = |k: u32| switches.start + k * count / threads;
-        let mut runs = Vec::with_capacity(threads as usize);
-        let mut rest = part;
-        for k in (1..threads).rev() {
-            let (left, right) = rest.split_at(&shared, at(k));
-            runs.push((right, at(k)..at(k + 1)));
-            rest = left;
-        }
-        runs.push((rest, at(0)..at(1)));
-        gang.map(runs, |(part, switches)| {
-            part.evaluate_range(&shared, switches)
-        });
+        self.split(switches, below)
     }
 
     /// The switches of evaluation level `level`.
@@ -313,7 +311,7 @@ impl Part<'_> {
     }
 
     /// Evaluates those of `switches` (all of this part's) that hold a flit.
-    fn evaluate_range(mut self, sh: &Shared<'_>, switches: std::ops::Range<u32>) {
+    fn evaluate_range(&mut self, sh: &Shared<'_>, switches: std::ops::Range<u32>) {
         for s in switches {
             if sh.switch_flits[s as usize] != 0 {
                 self.evaluate(sh, s);

@@ -32,17 +32,30 @@ pub struct Transfer {
     pub kind: TransferKind,
 }
 
-/// A clock edge's transfers as runs, one per thread that committed departures, then the
-/// sources' injections: in order, the list one thread gives. A run is written by one thread
-/// only, with no header next to another thread's. A parallel edge also sorts out each run's
-/// transfers by the part of the network they enter, for the threads that write them there.
+/// A clock edge's transfers as runs, one per segment of switches whose departures a thread
+/// committed, then the sources' injections: in order, the list one thread gives. A run is
+/// written by one thread only, with no header next to another thread's. A parallel edge also
+/// sorts out each run's transfers by the thread that writes them where they enter.
+///
+/// Beside each run, the departures copy out the transfers the simulator books into messages
+/// ([`Transfers::bookable`]): all but the crossings into registers that cannot deliver, which
+/// are most of the flits and change no record.
 #[derive(Clone, Debug, Default)]
 pub struct Transfers {
     runs: Vec<Vec<Transfer>>,
     /// Per run, per part: the indices of the run's transfers into that part (empty when the
     /// edge was not split).
     into: Vec<Vec<Vec<u32>>>,
-    injected: Vec<Transfer>,
+    /// Per run, its transfers to book, if `apart`.
+    events: Vec<Vec<Transfer>>,
+    /// Whether the departures wrote `events` (else every transfer is booked).
+    apart: bool,
+    /// Flits that left a register at this edge (counted where `events` are written).
+    left: u64,
+    /// The sources' injections, one list per part of the inputs (in input order).
+    injected: Vec<Vec<Transfer>>,
+    /// Whether injection list k enters only registers that thread k of a split edge writes.
+    injected_by_thread: bool,
 }
 
 impl Transfers {
@@ -54,28 +67,82 @@ impl Transfers {
         for into in &mut self.into {
             into.clear();
         }
-        self.injected.clear();
+        for events in &mut self.events {
+            events.clear();
+        }
+        self.apart = false;
+        self.left = 0;
+        for list in &mut self.injected {
+            list.clear();
+        }
+        self.injected_by_thread = false;
     }
 
     /// Every transfer, in order.
     pub fn iter(&self) -> impl Iterator<Item = &Transfer> {
-        self.runs.iter().flatten().chain(&self.injected)
+        self.runs
+            .iter()
+            .flatten()
+            .chain(self.injected.iter().flatten())
     }
 
-    /// The departures' runs, in order (one per thread that committed them).
+    /// The transfers that may change a message's record, in the order of [`Transfers::iter`]:
+    /// every one but the crossings into registers that cannot deliver, when the departures
+    /// sorted those out; else every one.
+    pub fn bookable(&self) -> impl Iterator<Item = &Transfer> {
+        let lists = match self.apart {
+            true => &self.events,
+            false => &self.runs,
+        };
+        lists.iter().flatten().chain(self.injected.iter().flatten())
+    }
+
+    /// Whether a flit left a register at this edge, as counted where the departures sort out
+    /// the transfers to book (a crossing they leave out still moved a flit).
+    pub fn moved(&self) -> bool {
+        self.left > 0
+    }
+
+    /// The departures' runs, in order (one per segment of switches, [`Transfers`]).
     pub fn runs(&self) -> &[Vec<Transfer>] {
         &self.runs
     }
 
-    /// The sources' injections, where [`Sources::commit`](crate::source::Sources::commit)
-    /// writes them.
-    pub fn injected(&self) -> &[Transfer] {
+    /// The sources' injections, one list per part of the inputs that
+    /// [`Sources::commit`](crate::source::Sources::commit) wrote, in input order.
+    pub fn injected(&self) -> &[Vec<Transfer>] {
         &self.injected
     }
 
-    /// The sources' injections, to be written.
+    /// The sources' injections as one list, to be written.
     pub fn injected_mut(&mut self) -> &mut Vec<Transfer> {
-        &mut self.injected
+        self.injected.truncate(1);
+        if self.injected.is_empty() {
+            self.injected.push(Vec::new());
+        }
+        &mut self.injected[0]
+    }
+
+    /// Whether injection list k enters only registers that thread k of a split edge writes.
+    pub(crate) fn injected_by_thread(&self) -> bool {
+        self.injected_by_thread
+    }
+
+    /// `parts` empty injection lists (reusing the present ones' storage), to be written by
+    /// as many threads and put back in order with [`Transfers::put_injected`]; list k enters
+    /// only registers that thread k of a split edge writes.
+    pub(crate) fn take_injected(&mut self, parts: usize) -> Vec<Vec<Transfer>> {
+        self.injected.resize_with(parts, Vec::new);
+        for list in &mut self.injected {
+            list.clear();
+        }
+        self.injected_by_thread = true;
+        std::mem::take(&mut self.injected)
+    }
+
+    /// Puts back a list of [`Transfers::take_injected`], after the ones put back before it.
+    pub(crate) fn put_injected(&mut self, list: Vec<Transfer>) {
+        self.injected.push(list);
     }
 
     /// Parts the runs were sorted out for (1: not sorted out).
@@ -88,47 +155,64 @@ impl Transfers {
         &self.into
     }
 
-    /// `count` empty runs, each with `parts` empty index lists (reusing the storage of the
-    /// present ones), to be filled and put back in order with [`Transfers::put_back`].
-    pub(crate) fn take_runs(
-        &mut self,
-        count: usize,
-        parts: usize,
-    ) -> Vec<(Vec<Transfer>, Vec<Vec<u32>>)> {
+    /// `count` empty runs, each with `parts` empty index lists and its empty list of
+    /// transfers to book (reusing the storage of the present ones), to be filled and put back
+    /// in order with [`Transfers::put_back`].
+    pub(crate) fn take_runs(&mut self, count: usize, parts: usize) -> Vec<Run> {
         self.runs.resize_with(count, Vec::new);
         self.into.resize_with(count, Vec::new);
+        self.events.resize_with(count, Vec::new);
+        self.apart = true;
         let runs = std::mem::take(&mut self.runs);
         let into = std::mem::take(&mut self.into);
+        let events = std::mem::take(&mut self.events);
         runs.into_iter()
             .zip(into)
-            .map(|(mut run, mut into)| {
+            .zip(events)
+            .map(|((mut run, mut into), mut events)| {
                 run.clear();
                 into.resize_with(parts, Vec::new);
                 for list in &mut into {
                     list.clear();
                 }
-                (run, into)
+                events.clear();
+                Run { run, into, events }
             })
             .collect()
     }
 
-    /// One empty run, not sorted out, to be written in place.
+    /// One empty run, not sorted out, to be written in place (every transfer of it is
+    /// booked).
     pub(crate) fn only_run(&mut self) -> &mut Vec<Transfer> {
         self.runs.truncate(1);
         self.into.truncate(1);
+        self.events.clear();
         if self.runs.is_empty() {
             self.runs.push(Vec::new());
             self.into.push(Vec::new());
         }
         self.runs[0].clear();
         self.into[0].clear();
+        self.apart = false;
         &mut self.runs[0]
     }
 
-    pub(crate) fn put_back(&mut self, run: Vec<Transfer>, into: Vec<Vec<u32>>) {
-        self.runs.push(run);
-        self.into.push(into);
+    /// Puts back a run of [`Transfers::take_runs`], after the ones put back before it.
+    pub(crate) fn put_back(&mut self, run: Run, left: u64) {
+        self.runs.push(run.run);
+        self.into.push(run.into);
+        self.events.push(run.events);
+        self.left += left;
     }
+}
+
+/// One run of [`Transfers`] as a thread writes it.
+pub(crate) struct Run {
+    pub run: Vec<Transfer>,
+    /// Per part: the indices of the run's transfers into that part.
+    pub into: Vec<Vec<u32>>,
+    /// The run's transfers to book.
+    pub events: Vec<Transfer>,
 }
 
 /// Marker for "no input VC".

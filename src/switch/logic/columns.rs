@@ -96,7 +96,7 @@ impl Fabric {
                         Some((j, v, ..)) => (&**v, plan.vc[*j]),
                         None => (&[][..], plan.vc[i + 1]),
                     };
-                    let part = Part {
+                    let mut part = Part {
                         own_start: plan.vc[i],
                         own_end: plan.vc[i + 1],
                         own,
