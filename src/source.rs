@@ -17,7 +17,8 @@ pub struct Sources {
     bandwidth: LinkBandwidth,
     /// Released messages waiting to start, per input.
     queues: Vec<VecDeque<u32>>,
-    /// The most messages that ever waited at any input, counted right after a release (an
+    /// The most messages that ever waited at any input, counted right after a release (with
+    /// a cut, when the owning thread queues it, before any starts: the same count) (an
     /// upper bound of the queue length at the end of every cycle): sizes the pending
     /// counter of a hardware generator.
     peak_waiting: usize,
@@ -33,15 +34,15 @@ pub struct Sources {
     retries: BTreeSet<(u64, u32)>,
     /// Worms partly sent (injection VCs whose `worm` is not `NONE`).
     sending: usize,
-    /// One bit per input with a message queued or a worm partly sent (set on release, cleared
-    /// by the commit that leaves the input idle): the others propose nothing, and the cycle
-    /// passes them by.
+    /// One bit per input with a message queued or a worm partly sent (set when a message is
+    /// queued, cleared by the commit that leaves the input idle): the others propose nothing,
+    /// and the cycle passes them by.
     active: Vec<u64>,
     /// Where the inputs are cut into parts that threads own ([`Sources::set_cut`]), and per
     /// part the messages released there and not yet queued, in release order: the thread
     /// that owns a part queues them before its sources decide, so that the queues stay in
     /// its core's cache.
-    cut: Option<Vec<usize>>,
+    cut: Option<std::sync::Arc<[usize]>>,
     pending: Vec<Vec<(u32, u32)>>,
 }
 
@@ -78,8 +79,8 @@ impl Sources {
         }
     }
 
-    /// Queues message `msg` at input `source` (with a cut, once the thread that owns the
-    /// input's part takes it, `SourcePart::evaluate`).
+    /// Queues message `msg` at input `source` (with a cut, the thread that owns the input
+    /// queues it before its sources next decide).
     pub fn release(&mut self, source: u32, msg: u32) {
         if let Some(cut) = &self.cut {
             let part = cut.partition_point(|&b| b <= source as usize) - 1;
@@ -98,7 +99,7 @@ impl Sources {
         self.pending = bounds
             .as_ref()
             .map_or(Vec::new(), |b| vec![Vec::new(); b.len() - 1]);
-        self.cut = bounds;
+        self.cut = bounds.map(Into::into);
     }
 
     /// Queues every message released and not yet queued.
@@ -196,7 +197,7 @@ impl Sources {
     /// [`Sources::add_sending`] and their [`SourcePart::peak`] to [`Sources::add_peak`] when
     /// done.
     pub(crate) fn parts(&mut self) -> Vec<SourcePart<'_>> {
-        let cut = self.cut.clone().expect("a cut");
+        let cut = std::sync::Arc::clone(self.cut.as_ref().expect("a cut"));
         self.cut_into(&cut)
     }
 
@@ -279,7 +280,7 @@ impl Sources {
 
 /// What a source reads of its injection VCs in the cycle being evaluated: the network's
 /// switches, or the run of level-0 switches a thread has just evaluated.
-pub trait InjectionPort {
+pub(crate) trait InjectionPort {
     /// The injection VC `vc` of input `input`.
     fn injection_vc(&self, input: u32, vc: u32) -> u32;
     /// Register `ivc` can take a flit this cycle.

@@ -2,7 +2,7 @@
 //! order in which switches are evaluated.
 
 use flitforge::Simulation;
-use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, SimConfig};
+use flitforge::config::{Backpressure, FlowControl, LaneChoice, LinkBandwidth, SimConfig};
 use flitforge::kernel::Clocked;
 use flitforge::rng::{Stream, stream};
 use flitforge::topology::TopologyKind;
@@ -144,11 +144,13 @@ fn streaming_statistics_equal_the_kept_records() {
 /// Threads split the evaluation (by runs of columns where the levels allow, else each level by
 /// runs of switches), the clock edge and the sources; the run is the one a single thread
 /// gives, cycle by cycle (networks of 512 inputs, so that every level is split; 3 threads do
-/// not divide the columns and evaluate level by level).
+/// not divide the columns and evaluate level by level). Also a stream with drop-mode retries
+/// after a random back-off (booked in the one-thread order) and a graph network.
 #[test]
 fn any_number_of_threads_gives_an_identical_run() {
-    for c in configs() {
-        let c = SimConfig {
+    let mut list: Vec<SimConfig> = configs()
+        .into_iter()
+        .map(|c| SimConfig {
             // The k-ary n-fly has inputs / k switches per level.
             inputs: if c.topology == TopologyKind::KaryFly {
                 1024
@@ -157,7 +159,27 @@ fn any_number_of_threads_gives_an_identical_run() {
             },
             traffic: Traffic::Uniform { q: 2 },
             ..c
-        };
+        })
+        .collect();
+    list.push(SimConfig {
+        inputs: 512,
+        mode: FlowControl::Drop,
+        vcs: 1,
+        max_attempts: 4,
+        retry_backoff: 3,
+        traffic: Traffic::Bernoulli { rate: 0.4 },
+        cycles: Some(300),
+        ..SimConfig::default()
+    });
+    list.push(SimConfig {
+        topology: TopologyKind::Torus,
+        inputs: 256,
+        backpressure: Backpressure::Registered,
+        traffic: Traffic::Bernoulli { rate: 0.2 },
+        cycles: Some(200),
+        ..SimConfig::default()
+    });
+    for c in list {
         let mut one = Simulation::new(c.clone()).unwrap();
         one.keep_records(true);
         let mut many: Vec<Simulation> = [2, 3]
@@ -169,7 +191,8 @@ fn any_number_of_threads_gives_an_identical_run() {
                 s
             })
             .collect();
-        while !one.finished() {
+        let limit = c.cycles.unwrap_or(u64::MAX);
+        while !one.finished() && one.cycle() < limit {
             one.step().unwrap();
             for s in &mut many {
                 s.step().unwrap();
@@ -180,10 +203,12 @@ fn any_number_of_threads_gives_an_identical_run() {
                     c.topology,
                     one.cycle()
                 );
+                assert_eq!(one.sources.waiting(), s.sources.waiting());
             }
         }
         for s in &many {
-            assert!(s.finished());
+            assert_eq!(one.finished(), s.finished());
+            assert_eq!(one.sources.peak_waiting(), s.sources.peak_waiting());
             assert_eq!(one.report(true).to_json(), s.report(true).to_json());
         }
     }
@@ -246,7 +271,6 @@ fn skipping_idle_cycles_changes_nothing() {
 /// counted from the clock edges' transfers, for the worms in flight as for the finished ones.
 #[test]
 fn record_hops_are_the_links_the_header_crossed() {
-    use flitforge::config::Backpressure;
     use flitforge::switch::TransferKind;
     use std::collections::BTreeMap;
     let mut configs = configs();

@@ -32,7 +32,7 @@ pub(super) struct Books<'a> {
 impl Books<'_> {
     /// Books `transfers` (in the one-thread order: drop mode's retry draws follow it) of the
     /// edge at the end of `cycle`; `ejects(ivc)` tells whether a flit entering input VC `ivc`
-    /// reached its destination's register. Returns whether any flit moved.
+    /// reached its destination's register. Returns whether any of them moved a flit.
     pub fn book<'t>(
         &mut self,
         transfers: impl Iterator<Item = &'t Transfer>,

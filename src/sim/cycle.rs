@@ -78,8 +78,8 @@ impl Clocked for Simulation {
         }
     }
 
-    /// Departures (on the gang's threads if there is one), the sources' injections, then the
-    /// arrivals.
+    /// Departures (on the gang's threads if there is one), the sources' injections (each
+    /// thread's sources after its departures, where the sources are cut), then the arrivals.
     fn commit(&mut self) {
         self.transfers.clear();
         match self.gang.as_mut().filter(|_| self.source_cut) {

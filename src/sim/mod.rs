@@ -209,8 +209,8 @@ impl Simulation {
                 )
             })?;
             self.column_from = self.fabric.plan_columns(threads as u32);
-            // Level 0 evaluates by runs (not inside a column run), and each run's inputs
-            // start a word of the sources' bitmap.
+            // Level 0 evaluates by runs (not inside a column run) that are the edge's
+            // segments, and each run's inputs start a word of the sources' bitmap.
             let cut = self
                 .fabric
                 .level_zero_inputs(threads as u32)

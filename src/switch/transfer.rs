@@ -34,27 +34,30 @@ pub struct Transfer {
 
 /// A clock edge's transfers as runs, one per segment of switches whose departures a thread
 /// committed, then the sources' injections: in order, the list one thread gives. A run is
-/// written by one thread only, with no header next to another thread's. A parallel edge also
-/// sorts out each run's transfers by the thread that writes them where they enter.
+/// written by one thread only, with no header next to another thread's. On a split edge, a
+/// run whose flits enter the segments of several threads also sorts out its transfers by the
+/// thread that writes them there.
 ///
-/// Beside each run, the departures copy out the transfers the simulator books into messages
-/// ([`Transfers::bookable`]): all but the crossings into registers that cannot deliver, which
-/// are most of the flits and change no record.
+/// On a split edge of a leveled network, the departures also copy out beside each run the
+/// transfers the simulator books into messages ([`Transfers::bookable`]): all but the
+/// crossings into registers that cannot deliver, which are most of the flits and change no
+/// record.
 #[derive(Clone, Debug, Default)]
 pub struct Transfers {
     runs: Vec<Vec<Transfer>>,
-    /// Per run, per part: the indices of the run's transfers into that part (empty when the
-    /// edge was not split).
+    /// Per run, per thread: the indices of the run's transfers into the segments that thread
+    /// writes (empty when the edge was not split, or the run's flits all enter one segment).
     into: Vec<Vec<Vec<u32>>>,
     /// Per run, its transfers to book, if `apart`.
     events: Vec<Vec<Transfer>>,
     /// Whether the departures wrote `events` (else every transfer is booked).
     apart: bool,
-    /// Flits that left a register at this edge (counted where `events` are written).
+    /// Flits that left a register at a split edge.
     left: u64,
     /// The sources' injections, one list per part of the inputs (in input order).
     injected: Vec<Vec<Transfer>>,
-    /// Whether injection list k enters only registers that thread k of a split edge writes.
+    /// Whether injection list k enters only registers that thread k of a split edge writes
+    /// (the arrivals check it).
     injected_by_thread: bool,
 }
 
@@ -97,9 +100,10 @@ impl Transfers {
         lists.iter().flatten().chain(self.injected.iter().flatten())
     }
 
-    /// Whether a flit left a register at this edge, as counted where the departures sort out
-    /// the transfers to book (a crossing they leave out still moved a flit).
-    pub fn moved(&self) -> bool {
+    /// Whether a flit left a register at a split edge (a crossing that
+    /// [`Transfers::bookable`] leaves out still moved a flit); one thread books every
+    /// transfer and counts none here.
+    pub(crate) fn moved(&self) -> bool {
         self.left > 0
     }
 
@@ -108,8 +112,7 @@ impl Transfers {
         &self.runs
     }
 
-    /// The sources' injections, one list per part of the inputs that
-    /// [`Sources::commit`](crate::source::Sources::commit) wrote, in input order.
+    /// The sources' injections, one list per part of the inputs, in input order.
     pub fn injected(&self) -> &[Vec<Transfer>] {
         &self.injected
     }
@@ -145,24 +148,24 @@ impl Transfers {
         self.injected.push(list);
     }
 
-    /// Parts the runs were sorted out for (1: not sorted out).
+    /// Threads the runs were sorted out for (1: not sorted out).
     pub(crate) fn parts(&self) -> usize {
         self.into.first().map_or(1, |into| into.len().max(1))
     }
 
-    /// Per run, the indices of its transfers into each part.
+    /// Per run, the indices of its transfers into the segments of each thread.
     pub(crate) fn sorted(&self) -> &[Vec<Vec<u32>>] {
         &self.into
     }
 
     /// `count` empty runs, each with `parts` empty index lists and its empty list of
-    /// transfers to book (reusing the storage of the present ones), to be filled and put back
-    /// in order with [`Transfers::put_back`].
-    pub(crate) fn take_runs(&mut self, count: usize, parts: usize) -> Vec<Run> {
+    /// transfers to book, to be written if `apart` (reusing the storage of the present ones),
+    /// to be filled and put back in order with [`Transfers::put_back`].
+    pub(crate) fn take_runs(&mut self, count: usize, parts: usize, apart: bool) -> Vec<Run> {
         self.runs.resize_with(count, Vec::new);
         self.into.resize_with(count, Vec::new);
         self.events.resize_with(count, Vec::new);
-        self.apart = true;
+        self.apart = apart;
         let runs = std::mem::take(&mut self.runs);
         let into = std::mem::take(&mut self.into);
         let events = std::mem::take(&mut self.events);
@@ -209,7 +212,7 @@ impl Transfers {
 /// One run of [`Transfers`] as a thread writes it.
 pub(crate) struct Run {
     pub run: Vec<Transfer>,
-    /// Per part: the indices of the run's transfers into that part.
+    /// Per thread: the indices of the run's transfers into the segments it writes.
     pub into: Vec<Vec<u32>>,
     /// The run's transfers to book.
     pub events: Vec<Transfer>,

@@ -47,7 +47,9 @@ impl Fabric {
         let threads = gang.threads();
         let cut = self.edge_cut(threads);
         let segments = cut.owner.len();
-        let lists = transfers.take_runs(segments, threads);
+        // A graph network's crossings may all deliver: booking reads every transfer.
+        let apart = self.topo.graph.is_none();
+        let lists = transfers.take_runs(segments, threads, apart);
         let (shared, runs) = self.departure_runs(&cut.switches);
         // Each segment's list is moved to its owner (its length is written per flit: two
         // lists' headers side by side would share a cache line between the threads). A
@@ -62,7 +64,7 @@ impl Fabric {
         let done = gang.map(tasks, |(task, after)| {
             let mut done = Vec::with_capacity(task.len());
             for (j, mut run, mut list) in task {
-                run.depart_all(&shared, &mut list.run, Some(&mut list.events));
+                run.depart_all(&shared, &mut list.run, apart.then_some(&mut list.events));
                 if edge.feeds[j] == Feeds::Many {
                     for (i, t) in list.run.iter().enumerate() {
                         if t.to != NONE {
@@ -91,6 +93,18 @@ impl Fabric {
         results
     }
 
+    /// Whether the clock edge of `threads` threads is cut into runs of columns (a leveled
+    /// network whose levels `threads` cuts into equal runs of columns).
+    pub(crate) fn cut_by_columns(&self, threads: usize) -> bool {
+        let t = &self.topo;
+        let parts = threads as u32;
+        t.graph.is_none()
+            && self.params.mode != FlowControl::Greedy
+            && parts <= t.n
+            && t.n.is_multiple_of(parts)
+            && self.switch_flits.len() == (t.levels * t.n) as usize
+    }
+
     /// The cut of the clock edge of `threads` threads ([`EdgeCut`]): the one kept from the
     /// last edge, else a new one (taken: give it back to [`Fabric::edge`] when done).
     fn edge_cut(&mut self, threads: usize) -> EdgeCut {
@@ -109,11 +123,7 @@ impl Fabric {
         let t = &self.topo;
         let switches = self.switch_flits.len();
         let parts = threads as u32;
-        let by_columns = t.graph.is_none()
-            && parts <= t.n
-            && t.n.is_multiple_of(parts)
-            && switches == (t.levels * t.n) as usize;
-        let mut bounds: Vec<usize> = if by_columns {
+        let mut bounds: Vec<usize> = if self.cut_by_columns(threads) {
             (0..t.levels)
                 .flat_map(|level| {
                     (0..parts).map(move |k| (t.node_id(level, 0) + k * t.n / parts) as usize)
@@ -226,9 +236,10 @@ impl Fabric {
                     if edge.owner[d] == me {
                         lands[edge.local[d]].write(&arrival, t);
                     } else {
-                        debug_assert!(
+                        // A flit skipped here would be lost.
+                        assert!(
                             !transfers.injected_by_thread(),
-                            "VC {} is thread {me}'s",
+                            "injection VC {} is not thread {me}'s",
                             t.to
                         );
                     }

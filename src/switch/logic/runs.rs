@@ -3,7 +3,6 @@
 //! just evaluated ([`RunView`]).
 
 use super::{accepts_new_worm, ready};
-use crate::config::FlowControl;
 use crate::flit::FlitSlot;
 use crate::gang::Gang;
 use crate::source::InjectionPort;
@@ -22,13 +21,12 @@ impl Fabric {
         after: Vec<T>,
         then: impl Fn(&RunView<'_>, T) -> U + Sync,
     ) -> Vec<U> {
-        debug_assert_eq!(after.len(), gang.threads());
+        assert_eq!(after.len(), gang.threads(), "one task per thread");
         let switches = self.level_switches(level);
         let (shared, part) = self.level_part(level);
         // One run per thread, cut off from the last; thread k takes run k.
         let threads = gang.threads() as u32;
-        let count = switches.end - switches.start;
-        let at = |k: u32| switches.start + k * count / threads;
+        let at = |k: u32| run_start(&switches, k, threads);
         let mut runs = Vec::with_capacity(threads as usize);
         let mut rest = part;
         for k in (1..threads).rev() {
@@ -51,23 +49,27 @@ impl Fabric {
         })
     }
 
-    /// On a leveled network, the bounds of the inputs whose injection VCs lie in each of the
-    /// runs [`Fabric::evaluate_level_then`] cuts level 0 into for `threads` threads (then
-    /// one past the last input).
+    /// Where the clock edge is cut as the columns ([`Fabric::cut_by_columns`]), the bounds
+    /// of the inputs whose injection VCs lie in each of the runs
+    /// [`Fabric::evaluate_level_then`] cuts level 0 into for `threads` threads (then one past
+    /// the last input): each such run is one segment of the edge, which its thread owns.
     pub(crate) fn level_zero_inputs(&self, threads: u32) -> Option<Vec<usize>> {
-        if self.topo.graph.is_some() || self.params.mode == FlowControl::Greedy {
+        if !self.cut_by_columns(threads as usize) {
             return None;
         }
         let switches = self.level_switches(0);
-        let count = switches.end - switches.start;
-        let b = self.params.vcs;
+        // Input t's injection VC v is t * B + v.
         let mut bounds: Vec<usize> = (0..threads)
-            .map(|k| self.vc_base(switches.start + k * count / threads))
-            .map(|vc| vc.is_multiple_of(b).then_some((vc / b) as usize))
-            .collect::<Option<_>>()?;
+            .map(|k| (self.vc_base(run_start(&switches, k, threads)) / self.params.vcs) as usize)
+            .collect();
         bounds.push(self.topo.terminals() as usize);
         Some(bounds)
     }
+}
+
+/// The first switch of run `k` of `switches` cut into `threads` equal runs.
+fn run_start(switches: &std::ops::Range<u32>, k: u32, threads: u32) -> u32 {
+    switches.start + k * (switches.end - switches.start) / threads
 }
 
 /// The input VCs of a run of level-0 switches just evaluated, as the sources of the run's
