@@ -251,6 +251,7 @@ impl Sources {
     }
 
     /// Every input as one part (with no pending releases).
+    #[inline(always)]
     fn whole(&mut self) -> SourcePart<'_> {
         SourcePart {
             first: 0,

@@ -159,6 +159,7 @@ impl Fabric {
     }
 
     /// The view an evaluation of every switch of `level` needs ([`Fabric::split`]).
+    #[inline(always)]
     fn level_part(&mut self, level: u32) -> (Shared<'_>, Part<'_>) {
         debug_assert_ne!(self.params.mode, FlowControl::Greedy);
         let switches = self.level_switches(level);
