@@ -102,6 +102,12 @@ impl Sources {
         self.cut = bounds.map(Into::into);
     }
 
+    /// Whether the inputs are cut into parts that threads own ([`Sources::set_cut`]): each
+    /// thread's sources decide with its run of level 0 and commit with its departures.
+    pub(crate) fn is_cut(&self) -> bool {
+        self.cut.is_some()
+    }
+
     /// Queues every message released and not yet queued.
     fn queue_pending(&mut self) {
         if self.pending.iter().all(Vec::is_empty) {

@@ -49,7 +49,8 @@ impl Clocked for Simulation {
             }
             _ => levels,
         };
-        let (true, Some(gang), true) = (self.source_cut, gang.as_deref_mut(), from > 0) else {
+        let (true, Some(gang), true) = (self.sources.is_cut(), gang.as_deref_mut(), from > 0)
+        else {
             for level in (0..from).rev() {
                 fabric.evaluate_level(level, gang.as_deref_mut());
             }
@@ -82,7 +83,7 @@ impl Clocked for Simulation {
     /// thread's sources after its departures, where the sources are cut), then the arrivals.
     fn commit(&mut self) {
         self.transfers.clear();
-        match self.gang.as_mut().filter(|_| self.source_cut) {
+        match self.gang.as_mut().filter(|_| self.sources.is_cut()) {
             Some(gang) => {
                 // Each thread's sources commit after its departures, into a list of their own.
                 let parts = self.sources.parts();

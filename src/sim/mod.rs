@@ -61,10 +61,6 @@ pub struct Simulation {
     /// With a gang: the levels from here on evaluate as one column run per thread
     /// ([`Fabric::plan_columns`]).
     column_from: u32,
-    /// With a gang, where level 0 is cut as the sources' bitmap allows: each thread's
-    /// sources evaluate with its run of level 0 and commit with its departures
-    /// ([`Sources::set_cut`]).
-    source_cut: bool,
 }
 
 impl Simulation {
@@ -163,7 +159,6 @@ impl Simulation {
                 / crate::config::RECORD_BYTES,
             gang: None,
             column_from: u32::MAX,
-            source_cut: false,
             config,
         };
         sim.clock = Clock::settled(&sim);
@@ -195,7 +190,6 @@ impl Simulation {
         };
         self.gang = None;
         self.column_from = u32::MAX;
-        self.source_cut = false;
         self.sources.set_cut(None);
         if threads > 1
             && self.config.inputs >= MIN_PARALLEL_INPUTS
@@ -217,7 +211,6 @@ impl Simulation {
                 .filter(|bounds| {
                     self.column_from > 0 && bounds[..threads].iter().all(|b| b.is_multiple_of(64))
                 });
-            self.source_cut = cut.is_some();
             self.sources.set_cut(cut);
             self.gang = Some(gang);
         }
