@@ -382,9 +382,24 @@ impl Departures<'_> {
         mut events: Option<&mut Vec<Transfer>>,
     ) {
         let link_arbitration = sh.p.bandwidth == LinkBandwidth::One;
-        for k in 0..self.switch_flits.len() {
-            if self.switch_flits[k] == 0 {
+        // The switches holding a flit, 64 at a time: `chunk` is the first of `occupied`'s.
+        let (mut chunk, mut occupied) = (0, 0u64);
+        loop {
+            if occupied == 0 {
+                if chunk >= self.switch_flits.len() {
+                    break;
+                }
+                let end = (chunk + 64).min(self.switch_flits.len());
+                occupied = super::occupied_mask(&self.switch_flits[chunk..end]);
+                if occupied == 0 {
+                    chunk = end;
+                }
                 continue;
+            }
+            let k = chunk + occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if occupied == 0 {
+                chunk = (chunk + 64).min(self.switch_flits.len());
             }
             let s = self.first + k;
             // A switch holding a flit was evaluated: its pointers take their proposals.

@@ -313,10 +313,16 @@ impl Part<'_> {
 
     /// Evaluates those of `switches` (all of this part's) that hold a flit.
     fn evaluate_range(&mut self, sh: &Shared<'_>, switches: std::ops::Range<u32>) {
-        for s in switches {
-            if sh.switch_flits[s as usize] != 0 {
-                self.evaluate(sh, s);
+        let (mut at, end) = (switches.start as usize, switches.end as usize);
+        while at < end {
+            let next = (at + 64).min(end);
+            let mut occupied = super::occupied_mask(&sh.switch_flits[at..next]);
+            while occupied != 0 {
+                let s = at + occupied.trailing_zeros() as usize;
+                occupied &= occupied - 1;
+                self.evaluate(sh, s as NodeId);
             }
+            at = next;
         }
     }
 

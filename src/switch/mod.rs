@@ -504,6 +504,20 @@ pub(crate) fn copy_pointers(dst: &mut [u16], src: &[u16]) {
     }
 }
 
+/// Bit `k` set where `counts[k] != 0`, for up to 64 counts: the switches holding a flit among
+/// 64, found without a branch per switch (whose outcome is a coin toss at moderate load). A
+/// full chunk is a fixed-size array, which the compiler turns into vector compares.
+#[inline(always)]
+pub(crate) fn occupied_mask(counts: &[u32]) -> u64 {
+    fn mask(counts: &[u32]) -> u64 {
+        (counts.iter().enumerate()).fold(0, |m, (k, &c)| m | u64::from(c != 0) << k)
+    }
+    match <&[u32; 64]>::try_from(counts) {
+        Ok(chunk) => mask(chunk),
+        Err(_) => mask(counts),
+    }
+}
+
 /// A non-zero 16-bit LFSR seed for switch `s`.
 fn lfsr_seed(seed: u64, s: u64) -> u16 {
     crate::lfsr::seed(seed, crate::lfsr::Purpose::LaneChoice, s)
