@@ -10,6 +10,7 @@ use super::header::Headers;
 use super::transfer::{NONE, Transfer, TransferKind};
 use super::{
     DROP, EJECT, Fabric, LEAVING, NO_GRANT, Shape, SwitchParams, Vc, VcState, copy_pointers,
+    held_mask,
 };
 use crate::config::{FlowControl, LaneChoice, LinkBandwidth};
 use crate::flit::FlitSlot;
@@ -435,11 +436,26 @@ impl Departures<'_> {
         let tail = (sh.p.flits - 1) as u16;
         let shared_queue = sh.p.switch_queue.is_some();
         let store_forward = sh.p.mode == FlowControl::StoreForward;
-        for i in vcs {
-            let mut vc = self.vcs[i - self.vc_start];
-            if vc.count == 0 {
+        // The VCs holding a flit, 64 at a time (a branch per VC would be a coin toss).
+        let (mut chunk, mut held) = (vcs.start, 0u64);
+        loop {
+            if held == 0 {
+                if chunk >= vcs.end {
+                    break;
+                }
+                let end = (chunk + 64).min(vcs.end);
+                held = held_mask(&self.vcs[chunk - self.vc_start..end - self.vc_start]);
+                if held == 0 {
+                    chunk = end;
+                }
                 continue;
             }
+            let i = chunk + held.trailing_zeros() as usize;
+            held &= held - 1;
+            if held == 0 {
+                chunk = (chunk + 64).min(vcs.end);
+            }
+            let mut vc = self.vcs[i - self.vc_start];
             let g = vc.grant;
             vc.grant = NO_GRANT;
             if g < DROP {

@@ -76,9 +76,37 @@ impl<const W: usize> VcSet<W> {
     fn contains(&self, j: usize) -> bool {
         self.0[j >> 6] >> (j & 63) & 1 != 0
     }
+    /// Adds `j` if `member`, without a branch.
     #[inline]
-    fn is_empty(&self) -> bool {
-        self.0.iter().all(|&w| w == 0)
+    fn insert_if(&mut self, j: usize, member: bool) {
+        self.0[j >> 6] |= u64::from(member) << (j & 63);
+    }
+    /// The members from `at` on, and those below it.
+    #[inline]
+    fn split_at(&self, at: usize) -> (Self, Self) {
+        let (mut from, mut below) = (*self, *self);
+        for (w, (hi, lo)) in from.0.iter_mut().zip(&mut below.0).enumerate() {
+            let keep = match at.checked_sub(w * 64) {
+                None => !0,
+                Some(k) if k >= 64 => 0,
+                Some(k) => !0 << k,
+            };
+            *hi &= keep;
+            *lo &= !keep;
+        }
+        (from, below)
+    }
+    /// Removes and returns the lowest member.
+    #[inline]
+    fn pop_first(&mut self) -> Option<usize> {
+        for (w, word) in self.0.iter_mut().enumerate() {
+            if *word != 0 {
+                let b = word.trailing_zeros() as usize;
+                *word &= *word - 1;
+                return Some(w * 64 + b);
+            }
+        }
+        None
     }
 }
 
@@ -451,13 +479,17 @@ impl Part<'_> {
     ) {
         let p = sh.p;
         let mut request = [VcSet::<W>::default(); R];
-        for j in 0..nv {
-            let i = base + j;
-            self.own[i - self.own_start].grant = NO_GRANT;
-            let vc = *self.vc(i);
-            if vc.count == 0 {
-                continue;
-            }
+        // The directions requested.
+        let mut directions = 0u32;
+        // The VCs holding a flit, found without a branch per VC.
+        let mut occupied = VcSet::<W>::default();
+        let own = base - self.own_start;
+        for (j, vc) in self.own[own..own + nv].iter_mut().enumerate() {
+            vc.grant = NO_GRANT;
+            occupied.insert_if(j, vc.count != 0);
+        }
+        while let Some(j) = occupied.pop_first() {
+            let vc = self.own[own + j];
             let whole_packet =
                 p.mode != FlowControl::StoreForward || u32::from(vc.count) == p.flits;
             match VcState::from_u8(vc.state) {
@@ -468,14 +500,17 @@ impl Part<'_> {
                 }
                 VcState::Dropping => leave.insert(j),
                 // The header's direction, looked up when it arrived.
-                VcState::Routing if whole_packet => request[vc.out as usize].insert(j),
+                VcState::Routing if whole_packet => {
+                    request[vc.out as usize].insert(j);
+                    directions |= 1 << vc.out;
+                }
                 _ => {}
             }
         }
-        for (dir, request) in request.iter().enumerate() {
-            if !request.is_empty() {
-                self.allocate(sh, s, dir as u8, base, nv, request, leave);
-            }
+        while directions != 0 {
+            let dir = directions.trailing_zeros();
+            directions &= directions - 1;
+            self.allocate(sh, s, dir as u8, base, nv, &request[dir as usize], leave);
         }
     }
 
@@ -501,9 +536,10 @@ impl Part<'_> {
         let slot = sh.shape.pointers(s).start + dir as usize;
         let start = usize::from(sh.rr[slot]);
         let mut last_granted = None;
-        let mut j = start;
-        for _ in 0..nv {
-            if request.contains(j) {
+        // The requests in round-robin order: from the pointer on, then those below it.
+        let (from, below) = request.split_at(start);
+        for mut requests in [from, below] {
+            while let Some(j) = requests.pop_first() {
                 let mut granted = None;
                 while vc < p.vcs {
                     let lane = if first_lane + lane_k >= m {
@@ -536,7 +572,6 @@ impl Part<'_> {
                     None => {}
                 }
             }
-            j = next(j, nv);
         }
         // Written on every evaluation: a later sweep of the same cycle may grant differently.
         self.rr_next[slot - self.rr_start] = last_granted.map_or(start, |j| next(j, nv)) as u16;
@@ -552,25 +587,28 @@ impl Part<'_> {
         nv: usize,
         leave: &mut VcSet<W>,
     ) {
+        let own = base - self.own_start;
         for l in sh.shape.links(s) {
             let start = usize::from(sh.link_rr[l as usize]);
             let mut winner = None;
-            let mut j = start;
-            for _ in 0..nv {
-                let vc = self.vc(base + j);
-                let target = match vc.state {
-                    st if st == VcState::Active as u8 => vc.out,
-                    st if st == VcState::Routing as u8 && vc.grant < DROP => vc.grant,
-                    _ => NO_GRANT,
-                };
-                if leave.contains(j) && target != NO_GRANT && target >> sh.vc_shift == l {
-                    if winner.is_none() {
-                        winner = Some(j);
-                    } else {
-                        leave.remove(j);
+            // The leaving VCs in the link's round-robin order.
+            let (from, below) = leave.split_at(start);
+            for mut leaving in [from, below] {
+                while let Some(j) = leaving.pop_first() {
+                    let vc = &self.own[own + j];
+                    let target = match vc.state {
+                        st if st == VcState::Active as u8 => vc.out,
+                        st if st == VcState::Routing as u8 && vc.grant < DROP => vc.grant,
+                        _ => NO_GRANT,
+                    };
+                    if target != NO_GRANT && target >> sh.vc_shift == l {
+                        if winner.is_none() {
+                            winner = Some(j);
+                        } else {
+                            leave.remove(j);
+                        }
                     }
                 }
-                j = next(j, nv);
             }
             self.link_rr_next[l as usize - self.link_start] =
                 winner.map_or(start, |j| next(j, nv)) as u16;
@@ -590,5 +628,40 @@ impl Part<'_> {
             vc.flags = flags;
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VcSet;
+
+    /// The members of `set` in round-robin order from `start`, as allocation visits them.
+    fn round_robin<const W: usize>(set: VcSet<W>, start: usize) -> Vec<usize> {
+        let (from, below) = set.split_at(start);
+        let mut order = Vec::new();
+        for mut part in [from, below] {
+            while let Some(j) = part.pop_first() {
+                order.push(j);
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn members_come_in_round_robin_order_across_words() {
+        let mut set = VcSet::<4>::default();
+        for j in [0, 5, 63, 64, 130, 255] {
+            set.insert(j);
+        }
+        set.insert_if(7, false);
+        assert_eq!(round_robin(set, 0), [0, 5, 63, 64, 130, 255]);
+        assert_eq!(round_robin(set, 64), [64, 130, 255, 0, 5, 63]);
+        assert_eq!(round_robin(set, 65), [130, 255, 0, 5, 63, 64]);
+        assert_eq!(round_robin(set, 255), [255, 0, 5, 63, 64, 130]);
+        let mut one = VcSet::<1>::default();
+        one.insert_if(3, true);
+        one.insert(1);
+        assert_eq!(round_robin(one, 2), [3, 1]);
+        assert_eq!(round_robin(one, 4), [1, 3]);
     }
 }

@@ -518,6 +518,12 @@ pub(crate) fn occupied_mask(counts: &[u32]) -> u64 {
     }
 }
 
+/// Bit `j` set where `vcs[j]` holds a flit, for up to 64 VCs ([`occupied_mask`]'s reason).
+#[inline(always)]
+pub(crate) fn held_mask(vcs: &[Vc]) -> u64 {
+    (vcs.iter().enumerate()).fold(0, |m, (j, vc)| m | u64::from(vc.count != 0) << j)
+}
+
 /// A non-zero 16-bit LFSR seed for switch `s`.
 fn lfsr_seed(seed: u64, s: u64) -> u16 {
     crate::lfsr::seed(seed, crate::lfsr::Purpose::LaneChoice, s)
