@@ -439,9 +439,7 @@ impl Part<'_> {
         }
         if base >= sh.last_base {
             for j in 0..nv {
-                if self.vc(base + j).count > 0 {
-                    leave.insert(j);
-                }
+                leave.insert_if(j, self.vc(base + j).count > 0);
             }
             return self.set_leaving(base, nv, &leave);
         }
