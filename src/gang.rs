@@ -12,8 +12,8 @@
 
 use std::cell::UnsafeCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -143,35 +143,52 @@ impl Gang {
     /// Runs `f` on every task, thread `k` taking tasks `k`, `k + threads`, ..., and returns
     /// the results in task order.
     pub fn map<T: Send, R: Send>(&mut self, tasks: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-        let slots: Vec<Mutex<(Option<T>, Option<R>)>> = tasks
-            .into_iter()
-            .map(|t| Mutex::new((Some(t), None)))
-            .collect();
+        let slots: Vec<Slot<T, R>> = tasks.into_iter().map(Slot::new).collect();
         let threads = self.threads();
         self.broadcast(&|k| {
             for slot in slots.iter().skip(k).step_by(threads) {
-                let task = lock(slot).0.take();
-                if let Some(task) = task {
-                    let r = f(task);
-                    lock(slot).1 = Some(r);
-                }
+                // SAFETY: slot `i` is touched by thread `i % threads` alone during the phase.
+                unsafe { slot.run(&f) };
             }
         });
-        slots
-            .into_iter()
-            .map(|slot| {
-                slot.into_inner()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .1
-                    .expect("every task ran")
-            })
-            .collect()
+        slots.into_iter().map(Slot::result).collect()
     }
 }
 
-/// The slot's guard, whether or not another phase panicked holding it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// A task of [`Gang::map`] and then its result: written by the one thread whose index the
+/// task's position gives, read by the caller after the phase.
+struct Slot<T, R>(UnsafeCell<Result<R, Option<T>>>);
+
+// SAFETY: a slot is accessed by one thread at a time: during a phase only by the thread that
+// owns its index, after it (the phase's end is an acquire of every helper's release) only by
+// the caller.
+unsafe impl<T: Send, R: Send> Sync for Slot<T, R> {}
+
+impl<T, R> Slot<T, R> {
+    fn new(task: T) -> Self {
+        Slot(UnsafeCell::new(Err(Some(task))))
+    }
+
+    /// Runs the task.
+    ///
+    /// # Safety
+    /// No other thread accesses the slot meanwhile.
+    unsafe fn run(&self, f: &impl Fn(T) -> R) {
+        // SAFETY: exclusive access, by the contract.
+        let cell = unsafe { &mut *self.0.get() };
+        if let Err(task) = cell
+            && let Some(task) = task.take()
+        {
+            *cell = Ok(f(task));
+        }
+    }
+
+    fn result(self) -> R {
+        match self.0.into_inner() {
+            Ok(r) => r,
+            Err(_) => panic!("every task ran"),
+        }
+    }
 }
 
 impl Drop for Gang {
