@@ -20,11 +20,14 @@ fn against_verilator_smoke() {
         "0.1",
         "--cycles",
         "300",
+        "--repeat",
+        "2",
         "--out",
         &out,
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let md = std::fs::read_to_string(format!("{out}/bench.md")).unwrap();
+    assert!(md.contains("median of 2 runs per side"), "{md}");
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| 4 |")).collect();
     assert_eq!(rows.len(), 1, "{md}");
     let json: serde_json::Value =
@@ -36,6 +39,104 @@ fn against_verilator_smoke() {
     assert!(row["speedup"].as_f64().unwrap() > 0.0);
     // The RTL is the model cycle for cycle: the same accepted throughput.
     assert_eq!(row["model"]["accepted"], row["other"]["accepted"]);
+    for side in ["model", "other"] {
+        assert_eq!(row[side]["runs"].as_array().unwrap().len(), 2, "{row}");
+    }
+}
+
+/// BookSim's figures are read from its output, run by run: a stand-in binary that prints the
+/// lines BookSim2 prints checks the configuration written, the parsing and the medians.
+#[test]
+fn against_booksim_reads_its_figures() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp("bench", "fake-booksim");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = format!("{dir}/booksim");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n\
+         grep -q 'n = 4;' \"$1\" || exit 9\n\
+         echo 'Time taken is 400 cycles'\n\
+         echo 'Accepted flit rate average= 0.05 (1 samples)'\n\
+         echo 'Total run time 0.25'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = format!("{dir}/out");
+    let o = flitforge(&[
+        "bench",
+        "--against",
+        "booksim",
+        "--booksim",
+        &fake,
+        "--inputs",
+        "16",
+        "--vcs",
+        "1",
+        "--rate",
+        "0.1",
+        "--cycles",
+        "300",
+        "--repeat",
+        "3",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/bench.json")).unwrap())
+            .unwrap();
+    let row = &json["rows"][0];
+    assert_eq!(row["other"]["cycles"], 400);
+    assert_eq!(row["other"]["cycles_per_second"], 1600.0);
+    assert_eq!(
+        row["other"]["runs"],
+        serde_json::json!([1600.0, 1600.0, 1600.0])
+    );
+    assert_eq!(row["other"]["accepted"], 0.05);
+    assert_eq!(row["model"]["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(row["model"]["cycles"], 300);
+    let cfg = std::fs::read_to_string(format!("{out}/b1-rate0.1/booksim.cfg")).unwrap();
+    assert!(cfg.lines().any(|l| l == "injection_rate = 0.1;"), "{cfg}");
+}
+
+#[test]
+fn repeat_and_thread_lists_are_checked() {
+    let o = flitforge(&["bench", "--repeat", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("repeat = 0"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = flitforge(&["bench", "--against", "verilator", "--threads", "1,2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("threads = 1,2"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Thread counts alternate, and each gets its median and the speed-up over the first.
+    let o = flitforge(&[
+        "bench",
+        "--inputs",
+        "256",
+        "--cycles",
+        "20",
+        "--threads",
+        "1,2",
+        "--repeat",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().filter(|l| l.contains("x 20 cycles")).count(),
+        4,
+        "{out}"
+    );
+    assert!(out.contains("median of 2 runs on 2 threads"), "{out}");
+    assert!(out.contains("the speed on 1 thread"), "{out}");
 }
 
 #[test]

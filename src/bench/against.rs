@@ -72,17 +72,46 @@ impl Against {
     }
 }
 
-/// One simulator's run.
+/// One simulator's runs of a point.
 #[derive(Clone, Debug, Serialize)]
 pub struct Side {
     pub tool: String,
-    /// Network cycles simulated.
+    /// Network cycles simulated per run.
     pub cycles: u64,
-    /// Wall-clock seconds of the simulation loop (not set-up, not compilation).
+    /// Wall-clock seconds of the simulation loop (not set-up, not compilation): the median
+    /// over the runs.
     pub seconds: f64,
+    /// The median of `runs`.
     pub cycles_per_second: f64,
+    /// Cycles per second of each run, in the order they ran (each after a run of the other
+    /// side, so that a machine whose speed drifts slows both alike).
+    pub runs: Vec<f64>,
     /// Accepted flits per input (terminal) per cycle.
     pub accepted: f64,
+}
+
+impl Side {
+    /// A side that ran `cycles` cycles in each of `seconds`.
+    fn of(tool: String, cycles: u64, seconds: &[f64], accepted: f64) -> Side {
+        let runs: Vec<f64> = seconds.iter().map(|s| cycles as f64 / s).collect();
+        Side {
+            tool,
+            cycles,
+            seconds: super::median(seconds),
+            cycles_per_second: super::median(&runs),
+            runs,
+            accepted,
+        }
+    }
+
+    /// The median cycles per second, with the range of the runs when there are several.
+    fn cell(&self) -> String {
+        let (lo, hi) = super::range(&self.runs);
+        match self.runs.len() {
+            0 | 1 => format!("{:.0}", self.cycles_per_second),
+            _ => format!("{:.0} ({lo:.0}–{hi:.0})", self.cycles_per_second),
+        }
+    }
 }
 
 /// One point of the comparison.
@@ -93,19 +122,36 @@ pub struct Row {
     pub vcs: u32,
     pub model: Side,
     pub other: Side,
-    /// Model cycles per second over the other's.
+    /// Model cycles per second over the other's (medians).
     pub speedup: f64,
 }
 
-fn model_side(config: &SimConfig) -> Result<Side> {
-    let r: BenchResult = run(config.clone(), 1)?;
-    Ok(Side {
-        tool: "flitforge".into(),
-        cycles: r.cycles,
-        seconds: r.seconds,
-        cycles_per_second: r.cycles as f64 / r.seconds,
-        accepted: r.flits_delivered_per_cycle / f64::from(config.inputs),
-    })
+/// The model's side of a point: `seconds` of its runs so far, each of `config` on one thread
+/// with invariant checks off ([`run`]).
+#[derive(Default)]
+struct ModelRuns {
+    cycles: u64,
+    seconds: Vec<f64>,
+    accepted: f64,
+}
+
+impl ModelRuns {
+    fn run(&mut self, config: &SimConfig) -> Result<()> {
+        let r: BenchResult = run(config.clone(), 1)?;
+        self.cycles = r.cycles;
+        self.seconds.push(r.seconds);
+        self.accepted = r.flits_delivered_per_cycle / f64::from(config.inputs);
+        Ok(())
+    }
+
+    fn side(&self) -> Side {
+        Side::of(
+            "flitforge".into(),
+            self.cycles,
+            &self.seconds,
+            self.accepted,
+        )
+    }
 }
 
 fn row(config: &SimConfig, model: Side, other: Side) -> Row {
@@ -125,8 +171,8 @@ fn row(config: &SimConfig, model: Side, other: Side) -> Row {
 
 /// The model against its own RTL under Verilator (`--binary -O3`, no tracing), in `dir`: the
 /// testbench replays the model's injections, so both run the same cycles of the same traffic.
-pub fn verilator(config: &SimConfig, dir: &Path) -> Result<Row> {
-    let model = model_side(config)?;
+/// The RTL is compiled once; then the two sides run in turn, `repeat` times each.
+pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize) -> Result<Row> {
     let mut sim = Simulation::new(config.clone())?;
     crate::rtl::check_supported(&sim)?;
     sim.set_check_invariants(false);
@@ -145,18 +191,21 @@ pub fn verilator(config: &SimConfig, dir: &Path) -> Result<Row> {
     design.write(dir)?;
     crate::files::write_atomic(dir.join(STIMULUS_FILE), stimulus.to_hex())?;
     crate::tools::verilator_tb(dir, &design.verilog_files(), &["-O3"])?;
-    let start = Instant::now();
-    crate::tools::tool(dir, "./obj/Vtb", &[])?;
-    let seconds = start.elapsed().as_secs_f64();
-    let cycles = stimulus.cycles();
-    let other = Side {
-        tool: crate::tools::version("verilator", "--version").unwrap_or_else(|| "verilator".into()),
-        cycles,
-        seconds,
-        cycles_per_second: cycles as f64 / seconds,
-        accepted: report.throughput.flits_per_input_cycle,
-    };
-    Ok(row(config, model, other))
+    let mut model = ModelRuns::default();
+    let mut seconds = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        model.run(config)?;
+        let start = Instant::now();
+        crate::tools::tool(dir, "./obj/Vtb", &[])?;
+        seconds.push(start.elapsed().as_secs_f64());
+    }
+    let other = Side::of(
+        crate::tools::version("verilator", "--version").unwrap_or_else(|| "verilator".into()),
+        stimulus.cycles(),
+        &seconds,
+        report.throughput.flits_per_input_cycle,
+    );
+    Ok(row(config, model.side(), other))
 }
 
 /// The BookSim2 configuration equivalent to `config`: the k = 2 butterfly `fly` with
@@ -197,45 +246,46 @@ pub fn booksim_config(config: &SimConfig) -> Result<String> {
     ))
 }
 
-/// The model against BookSim2 (`binary`), run in `dir` on [`booksim_config`]. BookSim's own
-/// figures are read from its output: "Time taken is N cycles" (or, when it ends without a
-/// drain, the configured cycles), "Total run time S" and the accepted flit rate.
-pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path) -> Result<Row> {
+/// The model against BookSim2 (`binary`), run in `dir` on [`booksim_config`], the two sides
+/// in turn, `repeat` times each. BookSim's own figures are read from its output: "Time taken
+/// is N cycles" (or, when it ends without a drain, the configured cycles), "Total run time S"
+/// and the accepted flit rate.
+pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> Result<Row> {
     let text = booksim_config(config)?;
-    let model = model_side(config)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let file = dir.join("booksim.cfg");
     crate::files::write_atomic(&file, &text)?;
     let program = std::fs::canonicalize(binary).map_err(|e| Error::io(binary.display(), e))?;
-    let out = crate::tools::run(dir, &program.to_string_lossy(), &["booksim.cfg"])?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    crate::files::write_atomic(dir.join("booksim.log"), &stdout)?;
-    let after = |key: &str| -> Option<f64> {
-        let line = stdout.lines().rev().find(|l| l.contains(key))?;
-        let rest = &line[line.find(key)? + key.len()..];
-        rest.split_whitespace().next()?.parse().ok()
-    };
-    // One period of `cycles` steps, then (when BookSim calls it stable) a drain it counts in
-    // "Time taken".
-    let cycles = after("Time taken is").unwrap_or(config.cycles.unwrap_or(5_000) as f64);
-    let Some(seconds) = after("Total run time") else {
-        return Err(Error::parse(
-            file.display(),
-            format!(
-                "BookSim printed no \"Total run time\" (exit {:?}); see {}",
-                out.status.code(),
-                dir.join("booksim.log").display()
-            ),
-        ));
-    };
-    let other = Side {
-        tool: "booksim2".into(),
-        cycles: cycles as u64,
-        seconds,
-        cycles_per_second: cycles / seconds,
-        accepted: after("Accepted flit rate average=").unwrap_or(f64::NAN),
-    };
-    Ok(row(config, model, other))
+    let mut model = ModelRuns::default();
+    let (mut cycles, mut seconds, mut accepted) = (0.0, Vec::with_capacity(repeat), f64::NAN);
+    for _ in 0..repeat {
+        model.run(config)?;
+        let out = crate::tools::run(dir, &program.to_string_lossy(), &["booksim.cfg"])?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        crate::files::write_atomic(dir.join("booksim.log"), &stdout)?;
+        let after = |key: &str| -> Option<f64> {
+            let line = stdout.lines().rev().find(|l| l.contains(key))?;
+            let rest = &line[line.find(key)? + key.len()..];
+            rest.split_whitespace().next()?.parse().ok()
+        };
+        // One period of `cycles` steps, then (when BookSim calls it stable) a drain it counts
+        // in "Time taken".
+        cycles = after("Time taken is").unwrap_or(config.cycles.unwrap_or(5_000) as f64);
+        let Some(run_seconds) = after("Total run time") else {
+            return Err(Error::parse(
+                file.display(),
+                format!(
+                    "BookSim printed no \"Total run time\" (exit {:?}); see {}",
+                    out.status.code(),
+                    dir.join("booksim.log").display()
+                ),
+            ));
+        };
+        seconds.push(run_seconds);
+        accepted = after("Accepted flit rate average=").unwrap_or(f64::NAN);
+    }
+    let other = Side::of("booksim2".into(), cycles as u64, &seconds, accepted);
+    Ok(row(config, model.side(), other))
 }
 
 /// The offered load of `config` for a directory name (`0.3`, or `file` for other traffic).
@@ -249,21 +299,28 @@ pub fn rate_label(config: &SimConfig) -> String {
 /// The comparison as a Markdown table, with what differs.
 pub fn markdown(against: Against, rows: &[Row]) -> String {
     let other = against.name();
+    let repeat = rows.first().map_or(1, |r| r.model.runs.len());
     let mut s = format!(
         "| inputs | load | VCs | flitforge cycles/s | {other} cycles/s | speed-up | flitforge accepted | {other} accepted |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.0} | {:.1}× | {:.4} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {:.1}× | {:.4} | {:.4} |",
             r.inputs,
             r.rate,
             r.vcs,
-            r.model.cycles_per_second,
-            r.other.cycles_per_second,
+            r.model.cell(),
+            r.other.cell(),
             r.speedup,
             r.model.accepted,
             r.other.accepted
+        );
+    }
+    if repeat > 1 {
+        let _ = writeln!(
+            s,
+            "\nCycles/s: the median of {repeat} runs per side, the two sides in turn (the range of the runs in brackets); the speed-up is the medians' ratio."
         );
     }
     s.push_str(match against {

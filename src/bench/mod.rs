@@ -26,6 +26,27 @@ pub fn default_config() -> SimConfig {
     }
 }
 
+/// Most runs `--repeat` takes per side.
+pub const MAX_REPEAT: usize = 50;
+
+/// The median of `xs` (the mean of the middle two for an even count; NaN for none): the figure
+/// a benchmark reports from repeated runs, which one slow run on a busy machine does not move.
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The smallest and largest of `xs` (NaN, NaN for none).
+pub fn range(xs: &[f64]) -> (f64, f64) {
+    xs.iter()
+        .fold((f64::NAN, f64::NAN), |(lo, hi), &x| (x.min(lo), x.max(hi)))
+}
+
 /// A measured run.
 #[derive(Clone, Debug)]
 pub struct BenchResult {

@@ -35,9 +35,20 @@ pub struct BenchArgs {
     pub force: bool,
     /// Threads evaluating each level's switches and committing the clock edge (0: every
     /// core); the run is the same on any number, and networks under 256 inputs run on one.
+    /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
     /// Comparisons run one thread, like the simulators they are compared with.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1",
+        value_name = "THREADS[,THREADS...]"
+    )]
+    pub threads: Vec<usize>,
+    /// Runs per measurement, 1..=50: the runs of the sides being compared (thread counts, or
+    /// the model and the other simulator) alternate, and each side reports the median of its
+    /// runs with their range, so that one slow run on a busy machine does not decide.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: usize,
 }
 
 /// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
@@ -102,8 +113,10 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
             config.validate()?;
             let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
             let row = match &booksim {
-                Some(path) => against::booksim(&config, std::path::Path::new(path), &work)?,
-                None => against::verilator(&config, &work)?,
+                Some(path) => {
+                    against::booksim(&config, std::path::Path::new(path), &work, args.repeat)?
+                }
+                None => against::verilator(&config, &work, args.repeat)?,
             };
             rows.push(row);
             progress.update(rows.len() as u64, total);
@@ -122,11 +135,18 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
 
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
+    if !(1..=flitforge::bench::MAX_REPEAT).contains(&args.repeat) {
+        return Err(Error::invalid(
+            "repeat",
+            args.repeat,
+            format!("1..={}", flitforge::bench::MAX_REPEAT),
+        ));
+    }
     if let Some(against) = &args.against {
-        if args.threads != 1 {
+        if args.threads != [1] {
             return Err(Error::invalid(
                 "threads",
-                args.threads,
+                list(&args.threads),
                 "1 with --against (each simulator runs one thread)",
             ));
         }
@@ -149,35 +169,49 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     match flags.resolve(flitforge::bench::default_config())? {
         RunConfig::Network(config) => {
-            let r = flitforge::bench::run(config, args.threads)?;
-            say!(
-                "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle)",
-                r.switches,
-                r.cycles,
-                r.seconds,
-                r.switch_cycles_per_second / 1e6,
-                r.flits_delivered_per_cycle
-            );
+            // Round by round, every thread count once: a drifting machine slows them alike.
+            let mut rates = vec![Vec::with_capacity(args.repeat); args.threads.len()];
+            for _ in 0..args.repeat {
+                for (&threads, rates) in args.threads.iter().zip(&mut rates) {
+                    let r = flitforge::bench::run(config.clone(), threads)?;
+                    say!(
+                        "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle){}",
+                        r.switches,
+                        r.cycles,
+                        r.seconds,
+                        r.switch_cycles_per_second / 1e6,
+                        r.flits_delivered_per_cycle,
+                        on_threads(&args.threads, threads)
+                    );
+                    rates.push(r.switch_cycles_per_second / 1e6);
+                }
+            }
+            summarize(args, "switch-cycles", &rates);
         }
         RunConfig::PrunedButterfly(mut config) => {
-            if args.threads != 1 {
+            if args.threads != [1] {
                 return Err(Error::invalid(
                     "threads",
-                    args.threads,
+                    list(&args.threads),
                     "1 with --topology pruned-butterfly (threads split VC networks)",
                 ));
             }
             if args.net.inputs.is_none() && args.net.config.is_none() {
                 config.inputs = flitforge::bench::default_pruned_config().inputs;
             }
-            let r = flitforge::bench::run_pruned(config)?;
-            say!(
-                "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
-                r.switches,
-                r.cycles,
-                r.seconds,
-                r.switch_cycles_per_second / 1e6
-            );
+            let mut rates = vec![Vec::with_capacity(args.repeat)];
+            for _ in 0..args.repeat {
+                let r = flitforge::bench::run_pruned(config.clone())?;
+                say!(
+                    "bench: {} vertices x {} cycles in {:.3} s = {:.1} million vertex-cycles/s",
+                    r.switches,
+                    r.cycles,
+                    r.seconds,
+                    r.switch_cycles_per_second / 1e6
+                );
+                rates[0].push(r.switch_cycles_per_second / 1e6);
+            }
+            summarize(args, "vertex-cycles", &rates);
         }
         _ => {
             return Err(Error::invalid(
@@ -188,4 +222,47 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The thread counts as given.
+fn list(threads: &[usize]) -> String {
+    let counts: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+    counts.join(",")
+}
+
+/// " on N threads" when several counts are compared.
+fn on_threads(all: &[usize], threads: usize) -> String {
+    match (all.len(), threads) {
+        (1, _) => String::new(),
+        (_, 1) => " on 1 thread".into(),
+        (_, 0) => " on every core".into(),
+        (_, t) => format!(" on {t} threads"),
+    }
+}
+
+/// Per thread count, the median of its runs (`rates`, millions of `unit` per second) with
+/// their range, and the speed-up of each count over the first; nothing for a single run.
+fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>]) {
+    use flitforge::bench::{median, range};
+    if args.repeat == 1 && rates.len() == 1 {
+        return;
+    }
+    let first = median(&rates[0]);
+    for (k, (&threads, runs)) in args.threads.iter().zip(rates).enumerate() {
+        let (m, (lo, hi)) = (median(runs), range(runs));
+        let speedup = match k {
+            0 => String::new(),
+            _ => format!(
+                ", {:.2}× the speed{}",
+                m / first,
+                on_threads(&args.threads, args.threads[0])
+            ),
+        };
+        say!(
+            "bench: median of {} run{}{}: {m:.1} million {unit}/s ({lo:.1}–{hi:.1}){speedup}",
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
+            on_threads(&args.threads, threads),
+        );
+    }
 }
