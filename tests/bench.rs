@@ -109,6 +109,15 @@ fn repeat_and_thread_lists_are_checked() {
         "{}",
         text(&o.stderr)
     );
+    // A bad count is refused before the first run.
+    let o = flitforge(&["bench", "--threads", "1,2000", "--cycles", "1000000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("threads = 2000"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!text(&o.stdout).contains("bench:"), "{}", text(&o.stdout));
     let o = flitforge(&["bench", "--against", "verilator", "--threads", "1,2"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

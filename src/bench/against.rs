@@ -76,12 +76,13 @@ impl Against {
 #[derive(Clone, Debug, Serialize)]
 pub struct Side {
     pub tool: String,
-    /// Network cycles simulated per run.
+    /// Network cycles simulated (by each run).
     pub cycles: u64,
-    /// Wall-clock seconds of the simulation loop (not set-up, not compilation): the median
-    /// over the runs.
+    /// Wall-clock seconds of the simulation loop (not set-up, not compilation): the median of
+    /// the runs' times.
     pub seconds: f64,
-    /// The median of `runs`.
+    /// The median of `runs` (for an even count, the mean of the middle two: then not quite
+    /// `cycles / seconds`).
     pub cycles_per_second: f64,
     /// Cycles per second of each run, in the order they ran (each after a run of the other
     /// side, so that a machine whose speed drifts slows both alike).
@@ -91,15 +92,16 @@ pub struct Side {
 }
 
 impl Side {
-    /// A side that ran `cycles` cycles in each of `seconds`.
-    fn of(tool: String, cycles: u64, seconds: &[f64], accepted: f64) -> Side {
-        let runs: Vec<f64> = seconds.iter().map(|s| cycles as f64 / s).collect();
+    /// A side whose runs each simulated `cycles` cycles in `seconds`.
+    fn of(tool: String, runs: &[(u64, f64)], accepted: f64) -> Side {
+        let seconds: Vec<f64> = runs.iter().map(|&(_, s)| s).collect();
+        let rates: Vec<f64> = runs.iter().map(|&(c, s)| c as f64 / s).collect();
         Side {
             tool,
-            cycles,
-            seconds: super::median(seconds),
-            cycles_per_second: super::median(&runs),
-            runs,
+            cycles: runs.first().map_or(0, |&(c, _)| c),
+            seconds: super::median(&seconds),
+            cycles_per_second: super::median(&rates),
+            runs: rates,
             accepted,
         }
     }
@@ -130,27 +132,20 @@ pub struct Row {
 /// with invariant checks off ([`run`]).
 #[derive(Default)]
 struct ModelRuns {
-    cycles: u64,
-    seconds: Vec<f64>,
+    runs: Vec<(u64, f64)>,
     accepted: f64,
 }
 
 impl ModelRuns {
     fn run(&mut self, config: &SimConfig) -> Result<()> {
         let r: BenchResult = run(config.clone(), 1)?;
-        self.cycles = r.cycles;
-        self.seconds.push(r.seconds);
+        self.runs.push((r.cycles, r.seconds));
         self.accepted = r.flits_delivered_per_cycle / f64::from(config.inputs);
         Ok(())
     }
 
     fn side(&self) -> Side {
-        Side::of(
-            "flitforge".into(),
-            self.cycles,
-            &self.seconds,
-            self.accepted,
-        )
+        Side::of("flitforge".into(), &self.runs, self.accepted)
     }
 }
 
@@ -173,6 +168,7 @@ fn row(config: &SimConfig, model: Side, other: Side) -> Row {
 /// testbench replays the model's injections, so both run the same cycles of the same traffic.
 /// The RTL is compiled once; then the two sides run in turn, `repeat` times each.
 pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize) -> Result<Row> {
+    super::check_repeat(repeat)?;
     let mut sim = Simulation::new(config.clone())?;
     crate::rtl::check_supported(&sim)?;
     sim.set_check_invariants(false);
@@ -192,17 +188,16 @@ pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize) -> Result<Row> {
     crate::files::write_atomic(dir.join(STIMULUS_FILE), stimulus.to_hex())?;
     crate::tools::verilator_tb(dir, &design.verilog_files(), &["-O3"])?;
     let mut model = ModelRuns::default();
-    let mut seconds = Vec::with_capacity(repeat);
+    let mut runs = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         model.run(config)?;
         let start = Instant::now();
         crate::tools::tool(dir, "./obj/Vtb", &[])?;
-        seconds.push(start.elapsed().as_secs_f64());
+        runs.push((stimulus.cycles(), start.elapsed().as_secs_f64()));
     }
     let other = Side::of(
         crate::tools::version("verilator", "--version").unwrap_or_else(|| "verilator".into()),
-        stimulus.cycles(),
-        &seconds,
+        &runs,
         report.throughput.flits_per_input_cycle,
     );
     Ok(row(config, model.side(), other))
@@ -251,13 +246,14 @@ pub fn booksim_config(config: &SimConfig) -> Result<String> {
 /// is N cycles" (or, when it ends without a drain, the configured cycles), "Total run time S"
 /// and the accepted flit rate.
 pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> Result<Row> {
+    super::check_repeat(repeat)?;
     let text = booksim_config(config)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let file = dir.join("booksim.cfg");
     crate::files::write_atomic(&file, &text)?;
     let program = std::fs::canonicalize(binary).map_err(|e| Error::io(binary.display(), e))?;
     let mut model = ModelRuns::default();
-    let (mut cycles, mut seconds, mut accepted) = (0.0, Vec::with_capacity(repeat), f64::NAN);
+    let (mut runs, mut accepted) = (Vec::with_capacity(repeat), f64::NAN);
     for _ in 0..repeat {
         model.run(config)?;
         let out = crate::tools::run(dir, &program.to_string_lossy(), &["booksim.cfg"])?;
@@ -270,8 +266,8 @@ pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> 
         };
         // One period of `cycles` steps, then (when BookSim calls it stable) a drain it counts
         // in "Time taken".
-        cycles = after("Time taken is").unwrap_or(config.cycles.unwrap_or(5_000) as f64);
-        let Some(run_seconds) = after("Total run time") else {
+        let cycles = after("Time taken is").unwrap_or(config.cycles.unwrap_or(5_000) as f64);
+        let Some(seconds) = after("Total run time") else {
             return Err(Error::parse(
                 file.display(),
                 format!(
@@ -281,10 +277,10 @@ pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> 
                 ),
             ));
         };
-        seconds.push(run_seconds);
+        runs.push((cycles as u64, seconds));
         accepted = after("Accepted flit rate average=").unwrap_or(f64::NAN);
     }
-    let other = Side::of("booksim2".into(), cycles as u64, &seconds, accepted);
+    let other = Side::of("booksim2".into(), &runs, accepted);
     Ok(row(config, model.side(), other))
 }
 

@@ -29,6 +29,18 @@ pub fn default_config() -> SimConfig {
 /// Most runs `--repeat` takes per side.
 pub const MAX_REPEAT: usize = 50;
 
+/// `repeat` runs per measurement are within 1..=[`MAX_REPEAT`].
+pub fn check_repeat(repeat: usize) -> Result<()> {
+    if (1..=MAX_REPEAT).contains(&repeat) {
+        return Ok(());
+    }
+    Err(crate::error::Error::invalid(
+        "repeat",
+        repeat,
+        format!("1..={MAX_REPEAT}"),
+    ))
+}
+
 /// The median of `xs` (the mean of the middle two for an even count; NaN for none): the figure
 /// a benchmark reports from repeated runs, which one slow run on a busy machine does not move.
 pub fn median(xs: &[f64]) -> f64 {

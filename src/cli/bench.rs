@@ -135,11 +135,14 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
 
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
-    if !(1..=flitforge::bench::MAX_REPEAT).contains(&args.repeat) {
+    flitforge::bench::check_repeat(args.repeat)?;
+    // Every count is checked before the first run, which may take a while.
+    let max = flitforge::sim::MAX_THREADS;
+    if let Some(&t) = args.threads.iter().find(|&&t| t > max) {
         return Err(Error::invalid(
-            "repeat",
-            args.repeat,
-            format!("1..={}", flitforge::bench::MAX_REPEAT),
+            "threads",
+            t,
+            format!("0..={max} (0: every core)"),
         ));
     }
     if let Some(against) = &args.against {
