@@ -1,39 +1,37 @@
 //! `flitforge bench --against`: the Verilator comparison runs end to end on a small network
-//! (the full grids are benchmarks, not tests), and BookSim needs its binary.
+//! (the full grids are benchmarks, not tests), BookSim needs its binary (a stand-in checks
+//! what is read from it), and repeated runs report medians.
 
 mod common;
 
 use common::{flitforge, temp, text};
 
+/// One point of `bench --against` (1 VC, rate 0.1, 300 cycles) written into `out`, with
+/// `flags` naming the other simulator: its row of bench.json.
+fn one_point(flags: &[&str], out: &str) -> serde_json::Value {
+    let mut args = vec![
+        "bench", "--vcs", "1", "--rate", "0.1", "--cycles", "300", "--out", out,
+    ];
+    args.extend_from_slice(flags);
+    let o = flitforge(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/bench.json")).unwrap())
+            .unwrap();
+    json["rows"][0].clone()
+}
+
 #[test]
 fn against_verilator_smoke() {
     let out = temp("bench", "verilator");
-    let o = flitforge(&[
-        "bench",
-        "--against",
-        "verilator",
-        "--inputs",
-        "4",
-        "--vcs",
-        "1",
-        "--rate",
-        "0.1",
-        "--cycles",
-        "300",
-        "--repeat",
-        "2",
-        "--out",
+    let row = one_point(
+        &["--against", "verilator", "--inputs", "4", "--repeat", "2"],
         &out,
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    );
     let md = std::fs::read_to_string(format!("{out}/bench.md")).unwrap();
     assert!(md.contains("median of 2 runs per side"), "{md}");
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| 4 |")).collect();
     assert_eq!(rows.len(), 1, "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{out}/bench.json")).unwrap())
-            .unwrap();
-    let row = &json["rows"][0];
     assert_eq!(row["other"]["cycles"], 300);
     assert_eq!(row["model"]["cycles"], 300);
     assert!(row["speedup"].as_f64().unwrap() > 0.0);
@@ -63,30 +61,8 @@ fn against_booksim_reads_its_figures() {
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = format!("{dir}/out");
-    let o = flitforge(&[
-        "bench",
-        "--against",
-        "booksim",
-        "--booksim",
-        &fake,
-        "--inputs",
-        "16",
-        "--vcs",
-        "1",
-        "--rate",
-        "0.1",
-        "--cycles",
-        "300",
-        "--repeat",
-        "3",
-        "--out",
-        &out,
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{out}/bench.json")).unwrap())
-            .unwrap();
-    let row = &json["rows"][0];
+    let flags = ["--against", "booksim", "--booksim", &fake, "--inputs", "16"];
+    let row = one_point(&[&flags[..], &["--repeat", "3"]].concat(), &out);
     assert_eq!(row["other"]["cycles"], 400);
     assert_eq!(row["other"]["cycles_per_second"], 1600.0);
     assert_eq!(
