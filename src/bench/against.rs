@@ -128,8 +128,8 @@ pub struct Row {
     pub speedup: f64,
 }
 
-/// The model's side of a point: `seconds` of its runs so far, each of `config` on one thread
-/// with invariant checks off ([`run`]).
+/// The model's side of a point: the cycles and seconds of its runs so far, each of `config`
+/// on one thread with invariant checks off ([`run`]).
 #[derive(Default)]
 struct ModelRuns {
     runs: Vec<(u64, f64)>,
