@@ -45,6 +45,9 @@ use crate::topology::{MAX_RADIX, NodeId, Topology};
 
 mod columns;
 mod runs;
+mod vc_set;
+
+use vc_set::VcSet;
 
 pub(crate) use columns::ColumnPlan;
 
@@ -52,63 +55,6 @@ pub(crate) use columns::ColumnPlan;
 /// 16 VCs (radix 16).
 const MAX_SWITCH_VCS: usize = 256;
 const WORDS: usize = MAX_SWITCH_VCS / 64;
-
-/// A set of a switch's input VCs, in `W` words (one for the usual switch of at most 64).
-#[derive(Clone, Copy)]
-struct VcSet<const W: usize>([u64; W]);
-
-impl<const W: usize> Default for VcSet<W> {
-    fn default() -> Self {
-        VcSet([0; W])
-    }
-}
-
-impl<const W: usize> VcSet<W> {
-    #[inline]
-    fn insert(&mut self, j: usize) {
-        self.0[j >> 6] |= 1 << (j & 63);
-    }
-    #[inline]
-    fn remove(&mut self, j: usize) {
-        self.0[j >> 6] &= !(1 << (j & 63));
-    }
-    #[inline]
-    fn contains(&self, j: usize) -> bool {
-        self.0[j >> 6] >> (j & 63) & 1 != 0
-    }
-    /// Adds `j` if `member`, without a branch.
-    #[inline]
-    fn insert_if(&mut self, j: usize, member: bool) {
-        self.0[j >> 6] |= u64::from(member) << (j & 63);
-    }
-    /// The members from `at` on, and those below it.
-    #[inline]
-    fn split_at(&self, at: usize) -> (Self, Self) {
-        let (mut from, mut below) = (*self, *self);
-        for (w, (hi, lo)) in from.0.iter_mut().zip(&mut below.0).enumerate() {
-            let keep = match at.checked_sub(w * 64) {
-                None => !0,
-                Some(k) if k >= 64 => 0,
-                Some(k) => !0 << k,
-            };
-            *hi &= keep;
-            *lo &= !keep;
-        }
-        (from, below)
-    }
-    /// Removes and returns the lowest member.
-    #[inline]
-    fn pop_first(&mut self) -> Option<usize> {
-        for (w, word) in self.0.iter_mut().enumerate() {
-            if *word != 0 {
-                let b = word.trailing_zeros() as usize;
-                *word &= *word - 1;
-                return Some(w * 64 + b);
-            }
-        }
-        None
-    }
-}
 
 /// `j + 1` wrapped to `0..n`.
 #[inline]
@@ -626,40 +572,5 @@ impl Part<'_> {
             vc.flags = flags;
         }
         changed
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::VcSet;
-
-    /// The members of `set` in round-robin order from `start`, as allocation visits them.
-    fn round_robin<const W: usize>(set: VcSet<W>, start: usize) -> Vec<usize> {
-        let (from, below) = set.split_at(start);
-        let mut order = Vec::new();
-        for mut part in [from, below] {
-            while let Some(j) = part.pop_first() {
-                order.push(j);
-            }
-        }
-        order
-    }
-
-    #[test]
-    fn members_come_in_round_robin_order_across_words() {
-        let mut set = VcSet::<4>::default();
-        for j in [0, 5, 63, 64, 130, 255] {
-            set.insert(j);
-        }
-        set.insert_if(7, false);
-        assert_eq!(round_robin(set, 0), [0, 5, 63, 64, 130, 255]);
-        assert_eq!(round_robin(set, 64), [64, 130, 255, 0, 5, 63]);
-        assert_eq!(round_robin(set, 65), [130, 255, 0, 5, 63, 64]);
-        assert_eq!(round_robin(set, 255), [255, 0, 5, 63, 64, 130]);
-        let mut one = VcSet::<1>::default();
-        one.insert_if(3, true);
-        one.insert(1);
-        assert_eq!(round_robin(one, 2), [3, 1]);
-        assert_eq!(round_robin(one, 4), [1, 3]);
     }
 }
