@@ -173,7 +173,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     match flags.resolve(flitforge::bench::default_config())? {
         RunConfig::Network(config) => {
             // Round by round, every thread count once: a drifting machine slows them alike.
-            let mut rates = vec![Vec::with_capacity(args.repeat); args.threads.len()];
+            let mut rates = vec![Vec::new(); args.threads.len()];
             for _ in 0..args.repeat {
                 for (&threads, rates) in args.threads.iter().zip(&mut rates) {
                     let r = flitforge::bench::run(config.clone(), threads)?;
@@ -202,7 +202,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             if args.net.inputs.is_none() && args.net.config.is_none() {
                 config.inputs = flitforge::bench::default_pruned_config().inputs;
             }
-            let mut rates = vec![Vec::with_capacity(args.repeat)];
+            let mut rates = vec![Vec::new()];
             for _ in 0..args.repeat {
                 let r = flitforge::bench::run_pruned(config.clone())?;
                 say!(
