@@ -172,6 +172,46 @@ fn pruned_butterfly_and_load_curve_shards_merge() {
     }
 }
 
+/// The rest of a sweep's configuration file.
+const CURVE: &str = "cycles = 200\n[traffic]\npattern = \"bernoulli\"\nrate = 0.1\n";
+
+/// A merge reads the shards' input files again: one changed since the shards ran is refused,
+/// and so is an output directory that is one of the shards.
+#[test]
+fn a_merge_refuses_changed_inputs_and_writing_over_a_shard() {
+    let config = format!("{}.toml", temp("shard", "curve-config"));
+    std::fs::write(&config, format!("inputs = 16\n{CURVE}")).unwrap();
+    let args = ["sim", "--config", &config, "--sweep", "0.1,0.2"];
+    let shards: Vec<String> = (0..2)
+        .map(|k| {
+            let dir = temp("shard", &format!("cfg-s{k}"));
+            run(&[&args[..], &["--shard", &format!("{k}/2"), "--out", &dir]].concat());
+            dir
+        })
+        .collect();
+    let o = flitforge(&["merge", &shards[0], &shards[1], "--out", &shards[0]]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not one of the shard directories"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(Path::new(&shards[0]).join("shard.json").is_file());
+    std::fs::write(&config, format!("inputs = 64\n{CURVE}")).unwrap();
+    let merged = temp("shard", "cfg-merged");
+    let o = flitforge(&["merge", &shards[0], &shards[1], "--out", &merged]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("contents differ"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::write(&config, format!("inputs = 16\n{CURVE}")).unwrap();
+    let full = temp("shard", "cfg-full");
+    run(&[&args[..], &["--out", &full]].concat());
+    assert_eq!(files(&full), files(&merge(&shards, "cfg-merged")));
+}
+
 /// Slurm daemons of a one-node test cluster on localhost, killed when dropped.
 struct Cluster {
     conf: String,

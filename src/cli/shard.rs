@@ -40,6 +40,9 @@ struct ShardFile {
     /// The experiment's command line after `flitforge`, without --shard, --out, --force and
     /// --threads (none changes a result).
     args: Vec<String>,
+    /// The files `args` names, each as `path#digest` of its contents ([`input_digests`]).
+    #[serde(default)]
+    inputs: Vec<String>,
     shard: Shard,
     results: Results,
 }
@@ -51,6 +54,11 @@ impl ShardArgs {
     /// Whether --shard was given.
     pub fn given(&self) -> bool {
         self.shard.is_some()
+    }
+
+    /// Whether --resume was given.
+    pub fn resumes(&self) -> bool {
+        self.resume
     }
 
     /// The job runner: the replayed results of a merge, or one shard or every trial, saving
@@ -89,6 +97,8 @@ impl ShardArgs {
         // The results depend on the command line without the options that change none, and
         // on which shard runs.
         let mut key = replay_args(std::env::args().skip(1));
+        // ... and on the contents of the files it names.
+        key.extend(input_digests(&key)?);
         if let Some(s) = &self.shard {
             key.push(format!("--shard={s}"));
         }
@@ -123,11 +133,13 @@ pub fn write_shard(dir: &Path, experiment: &str, jobs: &Jobs) -> Result<()> {
     let shard = jobs
         .sharded()
         .ok_or_else(|| Error::parse(experiment, "not a sharded run"))?;
+    let args = replay_args(std::env::args().skip(1));
     let file = ShardFile {
         schema: 1,
         flitforge: env!("CARGO_PKG_VERSION").to_string(),
         experiment: experiment.to_string(),
-        args: replay_args(std::env::args().skip(1)),
+        inputs: input_digests(&args)?,
+        args,
         shard,
         results: jobs.results().clone(),
     };
@@ -161,6 +173,40 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// Every file a command line names (a value that is an existing file: a configuration, a
+/// message list, a graph), as `path#digest`, the digest a 64-bit FNV-1a hash of its
+/// contents: a shard or a checkpoint is only combined with runs of the same inputs.
+fn input_digests(args: &[String]) -> Result<Vec<String>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    for a in args {
+        let value = match a.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => value,
+            _ => a.as_str(),
+        };
+        let path = Path::new(value);
+        if value.starts_with("--") || !path.is_file() {
+            continue;
+        }
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = file
+                .read(&mut buf)
+                .map_err(|e| Error::io(path.display(), e))?;
+            if n == 0 {
+                break;
+            }
+            for &b in &buf[..n] {
+                hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        out.push(format!("{value}#{hash:016x}"));
+    }
+    Ok(out)
+}
+
 /// `flitforge merge` options.
 #[derive(Args)]
 pub struct MergeArgs {
@@ -181,24 +227,29 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     let mut first: Option<ShardFile> = None;
     let mut seen = Vec::new();
     let mut results = Results::new();
+    let mut shard_dirs = Vec::new();
     for dir in &args.shards {
         let path = if Path::new(dir).is_dir() {
             PathBuf::from(dir).join(SHARD_FILE)
         } else {
             PathBuf::from(dir)
         };
+        shard_dirs.push(
+            path.parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        );
         let text = flitforge::limits::read_input_text(&path.to_string_lossy())?;
         let file: ShardFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
         if let Some(f) = &first
             && (
                 f.experiment.as_str(),
-                &f.args,
+                (&f.args, &f.inputs),
                 f.shard.count,
                 f.flitforge.as_str(),
             ) != (
                 file.experiment.as_str(),
-                &file.args,
+                (&file.args, &file.inputs),
                 file.shard.count,
                 file.flitforge.as_str(),
             )
@@ -207,7 +258,7 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
                 "shards",
                 path.display(),
                 format!(
-                    "a shard of the same run: `flitforge {}` in {} shards, flitforge {}",
+                    "a shard of the same run: `flitforge {}` in {} shards, flitforge {}, on the same input files",
                     f.args.join(" "),
                     f.shard.count,
                     f.flitforge
@@ -238,6 +289,32 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
             ),
         ));
     }
+    // The merged files are written by the command the shards ran, which reads its input
+    // files again: they must be the ones the shards read.
+    let now = input_digests(&first.args)?;
+    if let Some(changed) = first.inputs.iter().find(|d| !now.contains(d)) {
+        let path = changed
+            .rsplit_once('#')
+            .map_or(changed.as_str(), |(p, _)| p);
+        return Err(Error::invalid(
+            "shards",
+            path,
+            "the input files the shards read, unchanged (this one is missing or its contents differ)",
+        ));
+    }
+    // The shards are inputs: the merged files go elsewhere.
+    let out = PathBuf::from(
+        (args.out.clone()).unwrap_or_else(|| format!("results/{}", first.experiment)),
+    );
+    for dir in &shard_dirs {
+        if same_dir(dir, &out) {
+            return Err(Error::invalid(
+                "out",
+                out.display(),
+                "a directory that is not one of the shard directories being merged",
+            ));
+        }
+    }
     let mut argv = vec!["flitforge".to_string()];
     argv.extend(first.args.iter().cloned());
     if let Some(out) = &args.out {
@@ -258,9 +335,45 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     }
 }
 
+/// Whether `a` and `b` name the same existing directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let dir = |p: &Path| {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        p.canonicalize().ok()
+    };
+    matches!((dir(a), dir(b)), (Some(x), Some(y)) if x == y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_digests_follow_the_named_files_contents() {
+        let path =
+            std::env::temp_dir().join(format!("flitforge-digest-{}.toml", std::process::id()));
+        let name = path.display().to_string();
+        std::fs::write(&path, "inputs = 16\n").unwrap();
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let before = input_digests(&args(&["sim", "--config", &name, "--inputs", "16"])).unwrap();
+        assert_eq!(before.len(), 1);
+        assert!(before[0].starts_with(&format!("{name}#")));
+        let eq = input_digests(&args(&["sim", &format!("--config={name}")])).unwrap();
+        assert_eq!(before, eq);
+        std::fs::write(&path, "inputs = 64\n").unwrap();
+        let after = input_digests(&args(&["sim", "--config", &name])).unwrap();
+        assert_ne!(before, after);
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            input_digests(&args(&["sim", "--config", &name]))
+                .unwrap()
+                .is_empty()
+        );
+    }
 
     #[test]
     fn replay_drops_only_what_does_not_change_results() {
