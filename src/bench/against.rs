@@ -248,10 +248,10 @@ pub fn booksim_config(config: &SimConfig) -> Result<String> {
 pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> Result<Row> {
     super::check_repeat(repeat)?;
     let text = booksim_config(config)?;
+    let program = std::fs::canonicalize(binary).map_err(|e| Error::io(binary.display(), e))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let file = dir.join("booksim.cfg");
     crate::files::write_atomic(&file, &text)?;
-    let program = std::fs::canonicalize(binary).map_err(|e| Error::io(binary.display(), e))?;
     let mut model = ModelRuns::default();
     let (mut runs, mut accepted) = (Vec::with_capacity(repeat), f64::NAN);
     for _ in 0..repeat {

@@ -18,8 +18,9 @@ pub struct BenchArgs {
     /// Compare with the same network under another simulator: `verilator` (the generated RTL,
     /// tracing off; default network 64 inputs, B = 2, L = 4, W = 8, 20 000 cycles) or
     /// `booksim` (BookSim2's fly, needs --booksim; default 1024 terminals, one-flit messages
-    /// and VC registers, one flit per link, 5 000 cycles). Without --rate and --vcs, every
-    /// load 0.01, 0.1, 0.3 for 1, 2 and 4 VCs. Writes bench.md and bench.json into --out.
+    /// and VC registers, one flit per link, 5 000 cycles). Without --traffic, --rate and
+    /// --vcs, Bernoulli traffic at every load 0.01, 0.1, 0.3 for 1, 2 and 4 VCs (BookSim
+    /// takes only Bernoulli traffic). Writes bench.md and bench.json into --out.
     /// [default: none, the model alone in switch-cycles/s]
     #[arg(long, value_name = "SIMULATOR", value_parser = ["verilator", "booksim"], help_heading = "Comparison")]
     pub against: Option<String>,
@@ -51,20 +52,23 @@ pub struct BenchArgs {
     pub repeat: usize,
 }
 
+/// What `--booksim` must name.
+const BOOKSIM_BINARY: &str = "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)";
+
 /// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
 fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
     use flitforge::bench::against::{self, Against, LOADS, VCS};
+    use flitforge::traffic::Traffic;
     let against = match against {
         "booksim" => Against::Booksim,
         _ => Against::Verilator,
     };
     let booksim = match (against, &args.booksim) {
         (Against::Booksim, None) => {
-            return Err(Error::invalid(
-                "booksim",
-                "none",
-                "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)",
-            ));
+            return Err(Error::invalid("booksim", "none", BOOKSIM_BINARY));
+        }
+        (Against::Booksim, Some(path)) if !std::path::Path::new(path).is_file() => {
+            return Err(Error::invalid("booksim", path, BOOKSIM_BINARY));
         }
         (Against::Booksim, Some(path)) => Some(path.clone()),
         (Against::Verilator, Some(_)) => {
@@ -89,9 +93,17 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
             "butterfly (a VC network)",
         ));
     };
-    let rates: Vec<f64> = match args.traffic.rate {
-        Some(_) => vec![f64::NAN],
-        None => LOADS.to_vec(),
+    if booksim.is_some() && !matches!(base.traffic, Traffic::Bernoulli { .. }) {
+        return Err(Error::invalid(
+            "traffic",
+            base.traffic.name(),
+            "bernoulli with --against booksim (BookSim's Bernoulli injection of uniform traffic)",
+        ));
+    }
+    // Given traffic (a pattern or a rate) is one point; else Bernoulli at every load.
+    let rates: Vec<f64> = match (args.traffic.rate, &args.traffic.traffic) {
+        (None, None) => LOADS.to_vec(),
+        _ => vec![f64::NAN],
     };
     let vcs: Vec<u32> = match args.switch.vcs {
         Some(v) => vec![v],
@@ -108,7 +120,7 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
             let mut config = base.clone();
             config.vcs = b;
             if !rate.is_nan() {
-                config.traffic = flitforge::traffic::Traffic::Bernoulli { rate };
+                config.traffic = Traffic::Bernoulli { rate };
             }
             config.validate()?;
             let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
