@@ -69,6 +69,30 @@ pub fn check_rates(rates: &[f64]) -> Result<()> {
     Ok(())
 }
 
+/// How many loads of `rates` may run at once within the memory limit
+/// ([`crate::limits::memory_limit`]): each is checked on its own when it is validated, and
+/// those running together must fit side by side (at least one, at most one per core).
+pub fn loads_at_once(base: &SimConfig, rates: &[f64]) -> usize {
+    let (limit, _) = crate::limits::memory_limit();
+    let largest = rates
+        .iter()
+        .map(|&rate| {
+            let (network, records) = SimConfig {
+                traffic: Traffic::Bernoulli { rate },
+                ..base.clone()
+            }
+            .memory_estimate();
+            network.saturating_add(records)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    usize::try_from(limit / largest)
+        .unwrap_or(usize::MAX)
+        .clamp(1, cores)
+}
+
 /// Runs `base` at every load of `rates` (Bernoulli traffic, the base's cycles and seed).
 /// `None` when `jobs` runs one shard.
 pub fn load_curve(

@@ -251,6 +251,12 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --sweep 0.1 --json x.json", "json"),
         ("sim --shard 0/2", "shard"),
         ("sim --sweep 0.1 --shard 3/2 --out sw", "shard"),
+        ("sim --sweep 0.1 --threads 5000 --out sw", "threads"),
+        (
+            "sim --inputs 16 --cycles 0 --sweep 0.1,0.2 --out sw",
+            "cycles",
+        ),
+        ("sim --resume", "resume"),
         ("sim --topology pruned-butterfly --inputs 32", "inputs"),
         ("sim --topology pruned-butterfly --inputs 262144", "inputs"),
         ("sim --topology sorting-fat-tree --inputs 8", "inputs"),
@@ -344,6 +350,14 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         // bench and silicon
         ("bench --threads 5000", "threads"),
         ("bench --against booksim", "booksim"),
+        (
+            "bench --against booksim --booksim nowhere --out b",
+            "nowhere",
+        ),
+        (
+            "bench --against booksim --booksim /bin/true --traffic transpose --out b",
+            "transpose",
+        ),
         ("silicon --circuit butterfly --sizes 3 --out si", "sizes"),
         ("silicon --circuit butterfly --sizes 4096 --out si", "sizes"),
     ];

@@ -100,6 +100,8 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ("vcd", o.vcd.is_some()),
         ("per-message", o.per_message),
         ("rate", args.traffic.rate.is_some()),
+        // The loads run at once, one per core, each on one thread.
+        ("threads", o.threads != 1),
     ];
     if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
         return Err(Error::invalid(
@@ -133,9 +135,17 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
             "bernoulli with --sweep (the sweep sets its rate)",
         ));
     }
+    if base.cycles == Some(0) {
+        return Err(Error::invalid(
+            "cycles",
+            0,
+            "1 or more with --sweep (every load is measured over the run)",
+        ));
+    }
     base.cycles.get_or_insert(2000);
     let dir = super::files::experiment_dir("sweep", args.sweep.out.as_deref(), args.sweep.force)?;
-    let mut jobs = args.sweep.shard.jobs(&dir, 0, replay, args.sweep.force)?;
+    let at_once = flitforge::sweep::loads_at_once(&base, rates);
+    let mut jobs = (args.sweep.shard).jobs(&dir, at_once, replay, args.sweep.force)?;
     let progress = super::progress::Progress::new("sim --sweep", "loads");
     let curve = flitforge::sweep::load_curve(&base, rates, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
@@ -178,6 +188,7 @@ pub fn sim(args: &SimArgs) -> Result<()> {
             ("out", s.out.is_some()),
             ("force", s.force),
             ("shard", s.shard.given()),
+            ("resume", s.shard.resumes()),
         ],
         "with --sweep",
     )?;
