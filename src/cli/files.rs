@@ -49,7 +49,7 @@ pub fn write_quietly(path: &Path, text: &str) -> Result<()> {
 /// Lists a file a command wrote (the same line everywhere, on standard error) and records it
 /// as this run's ([`finish_dirs`]).
 pub fn written(path: &Path) {
-    eprintln!("written {}", path.display());
+    note!("written {}", path.display());
     if let Ok(mut w) = WRITTEN.lock() {
         w.push(path.to_path_buf());
     }
@@ -223,7 +223,7 @@ pub fn finish_dirs() -> Result<()> {
             );
             let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
             if inside && !link && path.is_file() && std::fs::remove_file(&path).is_ok() {
-                eprintln!("removed {} (an earlier run's)", path.display());
+                note!("removed {} (an earlier run's)", path.display());
             }
         }
         let text = std::iter::once(owner)

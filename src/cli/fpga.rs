@@ -101,7 +101,7 @@ fn status_port(name: &str) -> StatusPort {
 }
 
 fn progress(line: &str) {
-    eprintln!("fpga: {line}");
+    note!("fpga: {line}");
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {

@@ -6,6 +6,15 @@
 /// to standard error, so the output stays one JSON document.
 static REPORT_ON_STDOUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// A line on stderr (progress, files written, errors), like `eprintln!` but never a panic
+/// when stderr is closed.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// `println!` that ignores a closed pipe (`flitforge ... | head`) instead of panicking, and
 /// writes to standard error while the report goes to standard output.
 macro_rules! say {
@@ -379,11 +388,11 @@ pub fn main() -> ExitCode {
                 kept
             };
             let e = flitforge::Error::Interrupted { signal, kept };
-            eprintln!("flitforge: {e}");
+            note!("flitforge: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
     }

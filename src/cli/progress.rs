@@ -67,7 +67,7 @@ impl Progress {
                     } else {
                         format!("/{total}")
                     };
-                    eprintln!(
+                    note!(
                         "{}: {done}{of} {} ({:.0} s)",
                         self.what,
                         self.unit,
@@ -83,7 +83,7 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-        eprintln!(
+        note!(
             "{}: done in {:.1} s",
             self.what,
             self.started.elapsed().as_secs_f64()
@@ -155,14 +155,14 @@ impl Step {
                 stop: None,
             };
         }
-        eprintln!("{what} ...");
+        note!("{what} ...");
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let (label, started) = (what.to_string(), Instant::now());
         std::thread::spawn(move || {
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                 stopped.recv_timeout(LINE_EVERY * 2)
             {
-                eprintln!("{label} ... {:.0} s", started.elapsed().as_secs_f64());
+                note!("{label} ... {:.0} s", started.elapsed().as_secs_f64());
             }
         });
         Step {
@@ -187,7 +187,7 @@ impl Drop for Step {
             } else {
                 "done in"
             };
-            eprintln!("{}: {how} {seconds:.1} s", self.what);
+            note!("{}: {how} {seconds:.1} s", self.what);
         }
     }
 }

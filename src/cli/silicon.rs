@@ -162,7 +162,7 @@ fn measure_all(
     let results = sweep::run(configs, dir, &command_line(), &mut |done, total, step| {
         progress.update(done as u64, total as u64);
         if step != last {
-            eprintln!("{what}: {step}");
+            note!("{what}: {step}");
             last = step.to_string();
         }
     })?;

@@ -491,14 +491,14 @@ fn patel(args: &PatelArgs, replay: &mut Replay) -> Result<()> {
 fn fpga(dir: &Path) -> Result<()> {
     use flitforge::fpga::experiment;
     let started = std::time::Instant::now();
-    let rows = experiment::run(dir, &mut |step| eprintln!("experiment fpga: {step}"))?;
+    let rows = experiment::run(dir, &mut |step| note!("experiment fpga: {step}"))?;
     let table = experiment::markdown(&rows);
     let json = serde_json::to_string_pretty(&rows).map_err(|e| Error::parse("rows", e))?;
     write(dir.join("fpga.md"), &table)?;
     write(dir.join("fpga.csv"), &experiment::csv(&rows))?;
     write(dir.join("fpga.json"), &(json + "\n"))?;
     say!("{table}");
-    eprintln!(
+    note!(
         "experiment fpga: {} designs in {:.0} s",
         rows.len(),
         started.elapsed().as_secs_f64()
