@@ -358,6 +358,10 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "bench --against booksim --booksim /bin/true --traffic transpose --out b",
             "transpose",
         ),
+        (
+            "bench --against verilator --traffic transpose --out b",
+            "transpose",
+        ),
         ("silicon --circuit butterfly --sizes 3 --out si", "sizes"),
         ("silicon --circuit butterfly --sizes 4096 --out si", "sizes"),
     ];
