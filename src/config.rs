@@ -594,11 +594,4 @@ fn range(name: &str, value: u32, lo: u32, hi: u32) -> Result<()> {
     }
 }
 
-/// A stable 64-bit FNV-1a hash of any configuration's JSON form, as 16 hex digits.
-pub fn config_hash(config: &impl Serialize) -> String {
-    let json = serde_json::to_string(config).unwrap_or_default();
-    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{hash:016x}")
-}
+pub use crate::digest::config_hash;

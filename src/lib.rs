@@ -14,6 +14,7 @@ pub mod cms;
 pub mod config;
 pub mod cosim;
 pub mod delta;
+pub mod digest;
 pub mod error;
 pub mod files;
 pub mod flit;

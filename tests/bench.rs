@@ -76,30 +76,26 @@ fn against_booksim_reads_its_figures() {
     assert!(cfg.lines().any(|l| l == "injection_rate = 0.1;"), "{cfg}");
 }
 
+/// `bench args` exits 2 naming `what`; returns its output.
+fn refused(args: &[&str], what: &str) -> std::process::Output {
+    let o = flitforge(&[&["bench"], args].concat());
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    assert!(text(&o.stderr).contains(what), "{}", text(&o.stderr));
+    o
+}
+
 #[test]
 fn repeat_and_thread_lists_are_checked() {
-    let o = flitforge(&["bench", "--repeat", "0"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("repeat = 0"),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(&["--repeat", "0"], "repeat = 0");
     // A bad count is refused before the first run.
-    let o = flitforge(&["bench", "--threads", "1,2000", "--cycles", "1000000"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("threads = 2000"),
-        "{}",
-        text(&o.stderr)
+    let o = refused(
+        &["--threads", "1,2000", "--cycles", "1000000"],
+        "threads = 2000",
     );
     assert!(!text(&o.stdout).contains("bench:"), "{}", text(&o.stdout));
-    let o = flitforge(&["bench", "--against", "verilator", "--threads", "1,2"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("threads = 1,2"),
-        "{}",
-        text(&o.stderr)
+    refused(
+        &["--against", "verilator", "--threads", "1,2"],
+        "threads = 1,2",
     );
     // Thread counts alternate, and each gets its median and the speed-up over the first.
     let o = flitforge(&[

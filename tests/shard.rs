@@ -48,6 +48,17 @@ fn unsharded(name: &str) -> String {
     full
 }
 
+/// Runs `args` as shards 0..n of n, into directories named `{name}{k}`.
+fn shards(args: &[&str], n: usize, name: &str) -> Vec<String> {
+    (0..n)
+        .map(|k| {
+            let dir = temp("shard", &format!("{name}{k}"));
+            run(&[args, &["--shard", &format!("{k}/{n}"), "--out", &dir]].concat());
+            dir
+        })
+        .collect()
+}
+
 fn merge(shards: &[String], name: &str) -> String {
     let merged = temp("shard", name);
     let mut args = vec!["merge"];
@@ -60,13 +71,7 @@ fn merge(shards: &[String], name: &str) -> String {
 #[test]
 fn four_shards_merge_to_the_unsharded_files() {
     let full = unsharded("full");
-    let shards: Vec<String> = (0..4)
-        .map(|k| {
-            let dir = temp("shard", &format!("s{k}"));
-            run(&[&LM[..], &["--shard", &format!("{k}/4"), "--out", &dir]].concat());
-            dir
-        })
-        .collect();
+    let shards = shards(&LM, 4, "s");
     // In any order.
     let reordered = [&shards[2], &shards[0], &shards[3], &shards[1]].map(|s| s.to_string());
     let merged = merge(&reordered, "merged");
@@ -160,13 +165,7 @@ fn pruned_butterfly_and_load_curve_shards_merge() {
     for (name, args) in cases {
         let full = temp("shard", &format!("{name}-full"));
         run(&[&args[..], &["--out", &full]].concat());
-        let shards: Vec<String> = (0..2)
-            .map(|k| {
-                let dir = temp("shard", &format!("{name}-s{k}"));
-                run(&[&args[..], &["--shard", &format!("{k}/2"), "--out", &dir]].concat());
-                dir
-            })
-            .collect();
+        let shards = shards(&args, 2, &format!("{name}-s"));
         let merged = merge(&shards, &format!("{name}-merged"));
         assert_eq!(files(&full), files(&merged), "{name}");
     }
@@ -182,17 +181,11 @@ fn a_merge_refuses_changed_inputs_and_writing_over_a_shard() {
     let config = format!("{}.toml", temp("shard", "curve-config"));
     std::fs::write(&config, format!("inputs = 16\n{CURVE}")).unwrap();
     let args = ["sim", "--config", &config, "--sweep", "0.1,0.2"];
-    let shards: Vec<String> = (0..2)
-        .map(|k| {
-            let dir = temp("shard", &format!("cfg-s{k}"));
-            run(&[&args[..], &["--shard", &format!("{k}/2"), "--out", &dir]].concat());
-            dir
-        })
-        .collect();
+    let shards = shards(&args, 2, "cfg-s");
     let o = flitforge(&["merge", &shards[0], &shards[1], "--out", &shards[0]]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr).contains("not one of the shard directories"),
+        text(&o.stderr).contains("not one of the command's inputs"),
         "{}",
         text(&o.stderr)
     );

@@ -150,13 +150,8 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
 pub fn bench(args: &BenchArgs) -> Result<()> {
     flitforge::bench::check_repeat(args.repeat)?;
     // Every count is checked before the first run, which may take a while.
-    let max = flitforge::sim::MAX_THREADS;
-    if let Some(&t) = args.threads.iter().find(|&&t| t > max) {
-        return Err(Error::invalid(
-            "threads",
-            t,
-            format!("0..={max} (0: every core)"),
-        ));
+    for &t in &args.threads {
+        flitforge::sim::check_threads(t)?;
     }
     if let Some(against) = &args.against {
         if args.threads != [1] {

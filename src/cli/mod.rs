@@ -41,6 +41,7 @@ mod progress;
 mod shard;
 mod silicon;
 mod sorter;
+mod sweep;
 mod universal;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -177,7 +177,6 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
 /// message list, a graph), as `path#digest`, the digest a 64-bit FNV-1a hash of its
 /// contents: a shard or a checkpoint is only combined with runs of the same inputs.
 fn input_digests(args: &[String]) -> Result<Vec<String>> {
-    use std::io::Read;
     let mut out = Vec::new();
     for a in args {
         let value = match a.split_once('=') {
@@ -188,21 +187,7 @@ fn input_digests(args: &[String]) -> Result<Vec<String>> {
         if value.starts_with("--") || !path.is_file() {
             continue;
         }
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            let n = file
-                .read(&mut buf)
-                .map_err(|e| Error::io(path.display(), e))?;
-            if n == 0 {
-                break;
-            }
-            for &b in &buf[..n] {
-                hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-        out.push(format!("{value}#{hash:016x}"));
+        out.push(format!("{value}#{}", flitforge::digest::file_hash(path)?));
     }
     Ok(out)
 }
@@ -234,10 +219,10 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         } else {
             PathBuf::from(dir)
         };
-        shard_dirs.push(
-            path.parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        );
+        shard_dirs.push(match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
+            _ => ".".to_string(),
+        });
         let text = flitforge::limits::read_input_text(&path.to_string_lossy())?;
         let file: ShardFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
@@ -303,18 +288,9 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         ));
     }
     // The shards are inputs: the merged files go elsewhere.
-    let out = PathBuf::from(
-        (args.out.clone()).unwrap_or_else(|| format!("results/{}", first.experiment)),
-    );
-    for dir in &shard_dirs {
-        if same_dir(dir, &out) {
-            return Err(Error::invalid(
-                "out",
-                out.display(),
-                "a directory that is not one of the shard directories being merged",
-            ));
-        }
-    }
+    let out = (args.out.clone()).unwrap_or_else(|| format!("results/{}", first.experiment));
+    let inputs: Vec<&str> = shard_dirs.iter().map(String::as_str).collect();
+    super::files::not_over_input(&out, &inputs)?;
     let mut argv = vec!["flitforge".to_string()];
     argv.extend(first.args.iter().cloned());
     if let Some(out) = &args.out {
@@ -331,21 +307,8 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     );
     match target {
         super::Replayable::Experiment(which) => super::experiment::run_with(*which, Some(results)),
-        super::Replayable::Sweep(args) => super::network::sweep(&args, &mut Some(results)),
+        super::Replayable::Sweep(args) => super::sweep::sweep(&args, &mut Some(results)),
     }
-}
-
-/// Whether `a` and `b` name the same existing directory.
-fn same_dir(a: &Path, b: &Path) -> bool {
-    let dir = |p: &Path| {
-        let p = if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        };
-        p.canonicalize().ok()
-    };
-    matches!((dir(a), dir(b)), (Some(x), Some(y)) if x == y)
 }
 
 #[cfg(test)]

@@ -33,6 +33,18 @@ pub const MIN_PARALLEL_INPUTS: u32 = 256;
 /// Most threads [`Simulation::set_threads`] starts.
 pub const MAX_THREADS: usize = 1024;
 
+/// A thread count [`Simulation::set_threads`] takes: 0..=[`MAX_THREADS`] (0: every core).
+pub fn check_threads(threads: usize) -> Result<()> {
+    if threads > MAX_THREADS {
+        return Err(Error::invalid(
+            "threads",
+            threads,
+            format!("0..={MAX_THREADS} (0: every core)"),
+        ));
+    }
+    Ok(())
+}
+
 /// A network under simulation.
 pub struct Simulation {
     pub config: SimConfig,
@@ -177,13 +189,7 @@ impl Simulation {
     /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
     /// costs more than it saves).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
-        if threads > MAX_THREADS {
-            return Err(Error::invalid(
-                "threads",
-                threads,
-                format!("0..={MAX_THREADS} (0: every core)"),
-            ));
-        }
+        check_threads(threads)?;
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,

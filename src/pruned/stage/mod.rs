@@ -19,6 +19,7 @@ use super::frame::{FrameFormat, Landed, Record};
 use super::golden::{self, Entry, LEFT};
 pub use super::report::{RouteReport, StageReport};
 use super::switch::{Inputs, PrunedNet};
+use crate::digest::FNV_OFFSET;
 use crate::error::{Error, Result};
 use crate::topology::pruned::{LoadFactors, PrunedButterfly, Vertex};
 use serde::{Deserialize, Serialize};
@@ -544,10 +545,6 @@ impl Router {
     }
 }
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
 fn fnv(hash: u64, value: u64) -> u64 {
-    value.to_le_bytes().iter().fold(hash, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    crate::digest::fnv1a(hash, &value.to_le_bytes())
 }
