@@ -188,11 +188,26 @@ impl Sources {
         self.whole().evaluate(fabric);
     }
 
+    /// [`Sources::evaluate_all`] from any model of the injection VCs.
+    pub(crate) fn evaluate_all_from(&mut self, port: &impl InjectionPort) {
+        self.queue_pending();
+        self.whole().evaluate(port);
+    }
+
     /// Commits the cycle's sends as `Injected` transfers (in input and VC order).
     pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
+        self.commit_into(transfers, |input, vc| fabric.injection_vc(input, vc));
+    }
+
+    /// [`Sources::commit`], `injection_vc(input, vc)` naming the injection VCs.
+    pub(crate) fn commit_into(
+        &mut self,
+        transfers: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
         let sent = {
             let mut part = self.whole();
-            part.commit(transfers, |input, vc| fabric.injection_vc(input, vc));
+            part.commit(transfers, injection_vc);
             part.sending
         };
         self.add_sending(sent);

@@ -121,7 +121,9 @@ pub fn load_curve(
     }
     let points = jobs.map("loads", configs.len(), progress, |i| {
         let c = &configs[i];
-        let r = Simulation::new(c.clone())?.run()?;
+        let mut sim = Simulation::new(c.clone())?;
+        sim.prefer_bit_planes();
+        let r = sim.run()?;
         Ok(LoadPoint {
             rate: rates[i],
             offered: rates[i] * f64::from(c.flits),

@@ -75,6 +75,7 @@ pub fn run(config: SimConfig, threads: usize) -> Result<BenchResult> {
     let mut sim = Simulation::new(config)?;
     sim.set_check_invariants(false);
     sim.set_threads(threads)?;
+    sim.prefer_bit_planes();
     let start = Instant::now();
     let report = sim.run()?;
     let seconds = start.elapsed().as_secs_f64();

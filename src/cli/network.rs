@@ -238,6 +238,8 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
     sim.keep_records(o.per_message);
     if o.check {
         sim.set_check_invariants(true);
+    } else if o.vcd.is_none() {
+        sim.prefer_bit_planes();
     }
     let limit = sim.config.cycles.unwrap_or(0);
     let mut ticker = Ticker::new("sim", "cycles");

@@ -22,6 +22,7 @@ use crate::kernel::Clock;
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
 use crate::stats::{MessageRecord, Report, Status};
+use crate::switch::planes::Planes;
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, Transfers};
 use crate::topology::{Topology, TopologyKind};
 use crate::traffic::{Arrivals, MessageSpec, Traffic};
@@ -73,6 +74,8 @@ pub struct Simulation {
     /// With a gang: the levels from here on evaluate as one column run per thread
     /// ([`Fabric::plan_columns`]).
     column_from: u32,
+    /// The bit-plane kernel, when it runs the cycles ([`Simulation::set_bit_planes`]).
+    planes: Option<Box<Planes>>,
 }
 
 impl Simulation {
@@ -171,6 +174,7 @@ impl Simulation {
                 / crate::config::RECORD_BYTES,
             gang: None,
             column_from: u32::MAX,
+            planes: None,
             config,
         };
         sim.clock = Clock::settled(&sim);
@@ -230,9 +234,93 @@ impl Simulation {
         self.clock.cycle = cycle;
     }
 
-    /// Check invariants after every cycle (on by default in debug builds).
+    /// Check invariants after every cycle (on by default in debug builds). The checks read
+    /// the general kernel's registers: turning them on turns the bit-plane kernel off (before
+    /// the first cycle, as [`Simulation::set_bit_planes`]).
     pub fn set_check_invariants(&mut self, on: bool) {
+        if on {
+            debug_assert!(self.planes.is_none() || self.clock.cycle == 0);
+            self.planes = None;
+        }
         self.check_invariants = on;
+    }
+
+    /// Runs the cycles on the bit-plane kernel ([`Planes`]: 64 switches of a level per machine
+    /// word, the same next-state logic) or (`false`) on the general one. Set before the first
+    /// cycle. The bit-plane kernel keeps only the registers the books read: invariant checks,
+    /// waveforms and [`Simulation::last_transfers`]' crossings inside the network need the
+    /// general kernel, and a gang's threads ([`Simulation::set_threads`]) are not used. Refused
+    /// (exit 2) for a network it does not model ([`Planes::supports`]), once the run has
+    /// started, or with invariant checks on.
+    pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
+        if !on {
+            if self.planes.is_some() && self.clock.cycle > 0 {
+                return Err(Error::invalid(
+                    "kernel",
+                    "general",
+                    "a choice made before the first cycle",
+                ));
+            }
+            self.planes = None;
+            return Ok(());
+        }
+        let refuse = |why: String| Err(Error::invalid("kernel", "bit-planes", why));
+        if self.clock.cycle > 0 || self.messages.issued() > 0 {
+            return refuse("a choice made before the first cycle".into());
+        }
+        if self.check_invariants {
+            return refuse(
+                "a run without invariant checks (they read the general kernel's registers)".into(),
+            );
+        }
+        if let Err(what) = Planes::supports(&self.config, &self.fabric) {
+            return refuse(format!("a network it models: {what}"));
+        }
+        self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)));
+        // Its cycles run on this thread: a gang would only spin.
+        self.gang = None;
+        self.column_from = u32::MAX;
+        self.sources.set_cut(None);
+        Ok(())
+    }
+
+    /// Runs on the bit-plane kernel if it models this network and nothing needs the general
+    /// kernel's registers: one thread (no gang), invariant checks off, before the first cycle.
+    /// Returns whether it does. For runs whose only output is the report.
+    pub fn prefer_bit_planes(&mut self) -> bool {
+        if self.gang.is_some() {
+            return false;
+        }
+        self.planes.is_some() || self.set_bit_planes(true).is_ok()
+    }
+
+    /// Whether the bit-plane kernel runs the cycles ([`Simulation::set_bit_planes`]).
+    pub fn bit_planes(&self) -> bool {
+        self.planes.is_some()
+    }
+
+    /// Flits held by the network's registers.
+    pub fn flits_in_network(&self) -> u64 {
+        match &self.planes {
+            Some(p) => p.flits_in_network(),
+            None => self.fabric.flits_in_network(),
+        }
+    }
+
+    /// Flits carried per link so far.
+    pub fn link_flits(&self) -> &[u64] {
+        match &self.planes {
+            Some(p) => p.link_flits(),
+            None => self.fabric.link_flits(),
+        }
+    }
+
+    /// Every header held by a register, with the links it crossed.
+    fn stored_headers(&self) -> Box<dyn Iterator<Item = crate::flit::FlitSlot> + '_> {
+        match &self.planes {
+            Some(p) => Box::new(p.stored_headers()),
+            None => Box::new(self.fabric.stored_headers()),
+        }
     }
 
     /// Completed cycles.
@@ -380,7 +468,7 @@ impl Simulation {
         self.arrivals.exhausted()
             && self.sources.waiting() == 0
             && self.sources.sending() == 0
-            && self.fabric.flits_in_network() == 0
+            && self.flits_in_network() == 0
     }
 
     /// Runs one cycle.
@@ -417,15 +505,20 @@ impl Simulation {
             let source = self.messages.get_mut(msg).record.source;
             self.sources.release(source, msg);
         }
-        let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
-        clock.tick(self);
-        self.clock = clock;
+        if self.planes.is_some() {
+            self.tick_planes();
+            self.clock.cycle += 1;
+        } else {
+            let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
+            clock.tick(self);
+            self.clock = clock;
+        }
         self.account(cycle);
         if self.check_invariants {
             invariants::check(self, cycle)?;
         }
         self.messages.retire();
-        let in_network = self.fabric.flits_in_network() > 0 || self.sources.sending() > 0;
+        let in_network = self.flits_in_network() > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {
             return Err(Error::Deadlock(invariants::deadlock_report(self, cycle)));
         }
@@ -486,9 +579,7 @@ impl Simulation {
     /// limit, if sooner): the cycles in between would change nothing but the lane-choice LFSRs,
     /// which are advanced as far. Returns the cycles skipped.
     pub fn skip_idle_cycles(&mut self) -> u64 {
-        if self.fabric.flits_in_network() > 0
-            || self.sources.sending() > 0
-            || !self.sources.queues_empty()
+        if self.flits_in_network() > 0 || self.sources.sending() > 0 || !self.sources.queues_empty()
         {
             return 0;
         }
@@ -507,6 +598,29 @@ impl Simulation {
         self.clock.cycle = target;
         self.last_progress = target;
         skipped
+    }
+
+    /// One cycle on the bit-plane kernel: the levels from the last, each committing as it
+    /// goes, then the sources decide from level 0's registers and inject.
+    fn tick_planes(&mut self) {
+        let Some(planes) = self.planes.as_deref_mut() else {
+            return;
+        };
+        self.transfers.clear();
+        let mut runs = self.transfers.take_runs(1, 1, true);
+        let run = &mut runs[0];
+        let left = planes.cycle(&mut run.events);
+        self.sources.evaluate_all_from(&*planes);
+        let b = self.config.vcs;
+        self.sources
+            .commit_into(self.transfers.injected_mut(), |input, vc| input * b + vc);
+        planes.inject(
+            self.transfers.injected().iter().flatten(),
+            self.messages.headers(),
+        );
+        for run in runs {
+            self.transfers.put_back(run, left);
+        }
     }
 
     /// Gives a released message its id, middle column and header, and queues it at its source.

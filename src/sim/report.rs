@@ -25,8 +25,8 @@ impl Simulation {
             LinkBandwidth::One => 1,
         };
         let capacity = (cycles.max(1) * bandwidth) as f64;
-        let max_link = self.fabric.link_flits().iter().copied().max().unwrap_or(0);
-        let total_link: u64 = self.fabric.link_flits().iter().sum();
+        let max_link = self.link_flits().iter().copied().max().unwrap_or(0);
+        let total_link: u64 = self.link_flits().iter().sum();
         let per_input_cycle = (n * cycles.max(1)) as f64;
         Report {
             offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
@@ -48,7 +48,7 @@ impl Simulation {
             stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
                 mean: round6(
-                    total_link as f64 / (capacity * self.fabric.link_flits().len().max(1) as f64),
+                    total_link as f64 / (capacity * self.link_flits().len().max(1) as f64),
                 ),
                 max: round6(max_link as f64 / capacity),
             },
@@ -65,8 +65,7 @@ impl Simulation {
     pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
         let hops: std::collections::BTreeMap<u32, u16> =
             if self.messages.live().any(|m| header_in_network(&m.record)) {
-                self.fabric
-                    .stored_headers()
+                self.stored_headers()
                     .map(|flit| (flit.msg, flit.hop))
                     .collect()
             } else {
@@ -86,7 +85,7 @@ impl Simulation {
     pub fn record(&self, id: u32) -> Option<MessageRecord> {
         let mut record = self.messages.get(id)?.record.clone();
         if header_in_network(&record)
-            && let Some(flit) = self.fabric.stored_headers().find(|f| f.msg == id)
+            && let Some(flit) = self.stored_headers().find(|f| f.msg == id)
         {
             record.hops = u32::from(flit.hop);
         }

@@ -17,6 +17,7 @@ mod greedy;
 mod header;
 pub mod layout;
 mod logic;
+pub mod planes;
 mod shape;
 mod transfer;
 

@@ -1,0 +1,684 @@
+//! The butterfly-family switch of [`super::logic`] and [`super::edge`] in bit planes: the same
+//! next-state logic, evaluated for 64 switches of a level at once, one bit per switch (row) in
+//! every word, the way a wide datapath computes it. It runs the subset of networks in which
+//! that logic is pure Boolean algebra over a few registers per VC: a radix-2 butterfly
+//! ([CMS] §1.2) with one-flit worms in depth-1 VC registers, wormhole flow control, the
+//! combinational `ready` wires of the default back-pressure, no faulty switch and at most
+//! [`MAX_VCS`] VCs per link ([`Planes::supports`] names what else it refuses).
+//!
+//! For each input VC `j` of a level (level 0: `j = vc`; above it `j = port · B + vc`, port 0
+//! being the link from the column whose routing bit is 0) and each word of 64 columns the
+//! planes hold:
+//! - `full`: the register holds a flit (with one-flit worms, the header is also the tail);
+//! - `act`: `ACTIVE`, holding an output VC (a header granted one that lost its link);
+//! - `dir`: the direction the header's routing digit names ([`crate::topology::Topology::route_digit`]);
+//! - `hold[v]`: one-hot, the output VC an `ACTIVE` register holds;
+//! - per direction `o`, the one-hot round-robin pointers of VC allocation (`rr`) and of the
+//!   link (`lrr`) over the switch's input VCs.
+//!
+//! A cycle settles as the general kernel's does, from the last level up to the sources, and
+//! each level's clock edge follows its evaluation (the level above reads only the registers
+//! it feeds as they are after their departures: `ready` is "empty or leaving"). Message ids
+//! move with their flits in a scalar array, one store per flit per hop. The rules, word by
+//! word, are those of the module doc of [`super::logic`] with `B` output VCs per direction:
+//! the k-th requester in round-robin order gets the k-th free output VC.
+//!
+//! The run is the one the general kernel gives, transfer for transfer that the books read
+//! (`tests/planes.rs` holds them equal report for report).
+
+// Bit-sliced logic indexes several planes by the same VC in one loop.
+#![allow(clippy::needless_range_loop)]
+
+use super::transfer::{NONE, Transfer, TransferKind};
+use super::{Fabric, Headers};
+use crate::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
+use crate::flit::FlitSlot;
+use crate::topology::TopologyKind;
+
+/// Most VCs per link the bit-plane kernel takes.
+pub const MAX_VCS: usize = 8;
+/// Most input VCs of one switch: two ports of [`MAX_VCS`].
+const MAX_NV: usize = 2 * MAX_VCS;
+
+/// Rows whose bit `k` is 0, for `k < 6` (the bit picks a row within a word).
+const LOW_HALF: [u64; 6] = [
+    0x5555_5555_5555_5555,
+    0x3333_3333_3333_3333,
+    0x0F0F_0F0F_0F0F_0F0F,
+    0x00FF_00FF_00FF_00FF,
+    0x0000_FFFF_0000_FFFF,
+    0x0000_0000_FFFF_FFFF,
+];
+
+/// The registers of one level, in planes of `words` words (index `plane * words + w`).
+#[derive(Clone, Debug)]
+struct Level {
+    /// Input VCs per switch.
+    nv: usize,
+    full: Vec<u64>,
+    act: Vec<u64>,
+    dir: Vec<u64>,
+    /// Plane `j * B + v`.
+    hold: Vec<u64>,
+    /// Plane `o * nv + j`: the VC-allocation pointer of direction `o` points at `j`.
+    rr: Vec<u64>,
+    /// Plane `o * nv + j`: the pointer of link `o` points at `j`.
+    lrr: Vec<u64>,
+    /// `slot[j * n + row]`: the flit register `j` of switch `row` holds.
+    slot: Vec<Slot>,
+    /// The general kernel's number of the first input VC of the level.
+    vc_base: u32,
+}
+
+impl Level {
+    fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Self {
+        let planes = |count: usize| vec![0u64; count * words];
+        let mut pointers = planes(2 * nv);
+        // Every pointer starts at input VC 0.
+        for o in 0..2 {
+            pointers[o * nv * words..(o * nv + 1) * words].fill(!0);
+        }
+        Level {
+            nv,
+            full: planes(nv),
+            act: planes(nv),
+            dir: planes(nv),
+            hold: planes(nv * b),
+            rr: pointers.clone(),
+            lrr: pointers,
+            slot: vec![Slot::default(); nv * n],
+            vc_base,
+        }
+    }
+}
+
+/// The message of a held flit, and its destination (whose bits are the header's routing
+/// digits), kept beside it so that a hop reads no message table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    msg: u32,
+    destination: u32,
+}
+
+/// What a level's evaluation decides for its clock edge, per input VC and word.
+#[derive(Clone, Debug, Default)]
+struct Decisions {
+    /// The register's flit crosses (plane `j`).
+    leave: Vec<u64>,
+    /// A header was granted an output VC (plane `j`).
+    grant: Vec<u64>,
+    /// The output VC granted, one-hot (plane `j * B + v`).
+    granted_vc: Vec<u64>,
+}
+
+/// A butterfly run in bit planes ([`Planes::supports`]).
+#[derive(Clone, Debug)]
+pub struct Planes {
+    n: usize,
+    log_n: u32,
+    b: usize,
+    words: usize,
+    one_per_link: bool,
+    vc_shift: u32,
+    levels: Vec<Level>,
+    scratch: Decisions,
+    /// Flits carried per link, in the general kernel's link order.
+    link_flits: Vec<u64>,
+    /// Flits held by all registers.
+    held: u64,
+}
+
+/// Input VC `j` of a switch above level 0 on `port`, VC `v`.
+#[inline(always)]
+fn port_vc(port: usize, v: usize, b: usize) -> usize {
+    port * b + v
+}
+
+impl Planes {
+    /// Why the bit-plane kernel cannot run `config` on `fabric`, if it cannot.
+    pub fn supports(config: &SimConfig, fabric: &Fabric) -> Result<(), String> {
+        let refuse = |what: &str| Err(what.to_string());
+        if config.topology != TopologyKind::Butterfly || fabric.topo.graph.is_some() {
+            return refuse("a butterfly (topology butterfly)");
+        }
+        if config.mode != FlowControl::Wormhole {
+            return refuse("wormhole flow control");
+        }
+        if config.flits != 1 || config.effective_depth() != 1 {
+            return refuse("one-flit messages in depth-1 VC registers");
+        }
+        if config.backpressure != Backpressure::Combinational {
+            return refuse("combinational back-pressure");
+        }
+        if config.switch_queue.is_some() {
+            return refuse("no per-switch queue bound");
+        }
+        if config.vcs as usize > MAX_VCS {
+            return refuse(&format!("at most {MAX_VCS} VCs per link"));
+        }
+        if fabric.paths.is_some() {
+            return refuse("routing by destination (no given paths)");
+        }
+        let switches = fabric.topo.node_count() as u32;
+        if (0..switches).any(|s| fabric.is_faulty(s)) {
+            return refuse("no faulty switch");
+        }
+        Ok(())
+    }
+
+    /// The empty registers of `fabric`'s network (which [`Planes::supports`]).
+    pub fn new(config: &SimConfig, fabric: &Fabric) -> Self {
+        let topo = &fabric.topo;
+        let (n, log_n) = (topo.n as usize, topo.log_n);
+        let b = config.vcs as usize;
+        let words = n.div_ceil(64);
+        let levels = (0..topo.levels as usize)
+            .map(|l| {
+                let (nv, base) = match l {
+                    0 => (b, 0),
+                    l => (2 * b, (n * b + (l - 1) * n * 2 * b) as u32),
+                };
+                Level::new(nv, b, n, words, base)
+            })
+            .collect();
+        Planes {
+            n,
+            log_n,
+            b,
+            words,
+            one_per_link: config.link_bandwidth == LinkBandwidth::One,
+            vc_shift: fabric.vc_shift,
+            levels,
+            scratch: Decisions::default(),
+            link_flits: vec![0; topo.links.len()],
+            held: 0,
+        }
+    }
+
+    /// Flits held by all registers.
+    pub fn flits_in_network(&self) -> u64 {
+        self.held
+    }
+
+    /// Flits carried per link so far (the general kernel's link order).
+    pub fn link_flits(&self) -> &[u64] {
+        &self.link_flits
+    }
+
+    /// Every header held by a register, with the links it crossed (its level).
+    pub fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
+        self.levels.iter().enumerate().flat_map(move |(l, level)| {
+            (0..level.nv).flat_map(move |j| {
+                (0..self.n).filter_map(move |row| {
+                    let full = level.full[j * self.words + row / 64] >> (row % 64) & 1 != 0;
+                    full.then(|| FlitSlot {
+                        msg: level.slot[j * self.n + row].msg,
+                        seq: 0,
+                        hop: l as u16,
+                    })
+                })
+            })
+        })
+    }
+
+    /// The general kernel's number of input VC `j` of switch `row` of `level`.
+    #[inline(always)]
+    fn ivc(&self, level: usize, row: usize, j: usize) -> u32 {
+        let lv = &self.levels[level];
+        lv.vc_base + (row * lv.nv + j) as u32
+    }
+
+    /// Evaluates every level from the last and commits each one's departures and the arrivals
+    /// they cause, appending the transfers the books read (`Stalled`, crossings into the last
+    /// level, `Delivered`) to `events`. Returns the flits that left a register.
+    pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> u64 {
+        let last = self.levels.len() - 1;
+        let mut left = self.deliver(events);
+        for l in (0..last).rev() {
+            self.evaluate_level(l);
+            left += self.commit_level(l, events);
+        }
+        left
+    }
+
+    /// The last level: every held flit leaves into its destination.
+    fn deliver(&mut self, events: &mut Vec<Transfer>) -> u64 {
+        let last = self.levels.len() - 1;
+        let mut left = 0;
+        for j in 0..self.levels[last].nv {
+            for w in 0..self.words {
+                let mut bits = std::mem::take(&mut self.levels[last].full[j * self.words + w]);
+                while bits != 0 {
+                    let row = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    left += 1;
+                    events.push(Transfer {
+                        flit: FlitSlot {
+                            msg: self.levels[last].slot[j * self.n + row].msg,
+                            seq: 0,
+                            hop: last as u16,
+                        },
+                        from: self.ivc(last, row, j),
+                        to: NONE,
+                        kind: TransferKind::Delivered,
+                    });
+                }
+            }
+        }
+        self.held -= left;
+        left
+    }
+
+    /// Rules 1, 2 and 4 of [`super::logic`] for every switch of level `l` (below the last),
+    /// whose next level is already past its departures: the decisions go to `scratch`, the
+    /// pointers take their next values.
+    fn evaluate_level(&mut self, l: usize) {
+        // The per-word arrays sized for B (a machine word's worth of rows each).
+        match self.b {
+            1 => self.evaluate_level_in::<1, 2>(l),
+            2 => self.evaluate_level_in::<2, 4>(l),
+            3..=4 => self.evaluate_level_in::<4, 8>(l),
+            _ => self.evaluate_level_in::<MAX_VCS, MAX_NV>(l),
+        }
+    }
+
+    /// [`Planes::evaluate_level`] with arrays for at most `V` VCs per link, `NV` per switch.
+    fn evaluate_level_in<const V: usize, const NV: usize>(&mut self, l: usize) {
+        let (b, words) = (self.b, self.words);
+        let k = self.log_n - 1 - l as u32;
+        let (upper, lower) = self.levels.split_at_mut(l + 1);
+        let (cur, next) = (&mut upper[l], &lower[0]);
+        let nv = cur.nv;
+        let d = &mut self.scratch;
+        for plane in [&mut d.leave, &mut d.grant] {
+            plane.clear();
+            plane.resize(nv * words, 0);
+        }
+        d.granted_vc.clear();
+        d.granted_vc.resize(nv * b * words, 0);
+        for w in 0..words {
+            // ready[o][v]: output VC v of direction o can take a flit (its register is empty
+            // after the next level's departures).
+            let mut ready = [[0u64; V]; 2];
+            for v in 0..b {
+                if k >= 6 {
+                    let bit = 1usize << (k - 6);
+                    let port = usize::from(w & bit != 0);
+                    let plane = port_vc(port, v, b) * words;
+                    ready[0][v] = !next.full[plane + (w & !bit)];
+                    ready[1][v] = !next.full[plane + (w | bit)];
+                } else {
+                    let (shift, low) = (1u32 << k, LOW_HALF[k as usize]);
+                    let e0 = !next.full[port_vc(0, v, b) * words + w];
+                    let e1 = !next.full[port_vc(1, v, b) * words + w];
+                    ready[0][v] = (e0 & low) | ((e1 & low) << shift);
+                    ready[1][v] = ((e0 & !low) >> shift) | (e1 & !low);
+                }
+            }
+            let mut full = [0u64; NV];
+            let mut dir = [0u64; NV];
+            let mut any = 0u64;
+            for j in 0..nv {
+                full[j] = cur.full[j * words + w];
+                dir[j] = cur.dir[j * words + w];
+                any |= full[j];
+            }
+            if any == 0 {
+                continue;
+            }
+            // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output
+            // VCs ACTIVE registers hold are not free.
+            let mut moving = [0u64; NV];
+            let mut held = [[0u64; V]; 2];
+            let mut requests = [[0u64; NV]; 2];
+            for j in 0..nv {
+                let act = cur.act[j * words + w];
+                let (to0, to1) = (act & !dir[j], act & dir[j]);
+                let mut go = 0;
+                for v in 0..b {
+                    let h = cur.hold[(j * b + v) * words + w];
+                    held[0][v] |= to0 & h;
+                    held[1][v] |= to1 & h;
+                    go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
+                }
+                moving[j] = go;
+                let routing = full[j] & !act;
+                requests[0][j] = routing & !dir[j];
+                requests[1][j] = routing & dir[j];
+            }
+            let mut grant = [0u64; NV];
+            let mut granted_vc = [[0u64; V]; NV];
+            for o in 0..2 {
+                let req = &requests[o];
+                if req[..nv].iter().all(|&r| r == 0) {
+                    continue;
+                }
+                let mut free = [0u64; V];
+                for v in 0..b {
+                    free[v] = !held[o][v] & ready[o][v];
+                }
+                let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
+                allocate::<V, NV>(
+                    nv,
+                    b,
+                    w,
+                    words,
+                    req,
+                    &free,
+                    pointer,
+                    &mut grant,
+                    &mut granted_vc,
+                );
+            }
+            let mut leave = [0u64; NV];
+            if self.one_per_link {
+                for o in 0..2 {
+                    let mut candidates = [0u64; NV];
+                    let mut some = 0;
+                    for j in 0..nv {
+                        let to_o = if o == 0 { !dir[j] } else { dir[j] };
+                        candidates[j] = (moving[j] | grant[j]) & to_o;
+                        some |= candidates[j];
+                    }
+                    if some == 0 {
+                        continue;
+                    }
+                    let pointer = &mut cur.lrr[o * nv * words..(o + 1) * nv * words];
+                    let winners = round_robin_first::<NV>(nv, w, words, &candidates, pointer);
+                    for j in 0..nv {
+                        leave[j] |= winners[j];
+                    }
+                }
+            } else {
+                for j in 0..nv {
+                    leave[j] = moving[j] | grant[j];
+                }
+            }
+            for j in 0..nv {
+                d.leave[j * words + w] = leave[j];
+                d.grant[j * words + w] = grant[j];
+                for v in 0..b {
+                    d.granted_vc[(j * b + v) * words + w] = granted_vc[j][v];
+                }
+            }
+        }
+    }
+
+    /// The clock edge of level `l` (below the last), from the decisions in `scratch`: granted
+    /// headers take their output VC, waiting headers are `Stalled`, leaving flits cross into
+    /// the next level (whose headers look up their direction there).
+    fn commit_level(&mut self, l: usize, events: &mut Vec<Transfer>) -> u64 {
+        let (b, words, n) = (self.b, self.words, self.n);
+        let last = self.levels.len() - 1;
+        let k = self.log_n - 1 - l as u32;
+        let into_last = l + 1 == last;
+        // The next level's routing digit (none at the last level).
+        let next_shift = k.checked_sub(1).filter(|_| !into_last);
+        let level_vc = |lv: &Level, row: usize, j: usize| lv.vc_base + (row * lv.nv + j) as u32;
+        let (upper, lower) = self.levels.split_at_mut(l + 1);
+        let (cur, next) = (&mut upper[l], &mut lower[0]);
+        let nv = cur.nv;
+        let d = &self.scratch;
+        let mut left = 0u64;
+        for j in 0..nv {
+            for w in 0..words {
+                let i = j * words + w;
+                let (grant, leave, full) = (d.grant[i], d.leave[i], cur.full[i]);
+                if full == 0 {
+                    continue;
+                }
+                for v in 0..b {
+                    let h = &mut cur.hold[(j * b + v) * words + w];
+                    *h = (*h & !grant) | (d.granted_vc[(j * b + v) * words + w] & grant);
+                }
+                let mut stalled = full & !leave;
+                while stalled != 0 {
+                    let row = w * 64 + stalled.trailing_zeros() as usize;
+                    stalled &= stalled - 1;
+                    events.push(Transfer {
+                        flit: FlitSlot {
+                            msg: cur.slot[j * n + row].msg,
+                            seq: 0,
+                            hop: l as u16,
+                        },
+                        from: level_vc(cur, row, j),
+                        to: NONE,
+                        kind: TransferKind::Stalled,
+                    });
+                }
+                let dir = cur.dir[i];
+                for v in 0..b {
+                    let mut going = leave & cur.hold[(j * b + v) * words + w];
+                    while going != 0 {
+                        let bit = going.trailing_zeros() as usize;
+                        going &= going - 1;
+                        let row = w * 64 + bit;
+                        let o = (dir >> bit & 1) as usize;
+                        let port = row >> k & 1;
+                        let to_row = (row & !(1 << k)) | (o << k);
+                        let to_j = port_vc(port, v, b);
+                        let slot = cur.slot[j * n + row];
+                        next.slot[to_j * n + to_row] = slot;
+                        let at = to_j * words + to_row / 64;
+                        next.full[at] |= 1 << (to_row % 64);
+                        if let Some(shift) = next_shift {
+                            // A register's direction bit is clear while it is empty.
+                            next.dir[at] |=
+                                u64::from(slot.destination >> shift & 1) << (to_row % 64);
+                        }
+                        let link = (l * n + row) * 2 + o;
+                        self.link_flits[link] += 1;
+                        if into_last {
+                            events.push(Transfer {
+                                flit: FlitSlot {
+                                    msg: slot.msg,
+                                    seq: 0,
+                                    hop: (l + 1) as u16,
+                                },
+                                from: level_vc(cur, row, j),
+                                to: level_vc(next, to_row, to_j),
+                                kind: TransferKind::Crossed {
+                                    ov: (link as u32) << self.vc_shift | v as u32,
+                                },
+                            });
+                        }
+                    }
+                }
+                left += u64::from(leave.count_ones());
+                cur.full[i] = full & !leave;
+                cur.act[i] = (cur.act[i] | grant) & !leave;
+                cur.dir[i] = dir & !leave;
+            }
+        }
+        left
+    }
+
+    /// The sources' injections (`Injected` transfers into level 0's registers, numbered
+    /// `input · B + vc`) are written, each header looking up its first direction.
+    pub fn inject<'t>(
+        &mut self,
+        injected: impl Iterator<Item = &'t Transfer>,
+        headers: Headers<'_>,
+    ) {
+        let (n, words, b) = (self.n, self.words, self.b);
+        let shift = self.log_n - 1;
+        let level = &mut self.levels[0];
+        for t in injected {
+            let (row, j) = (t.to as usize / b, t.to as usize % b);
+            let at = j * words + row / 64;
+            let mask = 1u64 << (row % 64);
+            level.full[at] |= mask;
+            level.act[at] &= !mask;
+            let destination = headers.get(t.flit.msg).destination;
+            let bit = u64::from(destination >> shift & 1);
+            level.dir[at] = (level.dir[at] & !mask) | (bit << (row % 64));
+            level.slot[j * n + row] = Slot {
+                msg: t.flit.msg,
+                destination,
+            };
+            self.held += 1;
+        }
+    }
+}
+
+impl crate::source::InjectionPort for Planes {
+    fn injection_vc(&self, input: u32, vc: u32) -> u32 {
+        input * self.b as u32 + vc
+    }
+
+    /// Level 0 is past its departures: ready is empty.
+    fn ready(&self, ivc: u32) -> bool {
+        let (row, j) = (ivc as usize / self.b, ivc as usize % self.b);
+        self.levels[0].full[j * self.words + row / 64] >> (row % 64) & 1 == 0
+    }
+
+    fn accepts_new_worm(&self, ivc: u32) -> bool {
+        crate::source::InjectionPort::ready(self, ivc)
+    }
+}
+
+/// VC allocation of one direction (rule 2 of [`super::logic`]) for word `w`: the requesters
+/// `req` in round-robin order from the one-hot `pointer` (planes `j * words + w`), the k-th of
+/// them given the k-th `free` output VC; the grants go to `grant` and `granted_vc`, and the
+/// pointer moves past the last requester served.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn allocate<const V: usize, const NV: usize>(
+    nv: usize,
+    b: usize,
+    w: usize,
+    words: usize,
+    req: &[u64; NV],
+    free: &[u64; V],
+    pointer: &mut [u64],
+    grant: &mut [u64; NV],
+    granted_vc: &mut [[u64; V]; NV],
+) {
+    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B).
+    let mut rank = [[0u64; V]; NV];
+    for q in 0..nv {
+        let at = pointer[q * words + w];
+        if at == 0 {
+            continue;
+        }
+        // count[c]: exactly c requests so far (count[b]: b or more).
+        let mut count = [0u64; 9];
+        count[0] = at;
+        for step in 0..nv {
+            let j = if q + step >= nv {
+                q + step - nv
+            } else {
+                q + step
+            };
+            let r = req[j];
+            for c in 0..b {
+                rank[j][c] |= count[c];
+            }
+            if r == 0 {
+                continue;
+            }
+            count[b] |= count[b - 1] & r;
+            for c in (1..b).rev() {
+                count[c] = (count[c] & !r) | (count[c - 1] & r);
+            }
+            count[0] &= !r;
+        }
+    }
+    // pick[c][v]: output VC v is the c-th free one.
+    let mut pick = [[0u64; V]; V];
+    let mut before = [0u64; 9];
+    before[0] = !0;
+    for v in 0..b {
+        let f = free[v];
+        for c in 0..b {
+            pick[c][v] = f & before[c];
+        }
+        before[b] |= before[b - 1] & f;
+        for c in (1..b).rev() {
+            before[c] = (before[c] & !f) | (before[c - 1] & f);
+        }
+        before[0] &= !f;
+    }
+    // Who is granted, at which rank; the last one served moves the pointer.
+    let mut ranked = [0u64; V];
+    let mut granted_at = [[0u64; V]; NV];
+    for j in 0..nv {
+        if req[j] == 0 {
+            continue;
+        }
+        let mut g = 0;
+        for c in 0..b {
+            let mut at = 0;
+            for v in 0..b {
+                let x = req[j] & rank[j][c] & pick[c][v];
+                granted_vc[j][v] |= x;
+                at |= x;
+            }
+            granted_at[j][c] = at;
+            ranked[c] |= at;
+            g |= at;
+        }
+        grant[j] |= g;
+    }
+    let mut later = 0u64;
+    let mut last = [0u64; NV];
+    for c in (0..b).rev() {
+        for j in 0..nv {
+            last[j] |= granted_at[j][c] & !later;
+        }
+        later |= ranked[c];
+    }
+    move_pointer::<NV>(nv, w, words, &last, pointer);
+}
+
+/// The one-hot `pointer` (planes `j * words + w`) moves past the requester in `served` (at
+/// most one per row); rows with none keep it.
+#[inline(always)]
+fn move_pointer<const NV: usize>(
+    nv: usize,
+    w: usize,
+    words: usize,
+    served: &[u64; NV],
+    pointer: &mut [u64],
+) {
+    let any = served[..nv].iter().fold(0, |a, &s| a | s);
+    if any == 0 {
+        return;
+    }
+    for j in 0..nv {
+        let from = if j == 0 { nv - 1 } else { j - 1 };
+        let p = &mut pointer[j * words + w];
+        *p = (*p & !any) | served[from];
+    }
+}
+
+/// Link arbitration (rule 4 of [`super::logic`]) for word `w`: of the `candidates`, the first
+/// in round-robin order from the one-hot `pointer` wins; the pointer moves past it.
+#[inline(always)]
+fn round_robin_first<const NV: usize>(
+    nv: usize,
+    w: usize,
+    words: usize,
+    candidates: &[u64; NV],
+    pointer: &mut [u64],
+) -> [u64; NV] {
+    let mut first = [0u64; NV];
+    for q in 0..nv {
+        let at = pointer[q * words + w];
+        if at == 0 {
+            continue;
+        }
+        let mut seen = 0u64;
+        for step in 0..nv {
+            let j = if q + step >= nv {
+                q + step - nv
+            } else {
+                q + step
+            };
+            first[j] |= at & !seen & candidates[j];
+            seen |= candidates[j];
+        }
+    }
+    move_pointer::<NV>(nv, w, words, &first, pointer);
+    first
+}

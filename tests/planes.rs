@@ -1,0 +1,121 @@
+//! The bit-plane kernel runs the general kernel's cycles: report for report, message record
+//! for message record, over the networks it models.
+
+use flitforge::config::{LinkBandwidth, SimConfig};
+use flitforge::sim::Simulation;
+use flitforge::topology::TopologyKind;
+use flitforge::traffic::Traffic;
+
+/// The report (with every message's record) of `config` on the general kernel, its
+/// invariants checked every cycle in debug builds, and on the bit-plane kernel.
+fn both(config: &SimConfig) -> (String, String) {
+    let mut general = Simulation::new(config.clone()).unwrap();
+    general.keep_records(true);
+    let general = general
+        .run()
+        .map(|_| general.report(true).to_json())
+        .unwrap();
+    let mut planes = Simulation::new(config.clone()).unwrap();
+    planes.keep_records(true);
+    planes.set_check_invariants(false);
+    planes.set_bit_planes(true).unwrap();
+    assert!(planes.bit_planes());
+    let planes = planes.run().map(|_| planes.report(true).to_json()).unwrap();
+    (general, planes)
+}
+
+fn config(inputs: u32, vcs: u32, bandwidth: LinkBandwidth, traffic: Traffic) -> SimConfig {
+    SimConfig {
+        inputs,
+        vcs,
+        flits: 1,
+        vc_depth: 1,
+        link_bandwidth: bandwidth,
+        traffic,
+        cycles: Some(200),
+        seed: 11 + u64::from(inputs) * 7 + u64::from(vcs),
+        ..SimConfig::default()
+    }
+}
+
+/// Sizes whose routing bits pick rows within a word (n ≤ 64) and across words (n = 256:
+/// levels 0 and 1 flip bits 7 and 6), every VC count of the per-word arrays (B = 3 and 5 in
+/// arrays for 4 and 8), both link bandwidths, light to saturating loads.
+#[test]
+fn the_bit_plane_kernel_gives_the_general_kernels_run() {
+    let mut checked = 0;
+    for inputs in [2, 8, 64, 256] {
+        for vcs in [1, 2, 3, 4, 5, 8] {
+            for bandwidth in [LinkBandwidth::One, LinkBandwidth::PerVc] {
+                for rate in [0.05, 0.4, 1.0] {
+                    let c = config(inputs, vcs, bandwidth, Traffic::Bernoulli { rate });
+                    let (general, planes) = both(&c);
+                    assert_eq!(
+                        general, planes,
+                        "n {inputs}, B {vcs}, {bandwidth:?}, rate {rate}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 144);
+}
+
+/// Batch patterns run to the end (no cycle limit), each message's record equal.
+#[test]
+fn batches_finish_alike() {
+    for traffic in [
+        Traffic::RandomPermutation,
+        Traffic::Transpose,
+        Traffic::QRelation { q: 4 },
+    ] {
+        for vcs in [1, 2] {
+            let c = SimConfig {
+                cycles: None,
+                ..config(128, vcs, LinkBandwidth::One, traffic.clone())
+            };
+            let (general, planes) = both(&c);
+            assert_eq!(general, planes, "{traffic:?}, B {vcs}");
+        }
+    }
+}
+
+/// What the bit-plane kernel does not model is refused, naming what it needs.
+#[test]
+fn other_networks_are_refused() {
+    let refused = |c: SimConfig, needs: &str| {
+        let mut sim = Simulation::new(c).unwrap();
+        sim.set_check_invariants(false);
+        let e = sim.set_bit_planes(true).unwrap_err().to_string();
+        assert!(e.contains(needs), "{e}");
+        assert!(!sim.prefer_bit_planes());
+    };
+    let base = config(16, 2, LinkBandwidth::One, Traffic::RandomPermutation);
+    refused(
+        SimConfig {
+            flits: 4,
+            ..base.clone()
+        },
+        "one-flit messages",
+    );
+    refused(
+        SimConfig {
+            topology: TopologyKind::Benes,
+            ..base.clone()
+        },
+        "a butterfly",
+    );
+    refused(
+        SimConfig {
+            vcs: 9,
+            ..base.clone()
+        },
+        "at most 8 VCs",
+    );
+    // With invariant checks on, the general kernel runs.
+    let mut sim = Simulation::new(base).unwrap();
+    sim.set_check_invariants(true);
+    assert!(sim.set_bit_planes(true).is_err());
+    assert!(!sim.prefer_bit_planes());
+}
