@@ -24,42 +24,53 @@ fn both(config: &SimConfig) -> (String, String) {
     (general, planes)
 }
 
-fn config(inputs: u32, vcs: u32, bandwidth: LinkBandwidth, traffic: Traffic) -> SimConfig {
+fn config(
+    inputs: u32,
+    vcs: u32,
+    flits: u32,
+    bandwidth: LinkBandwidth,
+    traffic: Traffic,
+) -> SimConfig {
     SimConfig {
         inputs,
         vcs,
-        flits: 1,
+        flits,
         vc_depth: 1,
         link_bandwidth: bandwidth,
         traffic,
         cycles: Some(200),
-        seed: 11 + u64::from(inputs) * 7 + u64::from(vcs),
+        seed: 11 + u64::from(inputs) * 7 + u64::from(vcs) * 3 + u64::from(flits),
         ..SimConfig::default()
     }
 }
 
 /// Sizes whose routing bits pick rows within a word (n ≤ 64) and across words (n = 256:
 /// levels 0 and 1 flip bits 7 and 6), every VC count of the per-word arrays (B = 3 and 5 in
-/// arrays for 4 and 8), both link bandwidths, light to saturating loads.
+/// arrays for 4 and 8), one-flit and longer worms, both link bandwidths, light to
+/// saturating loads.
 #[test]
 fn the_bit_plane_kernel_gives_the_general_kernels_run() {
     let mut checked = 0;
     for inputs in [2, 8, 64, 256] {
         for vcs in [1, 2, 3, 4, 5, 8] {
-            for bandwidth in [LinkBandwidth::One, LinkBandwidth::PerVc] {
-                for rate in [0.05, 0.4, 1.0] {
-                    let c = config(inputs, vcs, bandwidth, Traffic::Bernoulli { rate });
-                    let (general, planes) = both(&c);
-                    assert_eq!(
-                        general, planes,
-                        "n {inputs}, B {vcs}, {bandwidth:?}, rate {rate}"
-                    );
-                    checked += 1;
+            for flits in [1, 2, 4] {
+                for bandwidth in [LinkBandwidth::One, LinkBandwidth::PerVc] {
+                    for rate in [0.05, 0.4, 1.0] {
+                        // Worms of L flits at rate p offer p · L flits per input and cycle.
+                        let rate = rate / f64::from(flits);
+                        let c = config(inputs, vcs, flits, bandwidth, Traffic::Bernoulli { rate });
+                        let (general, planes) = both(&c);
+                        assert_eq!(
+                            general, planes,
+                            "n {inputs}, B {vcs}, L {flits}, {bandwidth:?}, rate {rate}"
+                        );
+                        checked += 1;
+                    }
                 }
             }
         }
     }
-    assert_eq!(checked, 144);
+    assert_eq!(checked, 432);
 }
 
 /// Batch patterns run to the end (no cycle limit), each message's record equal.
@@ -70,13 +81,13 @@ fn batches_finish_alike() {
         Traffic::Transpose,
         Traffic::QRelation { q: 4 },
     ] {
-        for vcs in [1, 2] {
+        for (vcs, flits) in [(1, 1), (2, 1), (2, 4)] {
             let c = SimConfig {
                 cycles: None,
-                ..config(128, vcs, LinkBandwidth::One, traffic.clone())
+                ..config(128, vcs, flits, LinkBandwidth::One, traffic.clone())
             };
             let (general, planes) = both(&c);
-            assert_eq!(general, planes, "{traffic:?}, B {vcs}");
+            assert_eq!(general, planes, "{traffic:?}, B {vcs}, L {flits}");
         }
     }
 }
@@ -91,13 +102,20 @@ fn other_networks_are_refused() {
         assert!(e.contains(needs), "{e}");
         assert!(!sim.prefer_bit_planes());
     };
-    let base = config(16, 2, LinkBandwidth::One, Traffic::RandomPermutation);
+    let base = config(16, 2, 4, LinkBandwidth::One, Traffic::RandomPermutation);
     refused(
         SimConfig {
-            flits: 4,
+            vc_depth: 2,
             ..base.clone()
         },
-        "one-flit messages",
+        "depth-1 VC registers",
+    );
+    refused(
+        SimConfig {
+            mode: flitforge::config::FlowControl::StoreForward,
+            ..base.clone()
+        },
+        "wormhole",
     );
     refused(
         SimConfig {

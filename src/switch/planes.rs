@@ -2,26 +2,30 @@
 //! next-state logic, evaluated for 64 switches of a level at once, one bit per switch (row) in
 //! every word, the way a wide datapath computes it. It runs the subset of networks in which
 //! that logic is pure Boolean algebra over a few registers per VC: a radix-2 butterfly
-//! ([CMS] §1.2) with one-flit worms in depth-1 VC registers, wormhole flow control, the
-//! combinational `ready` wires of the default back-pressure, no faulty switch and at most
+//! ([CMS] §1.2) with worms of any length L in depth-1 VC registers, wormhole flow control,
+//! the combinational `ready` wires of the default back-pressure, no faulty switch and at most
 //! [`MAX_VCS`] VCs per link ([`Planes::supports`] names what else it refuses).
 //!
 //! For each input VC `j` of a level (level 0: `j = vc`; above it `j = port · B + vc`, port 0
 //! being the link from the column whose routing bit is 0) and each word of 64 columns the
 //! planes hold:
-//! - `full`: the register holds a flit (with one-flit worms, the header is also the tail);
-//! - `act`: `ACTIVE`, holding an output VC (a header granted one that lost its link);
-//! - `dir`: the direction the header's routing digit names ([`crate::topology::Topology::route_digit`]);
+//! - `full`: the register holds a flit; `head`, `tail`: it is its worm's header, its tail;
+//! - `act`: `ACTIVE`: its worm holds an output VC (at the last level: the worm drains), from
+//!   the header's grant until the tail leaves; a full register that is not `ACTIVE` holds a
+//!   `ROUTING` header;
+//! - `dir`: the direction the worm's routing digit names
+//!   ([`crate::topology::Topology::route_digit`]);
 //! - `hold[v]`: one-hot, the output VC an `ACTIVE` register holds;
 //! - per direction `o`, the one-hot round-robin pointers of VC allocation (`rr`) and of the
 //!   link (`lrr`) over the switch's input VCs.
 //!
 //! A cycle settles as the general kernel's does, from the last level up to the sources, and
-//! each level's clock edge follows its evaluation (the level above reads only the registers
-//! it feeds as they are after their departures: `ready` is "empty or leaving"). Message ids
-//! move with their flits in a scalar array, one store per flit per hop. The rules, word by
-//! word, are those of the module doc of [`super::logic`] with `B` output VCs per direction:
-//! the k-th requester in round-robin order gets the k-th free output VC.
+//! each level's clock edge follows its evaluation: the level above reads the registers it
+//! feeds as they are after their departures, where "ready" (empty, or its flit leaves) is
+//! "empty", and "accepts a new worm" (idle, or its tail leaves) is "empty and not `ACTIVE`".
+//! Flits move with their message ids in a scalar array, one store per flit per hop. The
+//! rules, word by word, are those of the module doc of [`super::logic`] with `B` output VCs
+//! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
 //! The run is the one the general kernel gives, transfer for transfer that the books read
 //! (`tests/planes.rs` holds them equal report for report).
@@ -56,6 +60,8 @@ struct Level {
     /// Input VCs per switch.
     nv: usize,
     full: Vec<u64>,
+    head: Vec<u64>,
+    tail: Vec<u64>,
     act: Vec<u64>,
     dir: Vec<u64>,
     /// Plane `j * B + v`.
@@ -71,6 +77,12 @@ struct Level {
 }
 
 impl Level {
+    /// The general kernel's number of input VC `j` of switch `row`.
+    #[inline(always)]
+    fn vc(&self, row: usize, j: usize) -> u32 {
+        self.vc_base + (row * self.nv + j) as u32
+    }
+
     fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Self {
         let planes = |count: usize| vec![0u64; count * words];
         let mut pointers = planes(2 * nv);
@@ -81,6 +93,8 @@ impl Level {
         Level {
             nv,
             full: planes(nv),
+            head: planes(nv),
+            tail: planes(nv),
             act: planes(nv),
             dir: planes(nv),
             hold: planes(nv * b),
@@ -92,12 +106,34 @@ impl Level {
     }
 }
 
-/// The message of a held flit, and its destination (whose bits are the header's routing
-/// digits), kept beside it so that a hop reads no message table.
+/// A held flit: its message and, for a header (the `head` plane tells), the destination,
+/// whose bits are the routing digits, kept beside it so that a hop reads no message table;
+/// for a body flit its place in the worm.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     msg: u32,
-    destination: u32,
+    /// A header's destination, a body flit's sequence number.
+    aux: u32,
+}
+
+impl Slot {
+    /// The flit as the books see it (`head`: a header, which counts the `hops` links it
+    /// crossed).
+    #[inline(always)]
+    fn flit(&self, head: bool, hops: usize) -> FlitSlot {
+        match head {
+            true => FlitSlot {
+                msg: self.msg,
+                seq: 0,
+                hop: hops as u16,
+            },
+            false => FlitSlot {
+                msg: self.msg,
+                seq: self.aux as u16,
+                hop: 0,
+            },
+        }
+    }
 }
 
 /// What a level's evaluation decides for its clock edge, per input VC and word.
@@ -117,6 +153,8 @@ pub struct Planes {
     n: usize,
     log_n: u32,
     b: usize,
+    /// Flits per worm, L.
+    flits: u16,
     words: usize,
     one_per_link: bool,
     vc_shift: u32,
@@ -144,8 +182,8 @@ impl Planes {
         if config.mode != FlowControl::Wormhole {
             return refuse("wormhole flow control");
         }
-        if config.flits != 1 || config.effective_depth() != 1 {
-            return refuse("one-flit messages in depth-1 VC registers");
+        if config.effective_depth() != 1 {
+            return refuse("depth-1 VC registers (--vc-depth 1)");
         }
         if config.backpressure != Backpressure::Combinational {
             return refuse("combinational back-pressure");
@@ -185,6 +223,7 @@ impl Planes {
             n,
             log_n,
             b,
+            flits: config.flits as u16,
             words,
             one_per_link: config.link_bandwidth == LinkBandwidth::One,
             vc_shift: fabric.vc_shift,
@@ -210,22 +249,12 @@ impl Planes {
         self.levels.iter().enumerate().flat_map(move |(l, level)| {
             (0..level.nv).flat_map(move |j| {
                 (0..self.n).filter_map(move |row| {
-                    let full = level.full[j * self.words + row / 64] >> (row % 64) & 1 != 0;
-                    full.then(|| FlitSlot {
-                        msg: level.slot[j * self.n + row].msg,
-                        seq: 0,
-                        hop: l as u16,
-                    })
+                    let at = j * self.words + row / 64;
+                    let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
+                    head.then(|| level.slot[j * self.n + row].flit(true, l))
                 })
             })
         })
-    }
-
-    /// The general kernel's number of input VC `j` of switch `row` of `level`.
-    #[inline(always)]
-    fn ivc(&self, level: usize, row: usize, j: usize) -> u32 {
-        let lv = &self.levels[level];
-        lv.vc_base + (row * lv.nv + j) as u32
     }
 
     /// Evaluates every level from the last and commits each one's departures and the arrivals
@@ -241,24 +270,31 @@ impl Planes {
         left
     }
 
-    /// The last level: every held flit leaves into its destination.
+    /// The last level: every held flit leaves into its destination; a tail ends its worm.
     fn deliver(&mut self, events: &mut Vec<Transfer>) -> u64 {
         let last = self.levels.len() - 1;
+        let (words, n) = (self.words, self.n);
+        let level = &mut self.levels[last];
         let mut left = 0;
-        for j in 0..self.levels[last].nv {
-            for w in 0..self.words {
-                let mut bits = std::mem::take(&mut self.levels[last].full[j * self.words + w]);
+        for j in 0..level.nv {
+            for w in 0..words {
+                let i = j * words + w;
+                let full = std::mem::take(&mut level.full[i]);
+                if full == 0 {
+                    continue;
+                }
+                level.act[i] &= !(full & level.tail[i]);
+                let heads = std::mem::take(&mut level.head[i]);
+                level.tail[i] = 0;
+                let mut bits = full;
                 while bits != 0 {
-                    let row = w * 64 + bits.trailing_zeros() as usize;
+                    let bit = bits.trailing_zeros() as usize;
+                    let row = w * 64 + bit;
                     bits &= bits - 1;
                     left += 1;
                     events.push(Transfer {
-                        flit: FlitSlot {
-                            msg: self.levels[last].slot[j * self.n + row].msg,
-                            seq: 0,
-                            hop: last as u16,
-                        },
-                        from: self.ivc(last, row, j),
+                        flit: level.slot[j * n + row].flit(heads >> bit & 1 != 0, last),
+                        from: level.vc(row, j),
                         to: NONE,
                         kind: TransferKind::Delivered,
                     });
@@ -297,22 +333,33 @@ impl Planes {
         d.granted_vc.clear();
         d.granted_vc.resize(nv * b * words, 0);
         for w in 0..words {
-            // ready[o][v]: output VC v of direction o can take a flit (its register is empty
-            // after the next level's departures).
+            // Output VC v of direction o can take a flit (ready[o][v]: its register is empty
+            // after the next level's departures) or a new worm (idle[o][v]: empty and not
+            // ACTIVE).
             let mut ready = [[0u64; V]; 2];
+            let mut idle = [[0u64; V]; 2];
+            let into = |plane: usize, w: usize| {
+                let at = plane * words + w;
+                (!next.full[at], !(next.full[at] | next.act[at]))
+            };
             for v in 0..b {
                 if k >= 6 {
                     let bit = 1usize << (k - 6);
-                    let port = usize::from(w & bit != 0);
-                    let plane = port_vc(port, v, b) * words;
-                    ready[0][v] = !next.full[plane + (w & !bit)];
-                    ready[1][v] = !next.full[plane + (w | bit)];
+                    let plane = port_vc(usize::from(w & bit != 0), v, b);
+                    (ready[0][v], idle[0][v]) = into(plane, w & !bit);
+                    (ready[1][v], idle[1][v]) = into(plane, w | bit);
                 } else {
                     let (shift, low) = (1u32 << k, LOW_HALF[k as usize]);
-                    let e0 = !next.full[port_vc(0, v, b) * words + w];
-                    let e1 = !next.full[port_vc(1, v, b) * words + w];
-                    ready[0][v] = (e0 & low) | ((e1 & low) << shift);
-                    ready[1][v] = ((e0 & !low) >> shift) | (e1 & !low);
+                    let gather = |x0: u64, x1: u64| {
+                        (
+                            (x0 & low) | ((x1 & low) << shift),
+                            ((x0 & !low) >> shift) | (x1 & !low),
+                        )
+                    };
+                    let (r0, i0) = into(port_vc(0, v, b), w);
+                    let (r1, i1) = into(port_vc(1, v, b), w);
+                    (ready[0][v], ready[1][v]) = gather(r0, r1);
+                    (idle[0][v], idle[1][v]) = gather(i0, i1);
                 }
             }
             let mut full = [0u64; NV];
@@ -327,7 +374,7 @@ impl Planes {
                 continue;
             }
             // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output
-            // VCs ACTIVE registers hold are not free.
+            // VCs ACTIVE registers hold (flit or not) are not free.
             let mut moving = [0u64; NV];
             let mut held = [[0u64; V]; 2];
             let mut requests = [[0u64; NV]; 2];
@@ -341,7 +388,7 @@ impl Planes {
                     held[1][v] |= to1 & h;
                     go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
                 }
-                moving[j] = go;
+                moving[j] = go & full[j];
                 let routing = full[j] & !act;
                 requests[0][j] = routing & !dir[j];
                 requests[1][j] = routing & dir[j];
@@ -355,7 +402,7 @@ impl Planes {
                 }
                 let mut free = [0u64; V];
                 for v in 0..b {
-                    free[v] = !held[o][v] & ready[o][v];
+                    free[v] = !held[o][v] & idle[o][v];
                 }
                 let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
                 allocate::<V, NV>(
@@ -406,7 +453,8 @@ impl Planes {
 
     /// The clock edge of level `l` (below the last), from the decisions in `scratch`: granted
     /// headers take their output VC, waiting headers are `Stalled`, leaving flits cross into
-    /// the next level (whose headers look up their direction there).
+    /// the next level (whose headers look up their direction there), leaving tails end their
+    /// worms' hold.
     fn commit_level(&mut self, l: usize, events: &mut Vec<Transfer>) -> u64 {
         let (b, words, n) = (self.b, self.words, self.n);
         let last = self.levels.len() - 1;
@@ -414,7 +462,6 @@ impl Planes {
         let into_last = l + 1 == last;
         // The next level's routing digit (none at the last level).
         let next_shift = k.checked_sub(1).filter(|_| !into_last);
-        let level_vc = |lv: &Level, row: usize, j: usize| lv.vc_base + (row * lv.nv + j) as u32;
         let (upper, lower) = self.levels.split_at_mut(l + 1);
         let (cur, next) = (&mut upper[l], &mut lower[0]);
         let nv = cur.nv;
@@ -427,26 +474,22 @@ impl Planes {
                 if full == 0 {
                     continue;
                 }
+                let (head, tail, dir) = (cur.head[i], cur.tail[i], cur.dir[i]);
                 for v in 0..b {
                     let h = &mut cur.hold[(j * b + v) * words + w];
                     *h = (*h & !grant) | (d.granted_vc[(j * b + v) * words + w] & grant);
                 }
-                let mut stalled = full & !leave;
+                let mut stalled = full & !leave & head;
                 while stalled != 0 {
                     let row = w * 64 + stalled.trailing_zeros() as usize;
                     stalled &= stalled - 1;
                     events.push(Transfer {
-                        flit: FlitSlot {
-                            msg: cur.slot[j * n + row].msg,
-                            seq: 0,
-                            hop: l as u16,
-                        },
-                        from: level_vc(cur, row, j),
+                        flit: cur.slot[j * n + row].flit(true, l),
+                        from: cur.vc(row, j),
                         to: NONE,
                         kind: TransferKind::Stalled,
                     });
                 }
-                let dir = cur.dir[i];
                 for v in 0..b {
                     let mut going = leave & cur.hold[(j * b + v) * words + w];
                     while going != 0 {
@@ -459,24 +502,31 @@ impl Planes {
                         let to_j = port_vc(port, v, b);
                         let slot = cur.slot[j * n + row];
                         next.slot[to_j * n + to_row] = slot;
+                        // The next register is empty: its head, tail and (unless ACTIVE)
+                        // direction bits are clear.
                         let at = to_j * words + to_row / 64;
-                        next.full[at] |= 1 << (to_row % 64);
-                        if let Some(shift) = next_shift {
-                            // A register's direction bit is clear while it is empty.
-                            next.dir[at] |=
-                                u64::from(slot.destination >> shift & 1) << (to_row % 64);
+                        let mask = 1u64 << (to_row % 64);
+                        next.full[at] |= mask;
+                        let is_head = head >> bit & 1 != 0;
+                        if is_head {
+                            next.head[at] |= mask;
+                            match next_shift {
+                                Some(shift) => {
+                                    next.dir[at] |=
+                                        u64::from(slot.aux >> shift & 1) << (to_row % 64)
+                                }
+                                // At the last level a worm drains from its header on.
+                                None => next.act[at] |= mask,
+                            }
                         }
+                        next.tail[at] |= (tail >> bit & 1) << (to_row % 64);
                         let link = (l * n + row) * 2 + o;
                         self.link_flits[link] += 1;
                         if into_last {
                             events.push(Transfer {
-                                flit: FlitSlot {
-                                    msg: slot.msg,
-                                    seq: 0,
-                                    hop: (l + 1) as u16,
-                                },
-                                from: level_vc(cur, row, j),
-                                to: level_vc(next, to_row, to_j),
+                                flit: slot.flit(is_head, l + 1),
+                                from: cur.vc(row, j),
+                                to: next.vc(to_row, to_j),
                                 kind: TransferKind::Crossed {
                                     ov: (link as u32) << self.vc_shift | v as u32,
                                 },
@@ -485,9 +535,12 @@ impl Planes {
                     }
                 }
                 left += u64::from(leave.count_ones());
+                let ended = leave & tail;
                 cur.full[i] = full & !leave;
-                cur.act[i] = (cur.act[i] | grant) & !leave;
-                cur.dir[i] = dir & !leave;
+                cur.head[i] = head & !leave;
+                cur.tail[i] = tail & !leave;
+                cur.act[i] = (cur.act[i] | grant) & !ended;
+                cur.dir[i] = dir & !ended;
             }
         }
         left
@@ -501,20 +554,27 @@ impl Planes {
         headers: Headers<'_>,
     ) {
         let (n, words, b) = (self.n, self.words, self.b);
+        let last_seq = self.flits - 1;
         let shift = self.log_n - 1;
         let level = &mut self.levels[0];
         for t in injected {
             let (row, j) = (t.to as usize / b, t.to as usize % b);
             let at = j * words + row / 64;
             let mask = 1u64 << (row % 64);
+            let seq = t.flit.seq;
             level.full[at] |= mask;
-            level.act[at] &= !mask;
-            let destination = headers.get(t.flit.msg).destination;
-            let bit = u64::from(destination >> shift & 1);
-            level.dir[at] = (level.dir[at] & !mask) | (bit << (row % 64));
+            let mut aux = u32::from(seq);
+            if seq == 0 {
+                aux = headers.get(t.flit.msg).destination;
+                level.head[at] |= mask;
+                level.dir[at] |= u64::from(aux >> shift & 1) << (row % 64);
+            }
+            if seq == last_seq {
+                level.tail[at] |= mask;
+            }
             level.slot[j * n + row] = Slot {
                 msg: t.flit.msg,
-                destination,
+                aux,
             };
             self.held += 1;
         }
@@ -532,8 +592,12 @@ impl crate::source::InjectionPort for Planes {
         self.levels[0].full[j * self.words + row / 64] >> (row % 64) & 1 == 0
     }
 
+    /// Past the departures: idle is empty and not `ACTIVE`.
     fn accepts_new_worm(&self, ivc: u32) -> bool {
-        crate::source::InjectionPort::ready(self, ivc)
+        let (row, j) = (ivc as usize / self.b, ivc as usize % self.b);
+        let at = j * self.words + row / 64;
+        let level = &self.levels[0];
+        (level.full[at] | level.act[at]) >> (row % 64) & 1 == 0
     }
 }
 
