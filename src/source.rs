@@ -303,25 +303,19 @@ impl Sources {
 /// What a source reads of its injection VCs in the cycle being evaluated: the network's
 /// switches, or the run of level-0 switches a thread has just evaluated.
 pub(crate) trait InjectionPort {
-    /// The injection VC `vc` of input `input`.
-    fn injection_vc(&self, input: u32, vc: u32) -> u32;
-    /// Register `ivc` can take a flit this cycle.
-    fn ready(&self, ivc: u32) -> bool;
-    /// Register `ivc` can take the header of a new worm this cycle.
-    fn accepts_new_worm(&self, ivc: u32) -> bool;
+    /// Injection VC `vc` of input `input` can take a flit this cycle.
+    fn ready(&self, input: u32, vc: u32) -> bool;
+    /// Injection VC `vc` of input `input` can take the header of a new worm this cycle.
+    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool;
 }
 
 impl InjectionPort for Fabric {
-    fn injection_vc(&self, input: u32, vc: u32) -> u32 {
-        Fabric::injection_vc(self, input, vc)
+    fn ready(&self, input: u32, vc: u32) -> bool {
+        Fabric::ready(self, self.injection_vc(input, vc))
     }
 
-    fn ready(&self, ivc: u32) -> bool {
-        Fabric::ready(self, ivc)
-    }
-
-    fn accepts_new_worm(&self, ivc: u32) -> bool {
-        Fabric::accepts_new_worm(self, ivc)
+    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
+        Fabric::accepts_new_worm(self, self.injection_vc(input, vc))
     }
 }
 
@@ -400,18 +394,17 @@ impl SourcePart<'_> {
                 LinkBandwidth::One => (start + k) % b,
             };
             let slot = i * b as usize + v as usize;
-            let ivc = port.injection_vc(input as u32, v);
             self.send[slot] = None;
             if self.bandwidth == LinkBandwidth::One && sent_one {
                 continue;
             }
             let flit = if self.worm[slot] != NONE {
-                port.ready(ivc).then(|| FlitSlot {
+                port.ready(input as u32, v).then(|| FlitSlot {
                     msg: self.worm[slot],
                     seq: self.next_seq[slot],
                     hop: 0,
                 })
-            } else if port.accepts_new_worm(ivc) {
+            } else if port.accepts_new_worm(input as u32, v) {
                 queued.next().map(|&msg| FlitSlot {
                     msg,
                     seq: 0,

@@ -1,6 +1,8 @@
 //! The bit-plane kernel runs the general kernel's cycles: report for report, message record
 //! for message record, over the networks it models.
 
+mod common;
+
 use flitforge::config::{LinkBandwidth, SimConfig};
 use flitforge::sim::Simulation;
 use flitforge::topology::TopologyKind;
@@ -136,4 +138,54 @@ fn other_networks_are_refused() {
     sim.set_check_invariants(true);
     assert!(sim.set_bit_planes(true).is_err());
     assert!(!sim.prefer_bit_planes());
+}
+
+/// `sim --kernel`: the same report from either kernel, byte for byte; the bit-plane kernel
+/// refused (exit 2, naming what it needs) where it does not apply.
+#[test]
+fn sim_kernels_write_the_same_report() {
+    let run = |kernel: &str| {
+        let json = common::temp("planes", &format!("{kernel}.json"));
+        let out = common::flitforge(&[
+            "sim",
+            "--inputs",
+            "128",
+            "--vcs",
+            "2",
+            "--flits",
+            "3",
+            "--traffic",
+            "bernoulli",
+            "--rate",
+            "0.2",
+            "--cycles",
+            "300",
+            "--per-message",
+            "--kernel",
+            kernel,
+            "--json",
+            &json,
+        ]);
+        assert!(out.status.success(), "{}", common::text(&out.stderr));
+        std::fs::read(json).unwrap()
+    };
+    let general = run("general");
+    assert_eq!(general, run("bit-planes"));
+    assert_eq!(general, run("auto"));
+    for (args, needs) in [
+        (&["--vc-depth", "2"][..], "depth-1 VC registers"),
+        (&["--vcd", "x.vcd"][..], "with --vcd"),
+        (&["--check"][..], "without invariant checks"),
+        (
+            &["--topology", "dilated", "--dilation", "2"][..],
+            "a butterfly",
+        ),
+    ] {
+        let mut all = vec!["sim", "--inputs", "8", "--kernel", "bit-planes"];
+        all.extend_from_slice(args);
+        let out = common::flitforge(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = common::text(&out.stderr);
+        assert!(stderr.contains(needs), "{args:?}: {stderr}");
+    }
 }

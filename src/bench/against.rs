@@ -14,7 +14,7 @@ use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::rtl::stimulus::Stimulus;
 use crate::rtl::{RtlDesign, STIMULUS_FILE};
-use crate::sim::Simulation;
+use crate::sim::{Kernel, Simulation};
 use crate::traffic::Traffic;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -129,23 +129,40 @@ pub struct Row {
 }
 
 /// The model's side of a point: the cycles and seconds of its runs so far, each of `config`
-/// on one thread with invariant checks off ([`run`]).
-#[derive(Default)]
+/// on one thread with invariant checks off, on `kernel` ([`run`]).
 struct ModelRuns {
+    kernel: Kernel,
     runs: Vec<(u64, f64)>,
     accepted: f64,
+    /// The kernel that ran ([`BenchResult::kernel`]).
+    ran: &'static str,
 }
 
 impl ModelRuns {
+    fn new(kernel: Kernel) -> Self {
+        ModelRuns {
+            kernel,
+            runs: Vec::new(),
+            accepted: f64::NAN,
+            ran: "general",
+        }
+    }
+
     fn run(&mut self, config: &SimConfig) -> Result<()> {
-        let r: BenchResult = run(config.clone(), 1)?;
+        let r: BenchResult = run(config.clone(), 1, self.kernel)?;
         self.runs.push((r.cycles, r.seconds));
         self.accepted = r.flits_delivered_per_cycle / f64::from(config.inputs);
+        self.ran = r.kernel();
         Ok(())
     }
 
+    /// The side, named with its kernel ("flitforge (bit-planes)").
     fn side(&self) -> Side {
-        Side::of("flitforge".into(), &self.runs, self.accepted)
+        Side::of(
+            format!("flitforge ({})", self.ran),
+            &self.runs,
+            self.accepted,
+        )
     }
 }
 
@@ -167,7 +184,7 @@ fn row(config: &SimConfig, model: Side, other: Side) -> Row {
 /// The model against its own RTL under Verilator (`--binary -O3`, no tracing), in `dir`: the
 /// testbench replays the model's injections, so both run the same cycles of the same traffic.
 /// The RTL is compiled once; then the two sides run in turn, `repeat` times each.
-pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize) -> Result<Row> {
+pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize, kernel: Kernel) -> Result<Row> {
     super::check_repeat(repeat)?;
     let mut sim = Simulation::new(config.clone())?;
     crate::rtl::check_supported(&sim)?;
@@ -187,7 +204,7 @@ pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize) -> Result<Row> {
     design.write(dir)?;
     crate::files::write_atomic(dir.join(STIMULUS_FILE), stimulus.to_hex())?;
     crate::tools::verilator_tb(dir, &design.verilog_files(), &["-O3"])?;
-    let mut model = ModelRuns::default();
+    let mut model = ModelRuns::new(kernel);
     let mut runs = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         model.run(config)?;
@@ -245,14 +262,20 @@ pub fn booksim_config(config: &SimConfig) -> Result<String> {
 /// in turn, `repeat` times each. BookSim's own figures are read from its output: "Time taken
 /// is N cycles" (or, when it ends without a drain, the configured cycles), "Total run time S"
 /// and the accepted flit rate.
-pub fn booksim(config: &SimConfig, binary: &Path, dir: &Path, repeat: usize) -> Result<Row> {
+pub fn booksim(
+    config: &SimConfig,
+    binary: &Path,
+    dir: &Path,
+    repeat: usize,
+    kernel: Kernel,
+) -> Result<Row> {
     super::check_repeat(repeat)?;
     let text = booksim_config(config)?;
     let program = std::fs::canonicalize(binary).map_err(|e| Error::io(binary.display(), e))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     let file = dir.join("booksim.cfg");
     crate::files::write_atomic(&file, &text)?;
-    let mut model = ModelRuns::default();
+    let mut model = ModelRuns::new(kernel);
     let (mut runs, mut accepted) = (Vec::with_capacity(repeat), f64::NAN);
     for _ in 0..repeat {
         model.run(config)?;

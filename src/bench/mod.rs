@@ -6,7 +6,7 @@ pub mod against;
 use crate::config::{FlowControl, SimConfig};
 use crate::error::Result;
 use crate::pruned::{Engine, PrunedConfig};
-use crate::sim::Simulation;
+use crate::sim::{Kernel, Simulation};
 use crate::topology::TopologyKind;
 use crate::traffic::Traffic;
 use std::time::Instant;
@@ -67,15 +67,29 @@ pub struct BenchResult {
     pub seconds: f64,
     pub switch_cycles_per_second: f64,
     pub flits_delivered_per_cycle: f64,
+    /// Whether the bit-plane kernel ran the cycles (else the general one).
+    pub bit_planes: bool,
 }
 
-/// Runs `config` with invariant checks off on `threads` threads ([`Simulation::set_threads`])
-/// and measures the cycle loop (not set-up).
-pub fn run(config: SimConfig, threads: usize) -> Result<BenchResult> {
+impl BenchResult {
+    /// The kernel that ran: "bit-planes" or "general".
+    pub fn kernel(&self) -> &'static str {
+        if self.bit_planes {
+            "bit-planes"
+        } else {
+            "general"
+        }
+    }
+}
+
+/// Runs `config` with invariant checks off on `kernel` ([`Simulation::set_kernel`]; the
+/// general one on `threads` threads, [`Simulation::set_threads`]) and measures the cycle loop
+/// (not set-up).
+pub fn run(config: SimConfig, threads: usize, kernel: Kernel) -> Result<BenchResult> {
     let mut sim = Simulation::new(config)?;
     sim.set_check_invariants(false);
     sim.set_threads(threads)?;
-    sim.prefer_bit_planes();
+    sim.set_kernel(kernel)?;
     let start = Instant::now();
     let report = sim.run()?;
     let seconds = start.elapsed().as_secs_f64();
@@ -87,6 +101,7 @@ pub fn run(config: SimConfig, threads: usize) -> Result<BenchResult> {
         switch_cycles_per_second: (switches * report.cycles) as f64 / seconds,
         flits_delivered_per_cycle: report.throughput.flits_per_input_cycle
             * f64::from(report.config.inputs),
+        bit_planes: sim.bit_planes(),
     })
 }
 
@@ -111,5 +126,6 @@ pub fn run_pruned(mut config: PrunedConfig) -> Result<BenchResult> {
         seconds,
         switch_cycles_per_second: (switches * report.routing_cycles) as f64 / seconds,
         flits_delivered_per_cycle: report.delivered as f64 / report.routing_cycles.max(1) as f64,
+        bit_planes: false,
     })
 }

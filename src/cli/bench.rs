@@ -4,6 +4,7 @@ use super::args::{NetworkArgs, RunFlags, SwitchArgs, TrafficArgs};
 use super::files::write;
 use clap::Args;
 use flitforge::run::RunConfig;
+use flitforge::sim::Kernel;
 use flitforge::{Error, Result};
 
 /// `flitforge bench`.
@@ -34,8 +35,9 @@ pub struct BenchArgs {
     /// Write into a non-empty directory another command wrote.
     #[arg(long, help_heading = "Comparison")]
     pub force: bool,
-    /// Threads evaluating each level's switches and committing the clock edge (0: every
-    /// core); the run is the same on any number, and networks under 256 inputs run on one.
+    /// Threads of the general kernel (--kernel) evaluating each level's switches and
+    /// committing the clock edge (0: every core); the run is the same on any number, and
+    /// networks under 256 inputs run on one.
     /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
     /// Comparisons run one thread, like the simulators they are compared with.
     #[arg(
@@ -45,6 +47,14 @@ pub struct BenchArgs {
         value_name = "THREADS[,THREADS...]"
     )]
     pub threads: Vec<usize>,
+    /// VC networks: the kernel that runs the cycles (the run is the same on either). auto: the
+    /// bit-plane kernel, 64 switches of a level per machine word, where it models the
+    /// network (a butterfly, wormhole, depth-1 VC registers, combinational back-pressure, up
+    /// to 8 VCs, no faults) and nothing reads every register (--vcd, --check), else the
+    /// general one; general: one switch at a time, on --threads threads; bit-planes: refused
+    /// where it does not apply. The bit-plane kernel runs on one thread. [default: auto]
+    #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
+    pub kernel: Option<String>,
     /// Runs per measurement, 1..=50: the runs of the sides being compared (thread counts, or
     /// the model and the other simulator) alternate, and each side reports the median of its
     /// runs with their range, so that one slow run on a busy machine does not decide.
@@ -56,7 +66,7 @@ pub struct BenchArgs {
 const BOOKSIM_BINARY: &str = "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)";
 
 /// `bench --against`: the model beside Verilator or BookSim over loads and VC counts.
-fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
+fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> {
     use flitforge::bench::against::{self, Against, LOADS, VCS};
     use flitforge::traffic::Traffic;
     let against = match against {
@@ -127,9 +137,10 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
             let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
             let row = match &booksim {
                 Some(path) => {
-                    against::booksim(&config, std::path::Path::new(path), &work, args.repeat)?
+                    let binary = std::path::Path::new(path);
+                    against::booksim(&config, binary, &work, args.repeat, kernel)?
                 }
-                None => against::verilator(&config, &work, args.repeat)?,
+                None => against::verilator(&config, &work, args.repeat, kernel)?,
             };
             rows.push(row);
             progress.update(rows.len() as u64, total);
@@ -149,6 +160,7 @@ fn bench_against(args: &BenchArgs, against: &str) -> Result<()> {
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     flitforge::bench::check_repeat(args.repeat)?;
+    let kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
     // Every count is checked before the first run, which may take a while.
     for &t in &args.threads {
         flitforge::sim::check_threads(t)?;
@@ -161,7 +173,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 "1 with --against (each simulator runs one thread)",
             ));
         }
-        return bench_against(args, against);
+        return bench_against(args, against, kernel);
     }
     for (flag, given) in [
         ("booksim", args.booksim.is_some()),
@@ -184,14 +196,15 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             let mut rates = vec![Vec::new(); args.threads.len()];
             for _ in 0..args.repeat {
                 for (&threads, rates) in args.threads.iter().zip(&mut rates) {
-                    let r = flitforge::bench::run(config.clone(), threads)?;
+                    let r = flitforge::bench::run(config.clone(), threads, kernel)?;
                     say!(
-                        "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle){}",
+                        "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle; {} kernel{})",
                         r.switches,
                         r.cycles,
                         r.seconds,
                         r.switch_cycles_per_second / 1e6,
                         r.flits_delivered_per_cycle,
+                        r.kernel(),
                         on_threads(&args.threads, threads)
                     );
                     rates.push(r.switch_cycles_per_second / 1e6);

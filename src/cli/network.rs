@@ -8,6 +8,7 @@ use clap::Args;
 use flitforge::config::SimConfig;
 use flitforge::pruned::PrunedConfig;
 use flitforge::run::{RunConfig, RunReport};
+use flitforge::sim::Kernel;
 use flitforge::sorter::fattree::FatTreeConfig;
 use flitforge::wave::{ScopeFilter, VcdWriter};
 use flitforge::{Error, Result, Simulation};
@@ -34,6 +35,14 @@ pub struct OutputArgs {
     /// VC networks: check every invariant after every cycle (always on in debug builds).
     #[arg(long)]
     pub check: bool,
+    /// VC networks: the kernel that runs the cycles (the run is the same on either). auto: the
+    /// bit-plane kernel, 64 switches of a level per machine word, where it models the
+    /// network (a butterfly, wormhole, depth-1 VC registers, combinational back-pressure, up
+    /// to 8 VCs, no faults) and nothing reads every register (--vcd, --check), else the
+    /// general one; general: one switch at a time, on --threads threads; bit-planes: refused
+    /// where it does not apply. The bit-plane kernel runs on one thread. [default: auto]
+    #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
+    pub kernel: Option<String>,
     /// VC networks, batch traffic: exit 0 when --cycles ends the run before every message is
     /// delivered or dropped (without it the run reports what it did and exits 3).
     #[arg(long)]
@@ -43,9 +52,10 @@ pub struct OutputArgs {
     /// [default: cycle]
     #[arg(long, value_parser = ["cycle", "golden"])]
     pub engine: Option<String>,
-    /// VC networks: threads evaluating each level's switches and committing the clock edge
-    /// (0: every core). The run, its report and its waveform are the same, byte for byte, on
-    /// any number of threads; networks under 256 inputs run on one.
+    /// VC networks on the general kernel (--kernel): threads evaluating each level's switches
+    /// and committing the clock edge (0: every core). The run, its report and its waveform
+    /// are the same, byte for byte, on any number of threads; networks under 256 inputs run
+    /// on one.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 }
@@ -130,7 +140,11 @@ pub fn sim(args: &SimArgs) -> Result<()> {
     )?;
     if !matches!(run, RunConfig::Network(_)) {
         super::args::refuse(
-            &[("per-message", o.per_message), ("check", o.check)],
+            &[
+                ("per-message", o.per_message),
+                ("check", o.check),
+                ("kernel", o.kernel.is_some()),
+            ],
             "with --topology butterfly, dilated, splitter or benes",
         )?;
     }
@@ -236,10 +250,27 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
     check_outputs(&sim, o, &filter)?;
     sim.set_threads(o.threads)?;
     sim.keep_records(o.per_message);
+    let kernel = Kernel::parse(o.kernel.as_deref().unwrap_or("auto"))?;
     if o.check {
         sim.set_check_invariants(true);
-    } else if o.vcd.is_none() {
-        sim.prefer_bit_planes();
+    }
+    match (kernel, &o.vcd) {
+        (Kernel::Auto | Kernel::General, Some(_)) => sim.set_kernel(Kernel::General)?,
+        (Kernel::BitPlanes, Some(_)) => {
+            return Err(Error::invalid(
+                "kernel",
+                "bit-planes",
+                "general or auto with --vcd (a waveform samples every register)",
+            ));
+        }
+        (Kernel::BitPlanes, None) => {
+            // Asked for by name: a debug build's default checks give way (--check does not).
+            if !o.check {
+                sim.set_check_invariants(false);
+            }
+            sim.set_kernel(Kernel::BitPlanes)?;
+        }
+        (kernel, None) => sim.set_kernel(kernel)?,
     }
     let limit = sim.config.cycles.unwrap_or(0);
     let mut ticker = Ticker::new("sim", "cycles");

@@ -21,6 +21,13 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         // The loads run at once, one per core, each on one thread.
         ("threads", o.threads != 1),
     ];
+    if o.kernel.is_some() {
+        return Err(Error::invalid(
+            "kernel",
+            "given",
+            "no value: --sweep runs every load on the auto kernel (the run is the same on either)",
+        ));
+    }
     if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
         return Err(Error::invalid(
             flag,

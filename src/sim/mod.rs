@@ -46,6 +46,35 @@ pub fn check_threads(threads: usize) -> Result<()> {
     Ok(())
 }
 
+/// Which kernel runs a simulation's cycles ([`Simulation::set_kernel`]); the run is the same
+/// on either.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// The bit-plane kernel where it models the network and nothing needs the general
+    /// kernel's registers ([`Simulation::prefer_bit_planes`]), else the general kernel.
+    #[default]
+    Auto,
+    /// Every switch's registers, one switch at a time (waveforms, invariant checks, a gang).
+    General,
+    /// 64 switches of a level per machine word ([`Planes`]).
+    BitPlanes,
+}
+
+impl Kernel {
+    /// The names `--kernel` takes.
+    pub const NAMES: [&str; 3] = ["auto", "general", "bit-planes"];
+
+    /// The kernel named `name` (one of [`Kernel::NAMES`]).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "auto" => Ok(Kernel::Auto),
+            "general" => Ok(Kernel::General),
+            "bit-planes" => Ok(Kernel::BitPlanes),
+            other => Err(Error::invalid("kernel", other, Kernel::NAMES.join(", "))),
+        }
+    }
+}
+
 /// A network under simulation.
 pub struct Simulation {
     pub config: SimConfig,
@@ -285,13 +314,25 @@ impl Simulation {
     }
 
     /// Runs on the bit-plane kernel if it models this network and nothing needs the general
-    /// kernel's registers: one thread (no gang), invariant checks off, before the first cycle.
-    /// Returns whether it does. For runs whose only output is the report.
+    /// kernel's registers (invariant checks off, before the first cycle), in place of a gang
+    /// (on one thread it outruns the general kernel on two). Returns whether it does. For
+    /// runs whose only output is the report.
     pub fn prefer_bit_planes(&mut self) -> bool {
-        if self.gang.is_some() {
-            return false;
-        }
         self.planes.is_some() || self.set_bit_planes(true).is_ok()
+    }
+
+    /// Runs the cycles on `kernel`: [`Kernel::Auto`] as [`Simulation::prefer_bit_planes`],
+    /// [`Kernel::BitPlanes`] as [`Simulation::set_bit_planes`] (refused where it does not
+    /// model the network).
+    pub fn set_kernel(&mut self, kernel: Kernel) -> Result<()> {
+        match kernel {
+            Kernel::Auto => {
+                self.prefer_bit_planes();
+                Ok(())
+            }
+            Kernel::General => self.set_bit_planes(false),
+            Kernel::BitPlanes => self.set_bit_planes(true),
+        }
     }
 
     /// Whether the bit-plane kernel runs the cycles ([`Simulation::set_bit_planes`]).

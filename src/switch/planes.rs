@@ -491,35 +491,36 @@ impl Planes {
                     });
                 }
                 for v in 0..b {
-                    let mut going = leave & cur.hold[(j * b + v) * words + w];
-                    while going != 0 {
-                        let bit = going.trailing_zeros() as usize;
-                        going &= going - 1;
+                    let going = leave & cur.hold[(j * b + v) * words + w];
+                    if going == 0 {
+                        continue;
+                    }
+                    // The registers they enter are empty: every plane of theirs is clear
+                    // (the direction of an ACTIVE one aside, which takes no header).
+                    let land = Landing::new(k, w, words, v, b);
+                    let heads = going & head;
+                    land.or(&mut next.full, going, dir);
+                    land.or(&mut next.head, heads, dir);
+                    land.or(&mut next.tail, going & tail, dir);
+                    if next_shift.is_none() {
+                        // At the last level a worm drains from its header on.
+                        land.or(&mut next.act, heads, dir);
+                    }
+                    let mut bits = going;
+                    while bits != 0 {
+                        let bit = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
                         let row = w * 64 + bit;
                         let o = (dir >> bit & 1) as usize;
-                        let port = row >> k & 1;
                         let to_row = (row & !(1 << k)) | (o << k);
-                        let to_j = port_vc(port, v, b);
+                        let to_j = port_vc(row >> k & 1, v, b);
                         let slot = cur.slot[j * n + row];
                         next.slot[to_j * n + to_row] = slot;
-                        // The next register is empty: its head, tail and (unless ACTIVE)
-                        // direction bits are clear.
-                        let at = to_j * words + to_row / 64;
-                        let mask = 1u64 << (to_row % 64);
-                        next.full[at] |= mask;
-                        let is_head = head >> bit & 1 != 0;
-                        if is_head {
-                            next.head[at] |= mask;
-                            match next_shift {
-                                Some(shift) => {
-                                    next.dir[at] |=
-                                        u64::from(slot.aux >> shift & 1) << (to_row % 64)
-                                }
-                                // At the last level a worm drains from its header on.
-                                None => next.act[at] |= mask,
-                            }
+                        let is_head = heads >> bit & 1 != 0;
+                        if let (true, Some(shift)) = (is_head, next_shift) {
+                            next.dir[to_j * words + to_row / 64] |=
+                                u64::from(slot.aux >> shift & 1) << (to_row % 64);
                         }
-                        next.tail[at] |= (tail >> bit & 1) << (to_row % 64);
                         let link = (l * n + row) * 2 + o;
                         self.link_flits[link] += 1;
                         if into_last {
@@ -558,7 +559,11 @@ impl Planes {
         let shift = self.log_n - 1;
         let level = &mut self.levels[0];
         for t in injected {
-            let (row, j) = (t.to as usize / b, t.to as usize % b);
+            // Injection VC `input · B + vc` (B is mostly a power of two: no division).
+            let (row, j) = match b.is_power_of_two() {
+                true => (t.to as usize >> b.trailing_zeros(), t.to as usize & (b - 1)),
+                false => (t.to as usize / b, t.to as usize % b),
+            };
             let at = j * words + row / 64;
             let mask = 1u64 << (row % 64);
             let seq = t.flit.seq;
@@ -581,20 +586,61 @@ impl Planes {
     }
 }
 
-impl crate::source::InjectionPort for Planes {
-    fn injection_vc(&self, input: u32, vc: u32) -> u32 {
-        input * self.b as u32 + vc
+/// Where the flits leaving the registers of output VC `v` of one word of a level land in
+/// the next: a flit of row `r` leaving in direction `o` enters row `r` with bit `k` set to
+/// `o`, in input VC `port · B + v` where the port is `r`'s bit `k` (the butterfly's bit
+/// flip, [CMS] §1.2).
+struct Landing {
+    k: u32,
+    w: usize,
+    words: usize,
+    /// The next level's planes of port 0 and port 1 for VC `v`.
+    planes: [usize; 2],
+}
+
+impl Landing {
+    #[inline(always)]
+    fn new(k: u32, w: usize, words: usize, v: usize, b: usize) -> Self {
+        Landing {
+            k,
+            w,
+            words,
+            planes: [port_vc(0, v, b), port_vc(1, v, b)],
+        }
     }
 
+    /// Sets in the next level's `plane` the bits of the rows that `bits` (rows of word `w`
+    /// whose `dir` bit names their direction) enter.
+    #[inline(always)]
+    fn or(&self, plane: &mut [u64], bits: u64, dir: u64) {
+        if bits == 0 {
+            return;
+        }
+        let (to0, to1) = (bits & !dir, bits & dir);
+        let words = self.words;
+        if self.k >= 6 {
+            let bit = 1usize << (self.k - 6);
+            let base = self.planes[usize::from(self.w & bit != 0)] * words;
+            plane[base + (self.w & !bit)] |= to0;
+            plane[base + (self.w | bit)] |= to1;
+        } else {
+            let (shift, low) = (1u32 << self.k, LOW_HALF[self.k as usize]);
+            plane[self.planes[0] * words + self.w] |= (to0 & low) | ((to1 & low) << shift);
+            plane[self.planes[1] * words + self.w] |= ((to0 & !low) >> shift) | (to1 & !low);
+        }
+    }
+}
+
+impl crate::source::InjectionPort for Planes {
     /// Level 0 is past its departures: ready is empty.
-    fn ready(&self, ivc: u32) -> bool {
-        let (row, j) = (ivc as usize / self.b, ivc as usize % self.b);
+    fn ready(&self, input: u32, vc: u32) -> bool {
+        let (row, j) = (input as usize, vc as usize);
         self.levels[0].full[j * self.words + row / 64] >> (row % 64) & 1 == 0
     }
 
     /// Past the departures: idle is empty and not `ACTIVE`.
-    fn accepts_new_worm(&self, ivc: u32) -> bool {
-        let (row, j) = (ivc as usize / self.b, ivc as usize % self.b);
+    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
+        let (row, j) = (input as usize, vc as usize);
         let at = j * self.words + row / 64;
         let level = &self.levels[0];
         (level.full[at] | level.act[at]) >> (row % 64) & 1 == 0

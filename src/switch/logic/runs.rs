@@ -88,15 +88,12 @@ impl RunView<'_> {
 }
 
 impl InjectionPort for RunView<'_> {
-    fn injection_vc(&self, input: u32, vc: u32) -> u32 {
-        input * self.p.vcs + vc
+    fn ready(&self, input: u32, vc: u32) -> bool {
+        ready(&self.p, self.vc(input * self.p.vcs + vc))
     }
 
-    fn ready(&self, ivc: u32) -> bool {
-        ready(&self.p, self.vc(ivc))
-    }
-
-    fn accepts_new_worm(&self, ivc: u32) -> bool {
+    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
+        let ivc = input * self.p.vcs + vc;
         accepts_new_worm(&self.p, self.fifo, ivc, self.vc(ivc))
     }
 }
