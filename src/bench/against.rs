@@ -122,6 +122,8 @@ pub struct Row {
     pub inputs: u32,
     pub rate: f64,
     pub vcs: u32,
+    /// The kernel that ran the model ("bit-planes" or "general").
+    pub kernel: &'static str,
     pub model: Side,
     pub other: Side,
     /// Model cycles per second over the other's (medians).
@@ -156,17 +158,12 @@ impl ModelRuns {
         Ok(())
     }
 
-    /// The side, named with its kernel ("flitforge (bit-planes)").
     fn side(&self) -> Side {
-        Side::of(
-            format!("flitforge ({})", self.ran),
-            &self.runs,
-            self.accepted,
-        )
+        Side::of("flitforge".into(), &self.runs, self.accepted)
     }
 }
 
-fn row(config: &SimConfig, model: Side, other: Side) -> Row {
+fn row(config: &SimConfig, kernel: &'static str, model: Side, other: Side) -> Row {
     let rate = match config.traffic {
         Traffic::Bernoulli { rate } => rate,
         _ => f64::NAN,
@@ -175,6 +172,7 @@ fn row(config: &SimConfig, model: Side, other: Side) -> Row {
         inputs: config.inputs,
         rate,
         vcs: config.vcs,
+        kernel,
         speedup: model.cycles_per_second / other.cycles_per_second,
         model,
         other,
@@ -217,7 +215,7 @@ pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize, kernel: Kernel) 
         &runs,
         report.throughput.flits_per_input_cycle,
     );
-    Ok(row(config, model.side(), other))
+    Ok(row(config, model.ran, model.side(), other))
 }
 
 /// The BookSim2 configuration equivalent to `config`: the k = 2 butterfly `fly` with
@@ -304,7 +302,7 @@ pub fn booksim(
         accepted = after("Accepted flit rate average=").unwrap_or(f64::NAN);
     }
     let other = Side::of("booksim2".into(), &runs, accepted);
-    Ok(row(config, model.side(), other))
+    Ok(row(config, model.ran, model.side(), other))
 }
 
 /// The offered load of `config` for a directory name (`0.3`, or `file` for other traffic).
@@ -320,15 +318,16 @@ pub fn markdown(against: Against, rows: &[Row]) -> String {
     let other = against.name();
     let repeat = rows.first().map_or(1, |r| r.model.runs.len());
     let mut s = format!(
-        "| inputs | load | VCs | flitforge cycles/s | {other} cycles/s | speed-up | flitforge accepted | {other} accepted |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| inputs | load | VCs | flitforge kernel | flitforge cycles/s | {other} cycles/s | speed-up | flitforge accepted | {other} accepted |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.1}× | {:.4} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {} | {:.1}× | {:.4} | {:.4} |",
             r.inputs,
             r.rate,
             r.vcs,
+            r.kernel,
             r.model.cell(),
             r.other.cell(),
             r.speedup,

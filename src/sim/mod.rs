@@ -220,7 +220,8 @@ impl Simulation {
     /// for byte, on any number of threads: a switch reads only registered state and the
     /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
     /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
-    /// costs more than it saves).
+    /// costs more than it saves), and so does the bit-plane kernel
+    /// ([`Simulation::set_bit_planes`]).
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         check_threads(threads)?;
         let threads = match threads {
@@ -230,7 +231,9 @@ impl Simulation {
         self.gang = None;
         self.column_from = u32::MAX;
         self.sources.set_cut(None);
+        // The bit-plane kernel runs on this thread.
         if threads > 1
+            && self.planes.is_none()
             && self.config.inputs >= MIN_PARALLEL_INPUTS
             && self.config.mode != crate::config::FlowControl::Greedy
         {
@@ -305,7 +308,19 @@ impl Simulation {
         if let Err(what) = Planes::supports(&self.config, &self.fabric) {
             return refuse(format!("a network it models: {what}"));
         }
-        self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)));
+        // Its registers come beside the general kernel's, which stay allocated.
+        let (needs, free) = (
+            Planes::bytes(&self.config, &self.fabric),
+            crate::limits::available_memory(),
+        );
+        if needs > free {
+            return refuse(format!(
+                "memory for its registers: {} needed, {} available",
+                crate::limits::bytes(needs),
+                crate::limits::bytes(free)
+            ));
+        }
+        self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
         // Its cycles run on this thread: a gang would only spin.
         self.gang = None;
         self.column_from = u32::MAX;

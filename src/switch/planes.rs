@@ -36,7 +36,9 @@
 use super::transfer::{NONE, Transfer, TransferKind};
 use super::{Fabric, Headers};
 use crate::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
+use crate::error::Result;
 use crate::flit::FlitSlot;
+use crate::limits::vec_of;
 use crate::topology::TopologyKind;
 
 /// Most VCs per link the bit-plane kernel takes.
@@ -77,32 +79,40 @@ struct Level {
 }
 
 impl Level {
+    /// Bytes of a level of `nv` input VCs per switch, B = `b`, `n` switches.
+    fn bytes(nv: usize, b: usize, n: usize) -> u64 {
+        let words = n.div_ceil(64) as u64;
+        // full, head, tail, act, dir, hold[B], and two pointers per direction.
+        let planes = (5 + b as u64 + 4) * nv as u64 * words;
+        planes * 8 + (nv * n * std::mem::size_of::<Slot>()) as u64
+    }
+
     /// The general kernel's number of input VC `j` of switch `row`.
     #[inline(always)]
     fn vc(&self, row: usize, j: usize) -> u32 {
         self.vc_base + (row * self.nv + j) as u32
     }
 
-    fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Self {
-        let planes = |count: usize| vec![0u64; count * words];
-        let mut pointers = planes(2 * nv);
+    fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {
+        let planes = |count: usize| vec_of(count * words, 0u64, "inputs", n);
+        let mut pointers = planes(2 * nv)?;
         // Every pointer starts at input VC 0.
         for o in 0..2 {
             pointers[o * nv * words..(o * nv + 1) * words].fill(!0);
         }
-        Level {
+        Ok(Level {
             nv,
-            full: planes(nv),
-            head: planes(nv),
-            tail: planes(nv),
-            act: planes(nv),
-            dir: planes(nv),
-            hold: planes(nv * b),
+            full: planes(nv)?,
+            head: planes(nv)?,
+            tail: planes(nv)?,
+            act: planes(nv)?,
+            dir: planes(nv)?,
+            hold: planes(nv * b)?,
             rr: pointers.clone(),
             lrr: pointers,
-            slot: vec![Slot::default(); nv * n],
+            slot: vec_of(nv * n, Slot::default(), "inputs", n)?,
             vc_base,
-        }
+        })
     }
 }
 
@@ -204,8 +214,18 @@ impl Planes {
         Ok(())
     }
 
-    /// The empty registers of `fabric`'s network (which [`Planes::supports`]).
-    pub fn new(config: &SimConfig, fabric: &Fabric) -> Self {
+    /// Bytes the registers of `fabric`'s network take.
+    pub fn bytes(config: &SimConfig, fabric: &Fabric) -> u64 {
+        let (n, b) = (fabric.topo.n as usize, config.vcs as usize);
+        let levels = u64::from(fabric.topo.levels);
+        Level::bytes(b, b, n)
+            + levels.saturating_sub(1) * Level::bytes(2 * b, b, n)
+            + 8 * fabric.topo.links.len() as u64
+    }
+
+    /// The empty registers of `fabric`'s network (which [`Planes::supports`]; an allocation
+    /// that fails is an error).
+    pub fn new(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         let topo = &fabric.topo;
         let (n, log_n) = (topo.n as usize, topo.log_n);
         let b = config.vcs as usize;
@@ -218,8 +238,8 @@ impl Planes {
                 };
                 Level::new(nv, b, n, words, base)
             })
-            .collect();
-        Planes {
+            .collect::<Result<_>>()?;
+        Ok(Planes {
             n,
             log_n,
             b,
@@ -229,9 +249,9 @@ impl Planes {
             vc_shift: fabric.vc_shift,
             levels,
             scratch: Decisions::default(),
-            link_flits: vec![0; topo.links.len()],
+            link_flits: vec_of(topo.links.len(), 0, "inputs", n)?,
             held: 0,
-        }
+        })
     }
 
     /// Flits held by all registers.
