@@ -184,8 +184,7 @@ impl Sources {
     /// [`Sources::evaluate`] for every input with something to send (the others' proposals
     /// stay empty).
     pub fn evaluate_all(&mut self, fabric: &Fabric) {
-        self.queue_pending();
-        self.whole().evaluate(fabric);
+        self.evaluate_all_from(fabric);
     }
 
     /// [`Sources::evaluate_all`] from any model of the injection VCs.

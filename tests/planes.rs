@@ -75,6 +75,27 @@ fn the_bit_plane_kernel_gives_the_general_kernels_run() {
     assert_eq!(checked, 432);
 }
 
+/// Corners: the largest VC counts of their per-word arrays, long worms, words of rows at
+/// n = 128 (k = 6 picks a word) and 1024, full load not scaled by the worm's length.
+#[test]
+fn corners_give_the_general_kernels_run() {
+    for (inputs, vcs, flits) in [(128, 6, 17), (128, 7, 9), (1024, 6, 9), (1024, 7, 3)] {
+        for bandwidth in [LinkBandwidth::One, LinkBandwidth::PerVc] {
+            for rate in [0.3, 1.0] {
+                let c = SimConfig {
+                    cycles: Some(120),
+                    ..config(inputs, vcs, flits, bandwidth, Traffic::Bernoulli { rate })
+                };
+                let (general, planes) = both(&c);
+                assert_eq!(
+                    general, planes,
+                    "n {inputs}, B {vcs}, L {flits}, {bandwidth:?}, rate {rate}"
+                );
+            }
+        }
+    }
+}
+
 /// Batch patterns run to the end (no cycle limit), each message's record equal.
 #[test]
 fn batches_finish_alike() {
@@ -131,7 +152,30 @@ fn other_networks_are_refused() {
             vcs: 9,
             ..base.clone()
         },
-        "at most 8 VCs",
+        "at most 8 VCs per link (this run: --vcs 9)",
+    );
+    refused(
+        SimConfig {
+            backpressure: flitforge::config::Backpressure::Registered,
+            ..base.clone()
+        },
+        "combinational back-pressure",
+    );
+    refused(
+        SimConfig {
+            mode: flitforge::config::FlowControl::Drop,
+            ..base.clone()
+        },
+        "wormhole flow control (this run: --mode drop)",
+    );
+    // A faulty switch ([LM] §III) passes nothing: the general kernel models it.
+    let mut sim = Simulation::new(base.clone()).unwrap();
+    sim.set_check_invariants(false);
+    sim.fabric.set_faulty(20, true);
+    let e = sim.set_bit_planes(true).unwrap_err().to_string();
+    assert!(
+        e.contains("no faulty switch (this run: switch l1_c4 is faulty)"),
+        "{e}"
     );
     // With invariant checks on, the general kernel runs.
     let mut sim = Simulation::new(base).unwrap();
@@ -174,6 +218,7 @@ fn sim_kernels_write_the_same_report() {
     assert_eq!(general, run("auto"));
     for (args, needs) in [
         (&["--vc-depth", "2"][..], "depth-1 VC registers"),
+        (&["--threads", "2"][..], "1 with --kernel bit-planes"),
         (&["--vcd", "x.vcd"][..], "with --vcd"),
         (&["--check"][..], "without invariant checks"),
         (
@@ -187,5 +232,34 @@ fn sim_kernels_write_the_same_report() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = common::text(&out.stderr);
         assert!(stderr.contains(needs), "{args:?}: {stderr}");
+    }
+}
+
+/// `bench --kernel` names the kernel that ran; where the flag means nothing it is refused.
+#[test]
+fn bench_names_its_kernel() {
+    for kernel in ["general", "bit-planes"] {
+        let out = common::flitforge(&[
+            "bench", "--inputs", "16", "--cycles", "50", "--kernel", kernel,
+        ]);
+        assert!(out.status.success(), "{}", common::text(&out.stderr));
+        let stdout = common::text(&out.stdout);
+        assert!(stdout.contains(&format!("{kernel} kernel")), "{stdout}");
+    }
+    for args in [
+        &[
+            "bench",
+            "--topology",
+            "pruned-butterfly",
+            "--kernel",
+            "general",
+        ][..],
+        &["bench", "--kernel", "bit-planes", "--threads", "1,2"][..],
+        &[
+            "sim", "--inputs", "16", "--sweep", "0.1,0.2", "--cycles", "50", "--kernel", "general",
+        ][..],
+    ] {
+        let out = common::flitforge(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }

@@ -47,12 +47,12 @@ pub struct BenchArgs {
         value_name = "THREADS[,THREADS...]"
     )]
     pub threads: Vec<usize>,
-    /// VC networks: the kernel that runs the cycles (the run is the same on either). auto: the
-    /// bit-plane kernel, 64 switches of a level per machine word, where it models the
-    /// network (a butterfly, wormhole, depth-1 VC registers, combinational back-pressure, up
-    /// to 8 VCs, no faults) and nothing reads every register (--vcd, --check), else the
-    /// general one; general: one switch at a time, on --threads threads; bit-planes: refused
-    /// where it does not apply. The bit-plane kernel runs on one thread. [default: auto]
+    /// VC networks: the kernel that runs the cycles (the run is the same on either).
+    /// bit-planes: 64 switches of a level per machine word, on one thread, for butterflies
+    /// with wormhole flow control, depth-1 VC registers, combinational back-pressure, up to 8
+    /// VCs and no faults (refused elsewhere); general: one switch at a time, on --threads
+    /// threads; auto: bit-planes where it applies and nothing reads every register (--vcd,
+    /// --check, and a debug build's checks) or asks for threads, else general. [default: auto]
     #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
     pub kernel: Option<String>,
     /// Runs per measurement, 1..=50: the runs of the sides being compared (thread counts, or
@@ -161,6 +161,13 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
 pub fn bench(args: &BenchArgs) -> Result<()> {
     flitforge::bench::check_repeat(args.repeat)?;
     let kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
+    if kernel == Kernel::BitPlanes && args.threads != [1] {
+        return Err(Error::invalid(
+            "threads",
+            list(&args.threads),
+            "1 with --kernel bit-planes (it runs on one thread; threads split the general kernel)",
+        ));
+    }
     // Every count is checked before the first run, which may take a while.
     for &t in &args.threads {
         flitforge::sim::check_threads(t)?;
@@ -213,6 +220,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             summarize(args, "switch-cycles", &rates);
         }
         RunConfig::PrunedButterfly(mut config) => {
+            if args.kernel.is_some() {
+                return Err(Error::invalid(
+                    "kernel",
+                    "given",
+                    "no value: --kernel chooses how VC networks run (the pruned butterfly has its own engine)",
+                ));
+            }
             if args.threads != [1] {
                 return Err(Error::invalid(
                     "threads",

@@ -35,12 +35,12 @@ pub struct OutputArgs {
     /// VC networks: check every invariant after every cycle (always on in debug builds).
     #[arg(long)]
     pub check: bool,
-    /// VC networks: the kernel that runs the cycles (the run is the same on either). auto: the
-    /// bit-plane kernel, 64 switches of a level per machine word, where it models the
-    /// network (a butterfly, wormhole, depth-1 VC registers, combinational back-pressure, up
-    /// to 8 VCs, no faults) and nothing reads every register (--vcd, --check), else the
-    /// general one; general: one switch at a time, on --threads threads; bit-planes: refused
-    /// where it does not apply. The bit-plane kernel runs on one thread. [default: auto]
+    /// VC networks: the kernel that runs the cycles (the run is the same on either).
+    /// bit-planes: 64 switches of a level per machine word, on one thread, for butterflies
+    /// with wormhole flow control, depth-1 VC registers, combinational back-pressure, up to 8
+    /// VCs and no faults (refused elsewhere); general: one switch at a time, on --threads
+    /// threads; auto: bit-planes where it applies and nothing reads every register (--vcd,
+    /// --check, and a debug build's checks) or asks for threads, else general. [default: auto]
     #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
     pub kernel: Option<String>,
     /// VC networks, batch traffic: exit 0 when --cycles ends the run before every message is
@@ -261,6 +261,13 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
                 "kernel",
                 "bit-planes",
                 "general or auto with --vcd (a waveform samples every register)",
+            ));
+        }
+        (Kernel::BitPlanes, None) if o.threads != 1 => {
+            return Err(Error::invalid(
+                "threads",
+                o.threads,
+                "1 with --kernel bit-planes (it runs on one thread; threads split the general kernel)",
             ));
         }
         (Kernel::BitPlanes, None) => {

@@ -79,6 +79,8 @@ impl Kernel {
 pub struct Simulation {
     pub config: SimConfig,
     pub header_layout: HeaderLayout,
+    /// The general kernel's switches: the topology, and every register unless the bit-plane
+    /// kernel runs the cycles ([`Simulation::bit_planes`]), when they stay empty.
     pub fabric: Fabric,
     pub sources: Sources,
     /// Released messages (finished ones fold into its tally). Read records through
@@ -267,12 +269,16 @@ impl Simulation {
     }
 
     /// Check invariants after every cycle (on by default in debug builds). The checks read
-    /// the general kernel's registers: turning them on turns the bit-plane kernel off (before
-    /// the first cycle, as [`Simulation::set_bit_planes`]).
+    /// the general kernel's registers: turning them on before the first cycle turns the
+    /// bit-plane kernel off; once it has run a cycle there is nothing to check, and they stay
+    /// off.
     pub fn set_check_invariants(&mut self, on: bool) {
-        if on {
-            debug_assert!(self.planes.is_none() || self.clock.cycle == 0);
-            self.planes = None;
+        if on && self.planes.is_some() {
+            // Once the bit-plane kernel has run a cycle, the general registers are stale:
+            // there is nothing to check against.
+            if self.set_bit_planes(false).is_err() {
+                return;
+            }
         }
         self.check_invariants = on;
     }
@@ -285,20 +291,28 @@ impl Simulation {
     /// (exit 2) for a network it does not model ([`Planes::supports`]), once the run has
     /// started, or with invariant checks on.
     pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
+        let started = self.clock.cycle > 0 || self.messages.issued() > 0;
         if !on {
-            if self.planes.is_some() && self.clock.cycle > 0 {
-                return Err(Error::invalid(
-                    "kernel",
-                    "general",
-                    "a choice made before the first cycle",
-                ));
+            if let Some(planes) = self.planes.take() {
+                if started {
+                    self.planes = Some(planes);
+                    return Err(Error::invalid(
+                        "kernel",
+                        "general",
+                        "the kernel chosen before the first cycle (the run has started)",
+                    ));
+                }
+                self.max_held +=
+                    Planes::bytes(&self.config, &self.fabric).div_ceil(crate::config::RECORD_BYTES);
             }
-            self.planes = None;
             return Ok(());
         }
         let refuse = |why: String| Err(Error::invalid("kernel", "bit-planes", why));
-        if self.clock.cycle > 0 || self.messages.issued() > 0 {
-            return refuse("a choice made before the first cycle".into());
+        if started && self.planes.is_none() {
+            return refuse("the kernel chosen before the first cycle (the run has started)".into());
+        }
+        if self.planes.is_some() {
+            return Ok(());
         }
         if self.check_invariants {
             return refuse(
@@ -308,19 +322,20 @@ impl Simulation {
         if let Err(what) = Planes::supports(&self.config, &self.fabric) {
             return refuse(format!("a network it models: {what}"));
         }
-        // Its registers come beside the general kernel's, which stay allocated.
-        let (needs, free) = (
-            Planes::bytes(&self.config, &self.fabric),
-            crate::limits::available_memory(),
-        );
-        if needs > free {
+        // Its registers come beside the general kernel's, which stay allocated: out of the
+        // memory limit's room for message records.
+        let needs = Planes::bytes(&self.config, &self.fabric);
+        let records = needs.div_ceil(crate::config::RECORD_BYTES);
+        if records > self.max_held {
+            let (limit, from) = crate::limits::memory_limit();
             return refuse(format!(
-                "memory for its registers: {} needed, {} available",
+                "memory for its registers: {} more than the network and its messages leave of {} ({from})",
                 crate::limits::bytes(needs),
-                crate::limits::bytes(free)
+                crate::limits::bytes(limit)
             ));
         }
         self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
+        self.max_held -= records;
         // Its cycles run on this thread: a gang would only spin.
         self.gang = None;
         self.column_from = u32::MAX;
@@ -328,11 +343,14 @@ impl Simulation {
         Ok(())
     }
 
-    /// Runs on the bit-plane kernel if it models this network and nothing needs the general
-    /// kernel's registers (invariant checks off, before the first cycle), in place of a gang
-    /// (on one thread it outruns the general kernel on two). Returns whether it does. For
-    /// runs whose only output is the report.
+    /// Runs on the bit-plane kernel if it models this network, nothing needs the general
+    /// kernel's registers (invariant checks off, before the first cycle) and no gang runs the
+    /// cycles (threads are the general kernel's: [`Simulation::set_threads`]). Returns whether
+    /// it does. For runs whose only output is the report.
     pub fn prefer_bit_planes(&mut self) -> bool {
+        if self.gang.is_some() {
+            return false;
+        }
         self.planes.is_some() || self.set_bit_planes(true).is_ok()
     }
 
@@ -576,7 +594,14 @@ impl Simulation {
         self.messages.retire();
         let in_network = self.flits_in_network() > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {
-            return Err(Error::Deadlock(invariants::deadlock_report(self, cycle)));
+            return Err(Error::Deadlock(match &self.planes {
+                Some(planes) => format!(
+                    "deadlock: no flit moved for {} cycles (watchdog) at cycle {cycle}; the bit-plane kernel holds {} flits (--kernel general names the worms and their VCs)",
+                    self.config.watchdog,
+                    planes.flits_in_network()
+                ),
+                None => invariants::deadlock_report(self, cycle),
+            }));
         }
         Ok(())
     }

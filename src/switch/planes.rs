@@ -131,17 +131,15 @@ impl Slot {
     /// crossed).
     #[inline(always)]
     fn flit(&self, head: bool, hops: usize) -> FlitSlot {
-        match head {
-            true => FlitSlot {
-                msg: self.msg,
-                seq: 0,
-                hop: hops as u16,
-            },
-            false => FlitSlot {
-                msg: self.msg,
-                seq: self.aux as u16,
-                hop: 0,
-            },
+        let (seq, hop) = if head {
+            (0, hops as u16)
+        } else {
+            (self.aux as u16, 0)
+        };
+        FlitSlot {
+            msg: self.msg,
+            seq,
+            hop,
         }
     }
 }
@@ -184,32 +182,49 @@ fn port_vc(port: usize, v: usize, b: usize) -> usize {
 
 impl Planes {
     /// Why the bit-plane kernel cannot run `config` on `fabric`, if it cannot.
-    pub fn supports(config: &SimConfig, fabric: &Fabric) -> Result<(), String> {
-        let refuse = |what: &str| Err(what.to_string());
+    pub fn supports(config: &SimConfig, fabric: &Fabric) -> std::result::Result<(), String> {
+        let refuse = |what: String| Err(what);
         if config.topology != TopologyKind::Butterfly || fabric.topo.graph.is_some() {
-            return refuse("a butterfly (topology butterfly)");
+            return refuse(format!(
+                "a butterfly (this run: --topology {})",
+                config.topology.name()
+            ));
         }
         if config.mode != FlowControl::Wormhole {
-            return refuse("wormhole flow control");
+            return refuse(format!(
+                "wormhole flow control (this run: --mode {})",
+                config.mode.name()
+            ));
         }
         if config.effective_depth() != 1 {
-            return refuse("depth-1 VC registers (--vc-depth 1)");
+            return refuse(format!(
+                "depth-1 VC registers (this run: {} flits per register)",
+                config.effective_depth()
+            ));
         }
         if config.backpressure != Backpressure::Combinational {
-            return refuse("combinational back-pressure");
+            return refuse("combinational back-pressure (this run: registered)".into());
         }
-        if config.switch_queue.is_some() {
-            return refuse("no per-switch queue bound");
+        if let Some(a) = config.switch_queue {
+            return refuse(format!(
+                "no per-switch queue bound (this run: --switch-queue {a})"
+            ));
         }
         if config.vcs as usize > MAX_VCS {
-            return refuse(&format!("at most {MAX_VCS} VCs per link"));
+            return refuse(format!(
+                "at most {MAX_VCS} VCs per link (this run: --vcs {})",
+                config.vcs
+            ));
         }
         if fabric.paths.is_some() {
-            return refuse("routing by destination (no given paths)");
+            return refuse("routing by destination (this run: given paths)".into());
         }
         let switches = fabric.topo.node_count() as u32;
-        if (0..switches).any(|s| fabric.is_faulty(s)) {
-            return refuse("no faulty switch");
+        if let Some(s) = (0..switches).find(|&s| fabric.is_faulty(s)) {
+            return refuse(format!(
+                "no faulty switch (this run: switch {} is faulty)",
+                fabric.topo.scope(s)
+            ));
         }
         Ok(())
     }
@@ -353,6 +368,17 @@ impl Planes {
         d.granted_vc.clear();
         d.granted_vc.resize(nv * b * words, 0);
         for w in 0..words {
+            let mut full = [0u64; NV];
+            let mut dir = [0u64; NV];
+            let mut any = 0u64;
+            for j in 0..nv {
+                full[j] = cur.full[j * words + w];
+                dir[j] = cur.dir[j * words + w];
+                any |= full[j];
+            }
+            if any == 0 {
+                continue;
+            }
             // Output VC v of direction o can take a flit (ready[o][v]: its register is empty
             // after the next level's departures) or a new worm (idle[o][v]: empty and not
             // ACTIVE).
@@ -381,17 +407,6 @@ impl Planes {
                     (ready[0][v], ready[1][v]) = gather(r0, r1);
                     (idle[0][v], idle[1][v]) = gather(i0, i1);
                 }
-            }
-            let mut full = [0u64; NV];
-            let mut dir = [0u64; NV];
-            let mut any = 0u64;
-            for j in 0..nv {
-                full[j] = cur.full[j * words + w];
-                dir[j] = cur.dir[j * words + w];
-                any |= full[j];
-            }
-            if any == 0 {
-                continue;
             }
             // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output
             // VCs ACTIVE registers hold (flit or not) are not free.
@@ -479,9 +494,8 @@ impl Planes {
         let (b, words, n) = (self.b, self.words, self.n);
         let last = self.levels.len() - 1;
         let k = self.log_n - 1 - l as u32;
+        // The last level is the one whose routing bit (k) is 0; it has no routing digit.
         let into_last = l + 1 == last;
-        // The next level's routing digit (none at the last level).
-        let next_shift = k.checked_sub(1).filter(|_| !into_last);
         let (upper, lower) = self.levels.split_at_mut(l + 1);
         let (cur, next) = (&mut upper[l], &mut lower[0]);
         let nv = cur.nv;
@@ -522,7 +536,7 @@ impl Planes {
                     land.or(&mut next.full, going, dir);
                     land.or(&mut next.head, heads, dir);
                     land.or(&mut next.tail, going & tail, dir);
-                    if next_shift.is_none() {
+                    if into_last {
                         // At the last level a worm drains from its header on.
                         land.or(&mut next.act, heads, dir);
                     }
@@ -537,9 +551,10 @@ impl Planes {
                         let slot = cur.slot[j * n + row];
                         next.slot[to_j * n + to_row] = slot;
                         let is_head = heads >> bit & 1 != 0;
-                        if let (true, Some(shift)) = (is_head, next_shift) {
+                        if is_head && !into_last {
+                            // The next level's routing digit, bit k - 1.
                             next.dir[to_j * words + to_row / 64] |=
-                                u64::from(slot.aux >> shift & 1) << (to_row % 64);
+                                u64::from(slot.aux >> (k - 1) & 1) << (to_row % 64);
                         }
                         let link = (l * n + row) * 2 + o;
                         self.link_flits[link] += 1;
@@ -580,9 +595,10 @@ impl Planes {
         let level = &mut self.levels[0];
         for t in injected {
             // Injection VC `input · B + vc` (B is mostly a power of two: no division).
-            let (row, j) = match b.is_power_of_two() {
-                true => (t.to as usize >> b.trailing_zeros(), t.to as usize & (b - 1)),
-                false => (t.to as usize / b, t.to as usize % b),
+            let (row, j) = if b.is_power_of_two() {
+                (t.to as usize >> b.trailing_zeros(), t.to as usize & (b - 1))
+            } else {
+                (t.to as usize / b, t.to as usize % b)
             };
             let at = j * words + row / 64;
             let mask = 1u64 << (row % 64);
@@ -692,7 +708,7 @@ fn allocate<const V: usize, const NV: usize>(
             continue;
         }
         // count[c]: exactly c requests so far (count[b]: b or more).
-        let mut count = [0u64; 9];
+        let mut count = [0u64; MAX_VCS + 1];
         count[0] = at;
         for step in 0..nv {
             let j = if q + step >= nv {
@@ -716,7 +732,7 @@ fn allocate<const V: usize, const NV: usize>(
     }
     // pick[c][v]: output VC v is the c-th free one.
     let mut pick = [[0u64; V]; V];
-    let mut before = [0u64; 9];
+    let mut before = [0u64; MAX_VCS + 1];
     before[0] = !0;
     for v in 0..b {
         let f = free[v];
