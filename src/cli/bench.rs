@@ -38,7 +38,8 @@ pub struct BenchArgs {
     /// Threads of the general kernel (--kernel) evaluating each level's switches and
     /// committing the clock edge (0: every core); the run is the same on any number, and
     /// networks under 256 inputs run on one.
-    /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
+    /// A list (`1,2`) runs each count in turn on the general kernel and prints the speed-up
+    /// over the first.
     /// Comparisons run one thread, like the simulators they are compared with.
     #[arg(
         long,
@@ -160,7 +161,11 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     flitforge::bench::check_repeat(args.repeat)?;
-    let kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
+    let mut kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
+    // Thread counts compared are the general kernel's.
+    if kernel == Kernel::Auto && args.threads.len() > 1 {
+        kernel = Kernel::General;
+    }
     if kernel == Kernel::BitPlanes && args.threads != [1] {
         return Err(Error::invalid(
             "threads",
