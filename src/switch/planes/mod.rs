@@ -41,119 +41,16 @@ use crate::flit::FlitSlot;
 use crate::limits::vec_of;
 use crate::topology::TopologyKind;
 
+mod registers;
+mod word;
+
+use registers::{Decisions, Level, Slot};
+use word::{LOW_HALF, Landing, allocate, port_vc, round_robin_first};
+
 /// Most VCs per link the bit-plane kernel takes.
 pub const MAX_VCS: usize = 8;
 /// Most input VCs of one switch: two ports of [`MAX_VCS`].
 const MAX_NV: usize = 2 * MAX_VCS;
-
-/// Rows whose bit `k` is 0, for `k < 6` (the bit picks a row within a word).
-const LOW_HALF: [u64; 6] = [
-    0x5555_5555_5555_5555,
-    0x3333_3333_3333_3333,
-    0x0F0F_0F0F_0F0F_0F0F,
-    0x00FF_00FF_00FF_00FF,
-    0x0000_FFFF_0000_FFFF,
-    0x0000_0000_FFFF_FFFF,
-];
-
-/// The registers of one level, in planes of `words` words (index `plane * words + w`).
-#[derive(Clone, Debug)]
-struct Level {
-    /// Input VCs per switch.
-    nv: usize,
-    full: Vec<u64>,
-    head: Vec<u64>,
-    tail: Vec<u64>,
-    act: Vec<u64>,
-    dir: Vec<u64>,
-    /// Plane `j * B + v`.
-    hold: Vec<u64>,
-    /// Plane `o * nv + j`: the VC-allocation pointer of direction `o` points at `j`.
-    rr: Vec<u64>,
-    /// Plane `o * nv + j`: the pointer of link `o` points at `j`.
-    lrr: Vec<u64>,
-    /// `slot[j * n + row]`: the flit register `j` of switch `row` holds.
-    slot: Vec<Slot>,
-    /// The general kernel's number of the first input VC of the level.
-    vc_base: u32,
-}
-
-impl Level {
-    /// Bytes of a level of `nv` input VCs per switch, B = `b`, `n` switches.
-    fn bytes(nv: usize, b: usize, n: usize) -> u64 {
-        let words = n.div_ceil(64) as u64;
-        // full, head, tail, act, dir, hold[B], and two pointers per direction.
-        let planes = (5 + b as u64 + 4) * nv as u64 * words;
-        planes * 8 + (nv * n * std::mem::size_of::<Slot>()) as u64
-    }
-
-    /// The general kernel's number of input VC `j` of switch `row`.
-    #[inline(always)]
-    fn vc(&self, row: usize, j: usize) -> u32 {
-        self.vc_base + (row * self.nv + j) as u32
-    }
-
-    fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {
-        let planes = |count: usize| vec_of(count * words, 0u64, "inputs", n);
-        let mut pointers = planes(2 * nv)?;
-        // Every pointer starts at input VC 0.
-        for o in 0..2 {
-            pointers[o * nv * words..(o * nv + 1) * words].fill(!0);
-        }
-        Ok(Level {
-            nv,
-            full: planes(nv)?,
-            head: planes(nv)?,
-            tail: planes(nv)?,
-            act: planes(nv)?,
-            dir: planes(nv)?,
-            hold: planes(nv * b)?,
-            rr: pointers.clone(),
-            lrr: pointers,
-            slot: vec_of(nv * n, Slot::default(), "inputs", n)?,
-            vc_base,
-        })
-    }
-}
-
-/// A held flit: its message and, for a header (the `head` plane tells), the destination,
-/// whose bits are the routing digits, kept beside it so that a hop reads no message table;
-/// for a body flit its place in the worm.
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    msg: u32,
-    /// A header's destination, a body flit's sequence number.
-    aux: u32,
-}
-
-impl Slot {
-    /// The flit as the books see it (`head`: a header, which counts the `hops` links it
-    /// crossed).
-    #[inline(always)]
-    fn flit(&self, head: bool, hops: usize) -> FlitSlot {
-        let (seq, hop) = if head {
-            (0, hops as u16)
-        } else {
-            (self.aux as u16, 0)
-        };
-        FlitSlot {
-            msg: self.msg,
-            seq,
-            hop,
-        }
-    }
-}
-
-/// What a level's evaluation decides for its clock edge, per input VC and word.
-#[derive(Clone, Debug, Default)]
-struct Decisions {
-    /// The register's flit crosses (plane `j`).
-    leave: Vec<u64>,
-    /// A header was granted an output VC (plane `j`).
-    grant: Vec<u64>,
-    /// The output VC granted, one-hot (plane `j * B + v`).
-    granted_vc: Vec<u64>,
-}
 
 /// A butterfly run in bit planes ([`Planes::supports`]).
 #[derive(Clone, Debug)]
@@ -172,12 +69,6 @@ pub struct Planes {
     link_flits: Vec<u64>,
     /// Flits held by all registers.
     held: u64,
-}
-
-/// Input VC `j` of a switch above level 0 on `port`, VC `v`.
-#[inline(always)]
-fn port_vc(port: usize, v: usize, b: usize) -> usize {
-    port * b + v
 }
 
 impl Planes {
@@ -622,51 +513,6 @@ impl Planes {
     }
 }
 
-/// Where the flits leaving the registers of output VC `v` of one word of a level land in
-/// the next: a flit of row `r` leaving in direction `o` enters row `r` with bit `k` set to
-/// `o`, in input VC `port · B + v` where the port is `r`'s bit `k` (the butterfly's bit
-/// flip, [CMS] §1.2).
-struct Landing {
-    k: u32,
-    w: usize,
-    words: usize,
-    /// The next level's planes of port 0 and port 1 for VC `v`.
-    planes: [usize; 2],
-}
-
-impl Landing {
-    #[inline(always)]
-    fn new(k: u32, w: usize, words: usize, v: usize, b: usize) -> Self {
-        Landing {
-            k,
-            w,
-            words,
-            planes: [port_vc(0, v, b), port_vc(1, v, b)],
-        }
-    }
-
-    /// Sets in the next level's `plane` the bits of the rows that `bits` (rows of word `w`
-    /// whose `dir` bit names their direction) enter.
-    #[inline(always)]
-    fn or(&self, plane: &mut [u64], bits: u64, dir: u64) {
-        if bits == 0 {
-            return;
-        }
-        let (to0, to1) = (bits & !dir, bits & dir);
-        let words = self.words;
-        if self.k >= 6 {
-            let bit = 1usize << (self.k - 6);
-            let base = self.planes[usize::from(self.w & bit != 0)] * words;
-            plane[base + (self.w & !bit)] |= to0;
-            plane[base + (self.w | bit)] |= to1;
-        } else {
-            let (shift, low) = (1u32 << self.k, LOW_HALF[self.k as usize]);
-            plane[self.planes[0] * words + self.w] |= (to0 & low) | ((to1 & low) << shift);
-            plane[self.planes[1] * words + self.w] |= ((to0 & !low) >> shift) | (to1 & !low);
-        }
-    }
-}
-
 impl crate::source::InjectionPort for Planes {
     /// Level 0 is past its departures: ready is empty.
     fn ready(&self, input: u32, vc: u32) -> bool {
@@ -681,150 +527,4 @@ impl crate::source::InjectionPort for Planes {
         let level = &self.levels[0];
         (level.full[at] | level.act[at]) >> (row % 64) & 1 == 0
     }
-}
-
-/// VC allocation of one direction (rule 2 of [`super::logic`]) for word `w`: the requesters
-/// `req` in round-robin order from the one-hot `pointer` (planes `j * words + w`), the k-th of
-/// them given the k-th `free` output VC; the grants go to `grant` and `granted_vc`, and the
-/// pointer moves past the last requester served.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn allocate<const V: usize, const NV: usize>(
-    nv: usize,
-    b: usize,
-    w: usize,
-    words: usize,
-    req: &[u64; NV],
-    free: &[u64; V],
-    pointer: &mut [u64],
-    grant: &mut [u64; NV],
-    granted_vc: &mut [[u64; V]; NV],
-) {
-    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B).
-    let mut rank = [[0u64; V]; NV];
-    for q in 0..nv {
-        let at = pointer[q * words + w];
-        if at == 0 {
-            continue;
-        }
-        // count[c]: exactly c requests so far (count[b]: b or more).
-        let mut count = [0u64; MAX_VCS + 1];
-        count[0] = at;
-        for step in 0..nv {
-            let j = if q + step >= nv {
-                q + step - nv
-            } else {
-                q + step
-            };
-            let r = req[j];
-            for c in 0..b {
-                rank[j][c] |= count[c];
-            }
-            if r == 0 {
-                continue;
-            }
-            count[b] |= count[b - 1] & r;
-            for c in (1..b).rev() {
-                count[c] = (count[c] & !r) | (count[c - 1] & r);
-            }
-            count[0] &= !r;
-        }
-    }
-    // pick[c][v]: output VC v is the c-th free one.
-    let mut pick = [[0u64; V]; V];
-    let mut before = [0u64; MAX_VCS + 1];
-    before[0] = !0;
-    for v in 0..b {
-        let f = free[v];
-        for c in 0..b {
-            pick[c][v] = f & before[c];
-        }
-        before[b] |= before[b - 1] & f;
-        for c in (1..b).rev() {
-            before[c] = (before[c] & !f) | (before[c - 1] & f);
-        }
-        before[0] &= !f;
-    }
-    // Who is granted, at which rank; the last one served moves the pointer.
-    let mut ranked = [0u64; V];
-    let mut granted_at = [[0u64; V]; NV];
-    for j in 0..nv {
-        if req[j] == 0 {
-            continue;
-        }
-        let mut g = 0;
-        for c in 0..b {
-            let mut at = 0;
-            for v in 0..b {
-                let x = req[j] & rank[j][c] & pick[c][v];
-                granted_vc[j][v] |= x;
-                at |= x;
-            }
-            granted_at[j][c] = at;
-            ranked[c] |= at;
-            g |= at;
-        }
-        grant[j] |= g;
-    }
-    let mut later = 0u64;
-    let mut last = [0u64; NV];
-    for c in (0..b).rev() {
-        for j in 0..nv {
-            last[j] |= granted_at[j][c] & !later;
-        }
-        later |= ranked[c];
-    }
-    move_pointer::<NV>(nv, w, words, &last, pointer);
-}
-
-/// The one-hot `pointer` (planes `j * words + w`) moves past the requester in `served` (at
-/// most one per row); rows with none keep it.
-#[inline(always)]
-fn move_pointer<const NV: usize>(
-    nv: usize,
-    w: usize,
-    words: usize,
-    served: &[u64; NV],
-    pointer: &mut [u64],
-) {
-    let any = served[..nv].iter().fold(0, |a, &s| a | s);
-    if any == 0 {
-        return;
-    }
-    for j in 0..nv {
-        let from = if j == 0 { nv - 1 } else { j - 1 };
-        let p = &mut pointer[j * words + w];
-        *p = (*p & !any) | served[from];
-    }
-}
-
-/// Link arbitration (rule 4 of [`super::logic`]) for word `w`: of the `candidates`, the first
-/// in round-robin order from the one-hot `pointer` wins; the pointer moves past it.
-#[inline(always)]
-fn round_robin_first<const NV: usize>(
-    nv: usize,
-    w: usize,
-    words: usize,
-    candidates: &[u64; NV],
-    pointer: &mut [u64],
-) -> [u64; NV] {
-    let mut first = [0u64; NV];
-    for q in 0..nv {
-        let at = pointer[q * words + w];
-        if at == 0 {
-            continue;
-        }
-        let mut seen = 0u64;
-        for step in 0..nv {
-            let j = if q + step >= nv {
-                q + step - nv
-            } else {
-                q + step
-            };
-            first[j] |= at & !seen & candidates[j];
-            seen |= candidates[j];
-        }
-    }
-    move_pointer::<NV>(nv, w, words, &first, pointer);
-    first
 }

@@ -1,0 +1,105 @@
+//! The registers of the bit-plane kernel ([`super`]): a level's planes, one bit per switch,
+//! and the flit slots that carry message ids from register to register.
+
+use crate::error::Result;
+use crate::flit::FlitSlot;
+use crate::limits::vec_of;
+
+/// The registers of one level, in planes of `words` words (index `plane * words + w`).
+#[derive(Clone, Debug)]
+pub(super) struct Level {
+    /// Input VCs per switch.
+    pub(super) nv: usize,
+    pub(super) full: Vec<u64>,
+    pub(super) head: Vec<u64>,
+    pub(super) tail: Vec<u64>,
+    pub(super) act: Vec<u64>,
+    pub(super) dir: Vec<u64>,
+    /// Plane `j * B + v`.
+    pub(super) hold: Vec<u64>,
+    /// Plane `o * nv + j`: the VC-allocation pointer of direction `o` points at `j`.
+    pub(super) rr: Vec<u64>,
+    /// Plane `o * nv + j`: the pointer of link `o` points at `j`.
+    pub(super) lrr: Vec<u64>,
+    /// `slot[j * n + row]`: the flit register `j` of switch `row` holds.
+    pub(super) slot: Vec<Slot>,
+    /// The general kernel's number of the first input VC of the level.
+    pub(super) vc_base: u32,
+}
+
+impl Level {
+    /// Bytes of a level of `nv` input VCs per switch, B = `b`, `n` switches.
+    pub(super) fn bytes(nv: usize, b: usize, n: usize) -> u64 {
+        let words = n.div_ceil(64) as u64;
+        // full, head, tail, act, dir, hold[B], and two pointers per direction.
+        let planes = (5 + b as u64 + 4) * nv as u64 * words;
+        planes * 8 + (nv * n * std::mem::size_of::<Slot>()) as u64
+    }
+
+    /// The general kernel's number of input VC `j` of switch `row`.
+    #[inline(always)]
+    pub(super) fn vc(&self, row: usize, j: usize) -> u32 {
+        self.vc_base + (row * self.nv + j) as u32
+    }
+
+    pub(super) fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {
+        let planes = |count: usize| vec_of(count * words, 0u64, "inputs", n);
+        let mut pointers = planes(2 * nv)?;
+        // Every pointer starts at input VC 0.
+        for o in 0..2 {
+            pointers[o * nv * words..(o * nv + 1) * words].fill(!0);
+        }
+        Ok(Level {
+            nv,
+            full: planes(nv)?,
+            head: planes(nv)?,
+            tail: planes(nv)?,
+            act: planes(nv)?,
+            dir: planes(nv)?,
+            hold: planes(nv * b)?,
+            rr: pointers.clone(),
+            lrr: pointers,
+            slot: vec_of(nv * n, Slot::default(), "inputs", n)?,
+            vc_base,
+        })
+    }
+}
+
+/// A held flit: its message and, for a header (the `head` plane tells), the destination,
+/// whose bits are the routing digits, kept beside it so that a hop reads no message table;
+/// for a body flit its place in the worm.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Slot {
+    pub(super) msg: u32,
+    /// A header's destination, a body flit's sequence number.
+    pub(super) aux: u32,
+}
+
+impl Slot {
+    /// The flit as the books see it (`head`: a header, which counts the `hops` links it
+    /// crossed).
+    #[inline(always)]
+    pub(super) fn flit(&self, head: bool, hops: usize) -> FlitSlot {
+        let (seq, hop) = if head {
+            (0, hops as u16)
+        } else {
+            (self.aux as u16, 0)
+        };
+        FlitSlot {
+            msg: self.msg,
+            seq,
+            hop,
+        }
+    }
+}
+
+/// What a level's evaluation decides for its clock edge, per input VC and word.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Decisions {
+    /// The register's flit crosses (plane `j`).
+    pub(super) leave: Vec<u64>,
+    /// A header was granted an output VC (plane `j`).
+    pub(super) grant: Vec<u64>,
+    /// The output VC granted, one-hot (plane `j * B + v`).
+    pub(super) granted_vc: Vec<u64>,
+}

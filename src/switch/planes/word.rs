@@ -1,0 +1,216 @@
+//! The word-level logic of the bit-plane kernel ([`super`]): for one word of 64 switches of a
+//! level, the round-robin VC allocation and link arbitration of [`crate::switch::logic`]
+//! (rules 2 and 4) over one-hot pointer planes, and where leaving flits land in the next
+//! level (the butterfly's bit flip, [CMS] §1.2).
+
+// Bit-sliced logic indexes several planes by the same VC in one loop.
+#![allow(clippy::needless_range_loop)]
+
+use super::MAX_VCS;
+
+/// Rows whose bit `k` is 0, for `k < 6` (the bit picks a row within a word).
+pub(super) const LOW_HALF: [u64; 6] = [
+    0x5555_5555_5555_5555,
+    0x3333_3333_3333_3333,
+    0x0F0F_0F0F_0F0F_0F0F,
+    0x00FF_00FF_00FF_00FF,
+    0x0000_FFFF_0000_FFFF,
+    0x0000_0000_FFFF_FFFF,
+];
+
+/// Input VC `j` of a switch above level 0 on `port`, VC `v`.
+#[inline(always)]
+pub(super) fn port_vc(port: usize, v: usize, b: usize) -> usize {
+    port * b + v
+}
+
+/// Where the flits leaving the registers of output VC `v` of one word of a level land in
+/// the next: a flit of row `r` leaving in direction `o` enters row `r` with bit `k` set to
+/// `o`, in input VC `port · B + v` where the port is `r`'s bit `k` (the butterfly's bit
+/// flip, [CMS] §1.2).
+pub(super) struct Landing {
+    k: u32,
+    w: usize,
+    words: usize,
+    /// The next level's planes of port 0 and port 1 for VC `v`.
+    planes: [usize; 2],
+}
+
+impl Landing {
+    #[inline(always)]
+    pub(super) fn new(k: u32, w: usize, words: usize, v: usize, b: usize) -> Self {
+        Landing {
+            k,
+            w,
+            words,
+            planes: [port_vc(0, v, b), port_vc(1, v, b)],
+        }
+    }
+
+    /// Sets in the next level's `plane` the bits of the rows that `bits` (rows of word `w`
+    /// whose `dir` bit names their direction) enter.
+    #[inline(always)]
+    pub(super) fn or(&self, plane: &mut [u64], bits: u64, dir: u64) {
+        if bits == 0 {
+            return;
+        }
+        let (to0, to1) = (bits & !dir, bits & dir);
+        let words = self.words;
+        if self.k >= 6 {
+            let bit = 1usize << (self.k - 6);
+            let base = self.planes[usize::from(self.w & bit != 0)] * words;
+            plane[base + (self.w & !bit)] |= to0;
+            plane[base + (self.w | bit)] |= to1;
+        } else {
+            let (shift, low) = (1u32 << self.k, LOW_HALF[self.k as usize]);
+            plane[self.planes[0] * words + self.w] |= (to0 & low) | ((to1 & low) << shift);
+            plane[self.planes[1] * words + self.w] |= ((to0 & !low) >> shift) | (to1 & !low);
+        }
+    }
+}
+
+/// VC allocation of one direction (rule 2 of [`crate::switch::logic`]) for word `w`: the requesters
+/// `req` in round-robin order from the one-hot `pointer` (planes `j * words + w`), the k-th of
+/// them given the k-th `free` output VC; the grants go to `grant` and `granted_vc`, and the
+/// pointer moves past the last requester served.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn allocate<const V: usize, const NV: usize>(
+    nv: usize,
+    b: usize,
+    w: usize,
+    words: usize,
+    req: &[u64; NV],
+    free: &[u64; V],
+    pointer: &mut [u64],
+    grant: &mut [u64; NV],
+    granted_vc: &mut [[u64; V]; NV],
+) {
+    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B).
+    let mut rank = [[0u64; V]; NV];
+    for q in 0..nv {
+        let at = pointer[q * words + w];
+        if at == 0 {
+            continue;
+        }
+        // count[c]: exactly c requests so far (count[b]: b or more).
+        let mut count = [0u64; MAX_VCS + 1];
+        count[0] = at;
+        for step in 0..nv {
+            let j = if q + step >= nv {
+                q + step - nv
+            } else {
+                q + step
+            };
+            let r = req[j];
+            for c in 0..b {
+                rank[j][c] |= count[c];
+            }
+            if r == 0 {
+                continue;
+            }
+            count[b] |= count[b - 1] & r;
+            for c in (1..b).rev() {
+                count[c] = (count[c] & !r) | (count[c - 1] & r);
+            }
+            count[0] &= !r;
+        }
+    }
+    // pick[c][v]: output VC v is the c-th free one.
+    let mut pick = [[0u64; V]; V];
+    let mut before = [0u64; MAX_VCS + 1];
+    before[0] = !0;
+    for v in 0..b {
+        let f = free[v];
+        for c in 0..b {
+            pick[c][v] = f & before[c];
+        }
+        before[b] |= before[b - 1] & f;
+        for c in (1..b).rev() {
+            before[c] = (before[c] & !f) | (before[c - 1] & f);
+        }
+        before[0] &= !f;
+    }
+    // Who is granted, at which rank; the last one served moves the pointer.
+    let mut ranked = [0u64; V];
+    let mut granted_at = [[0u64; V]; NV];
+    for j in 0..nv {
+        if req[j] == 0 {
+            continue;
+        }
+        let mut g = 0;
+        for c in 0..b {
+            let mut at = 0;
+            for v in 0..b {
+                let x = req[j] & rank[j][c] & pick[c][v];
+                granted_vc[j][v] |= x;
+                at |= x;
+            }
+            granted_at[j][c] = at;
+            ranked[c] |= at;
+            g |= at;
+        }
+        grant[j] |= g;
+    }
+    let mut later = 0u64;
+    let mut last = [0u64; NV];
+    for c in (0..b).rev() {
+        for j in 0..nv {
+            last[j] |= granted_at[j][c] & !later;
+        }
+        later |= ranked[c];
+    }
+    move_pointer::<NV>(nv, w, words, &last, pointer);
+}
+
+/// The one-hot `pointer` (planes `j * words + w`) moves past the requester in `served` (at
+/// most one per row); rows with none keep it.
+#[inline(always)]
+fn move_pointer<const NV: usize>(
+    nv: usize,
+    w: usize,
+    words: usize,
+    served: &[u64; NV],
+    pointer: &mut [u64],
+) {
+    let any = served[..nv].iter().fold(0, |a, &s| a | s);
+    if any == 0 {
+        return;
+    }
+    for j in 0..nv {
+        let from = if j == 0 { nv - 1 } else { j - 1 };
+        let p = &mut pointer[j * words + w];
+        *p = (*p & !any) | served[from];
+    }
+}
+
+/// Link arbitration (rule 4 of [`crate::switch::logic`]) for word `w`: of the `candidates`, the first
+/// in round-robin order from the one-hot `pointer` wins; the pointer moves past it.
+#[inline(always)]
+pub(super) fn round_robin_first<const NV: usize>(
+    nv: usize,
+    w: usize,
+    words: usize,
+    candidates: &[u64; NV],
+    pointer: &mut [u64],
+) -> [u64; NV] {
+    let mut first = [0u64; NV];
+    for q in 0..nv {
+        let at = pointer[q * words + w];
+        if at == 0 {
+            continue;
+        }
+        let mut seen = 0u64;
+        for step in 0..nv {
+            let j = if q + step >= nv {
+                q + step - nv
+            } else {
+                q + step
+            };
+            first[j] |= at & !seen & candidates[j];
+            seen |= candidates[j];
+        }
+    }
+    move_pointer::<NV>(nv, w, words, &first, pointer);
+    first
+}
