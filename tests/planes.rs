@@ -96,7 +96,8 @@ fn corners_give_the_general_kernels_run() {
     }
 }
 
-/// Batch patterns run to the end (no cycle limit), each message's record equal.
+/// Batch patterns run to the end (no cycle limit), each message's record equal, the
+/// watchdog never firing.
 #[test]
 fn batches_finish_alike() {
     for traffic in [
@@ -105,8 +106,11 @@ fn batches_finish_alike() {
         Traffic::QRelation { q: 4 },
     ] {
         for (vcs, flits) in [(1, 1), (2, 1), (2, 4)] {
+            // A watchdog of one cycle: every cycle some flit must move (crossings inside the
+            // network count, though the books never see them).
             let c = SimConfig {
                 cycles: None,
+                watchdog: 1,
                 ..config(128, vcs, flits, LinkBandwidth::One, traffic.clone())
             };
             let (general, planes) = both(&c);

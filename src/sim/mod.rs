@@ -6,11 +6,13 @@
 mod books;
 mod build;
 mod cycle;
+mod kernels;
 mod messages;
 mod report;
 
 pub use build::build_topology;
 use build::path_messages;
+pub use kernels::Kernel;
 pub use messages::{Message, MessageTable};
 
 use crate::config::{Middle, SimConfig};
@@ -44,35 +46,6 @@ pub fn check_threads(threads: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Which kernel runs a simulation's cycles ([`Simulation::set_kernel`]); the run is the same
-/// on either.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Kernel {
-    /// The bit-plane kernel where it models the network and nothing needs the general
-    /// kernel's registers ([`Simulation::prefer_bit_planes`]), else the general kernel.
-    #[default]
-    Auto,
-    /// Every switch's registers, one switch at a time (waveforms, invariant checks, a gang).
-    General,
-    /// 64 switches of a level per machine word ([`Planes`]).
-    BitPlanes,
-}
-
-impl Kernel {
-    /// The names `--kernel` takes.
-    pub const NAMES: [&str; 3] = ["auto", "general", "bit-planes"];
-
-    /// The kernel named `name` (one of [`Kernel::NAMES`]).
-    pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "auto" => Ok(Kernel::Auto),
-            "general" => Ok(Kernel::General),
-            "bit-planes" => Ok(Kernel::BitPlanes),
-            other => Err(Error::invalid("kernel", other, Kernel::NAMES.join(", "))),
-        }
-    }
 }
 
 /// A network under simulation.
@@ -212,189 +185,11 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
-    /// that spins between a cycle's phases: the evaluation (by runs of columns where the
-    /// levels allow, [`Fabric::plan_columns`], else level by level), the departures and the
-    /// arrivals, each thread owning the same runs of switches in all of them; the sources of
-    /// the inputs of a thread's run of level 0 decide and commit on that thread (where those
-    /// runs start words of the sources' bitmap), and the admissions and booking run on this
-    /// thread, whose core keeps their state. The run is the same, byte
-    /// for byte, on any number of threads: a switch reads only registered state and the
-    /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
-    /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
-    /// costs more than it saves), and so does the bit-plane kernel
-    /// ([`Simulation::set_bit_planes`]).
-    pub fn set_threads(&mut self, threads: usize) -> Result<()> {
-        check_threads(threads)?;
-        let threads = match threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            t => t,
-        };
-        self.gang = None;
-        self.column_from = u32::MAX;
-        self.sources.set_cut(None);
-        // The bit-plane kernel runs on this thread.
-        if threads > 1
-            && self.planes.is_none()
-            && self.config.inputs >= MIN_PARALLEL_INPUTS
-            && self.config.mode != crate::config::FlowControl::Greedy
-        {
-            let gang = Gang::new(threads).map_err(|e| {
-                Error::invalid(
-                    "threads",
-                    threads,
-                    format!("a thread count this machine can start ({e})"),
-                )
-            })?;
-            self.column_from = self.fabric.plan_columns(threads as u32);
-            // Level 0 evaluates by runs (not inside a column run) that are the edge's
-            // segments, and each run's inputs start a word of the sources' bitmap.
-            let cut = self
-                .fabric
-                .level_zero_inputs(threads as u32)
-                .filter(|bounds| {
-                    self.column_from > 0 && bounds[..threads].iter().all(|b| b.is_multiple_of(64))
-                });
-            self.sources.set_cut(cut);
-            self.gang = Some(gang);
-        }
-        Ok(())
-    }
-
     /// Evaluate components in `order` (sweeping until stable) instead of the settle order.
     pub fn set_evaluation_order(&mut self, order: Vec<usize>) {
         let cycle = self.clock.cycle;
         self.clock = Clock::arbitrary(order);
         self.clock.cycle = cycle;
-    }
-
-    /// Check invariants after every cycle (on by default in debug builds). The checks read
-    /// the general kernel's registers: turning them on before the first cycle turns the
-    /// bit-plane kernel off; once it has run a cycle there is nothing to check, and they stay
-    /// off.
-    pub fn set_check_invariants(&mut self, on: bool) {
-        if on && self.planes.is_some() {
-            // Once the bit-plane kernel has run a cycle, the general registers are stale:
-            // there is nothing to check against.
-            if self.set_bit_planes(false).is_err() {
-                return;
-            }
-        }
-        self.check_invariants = on;
-    }
-
-    /// Runs the cycles on the bit-plane kernel ([`Planes`]: 64 switches of a level per machine
-    /// word, the same next-state logic) or (`false`) on the general one. Set before the first
-    /// cycle. The bit-plane kernel keeps only the registers the books read: invariant checks,
-    /// waveforms and [`Simulation::last_transfers`]' crossings inside the network need the
-    /// general kernel, and a gang's threads ([`Simulation::set_threads`]) are not used. Refused
-    /// (exit 2) for a network it does not model ([`Planes::supports`]), once the run has
-    /// started, or with invariant checks on.
-    pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
-        let started = self.clock.cycle > 0 || self.messages.issued() > 0;
-        if !on {
-            if let Some(planes) = self.planes.take() {
-                if started {
-                    self.planes = Some(planes);
-                    return Err(Error::invalid(
-                        "kernel",
-                        "general",
-                        "the kernel chosen before the first cycle (the run has started)",
-                    ));
-                }
-                self.max_held +=
-                    Planes::bytes(&self.config, &self.fabric).div_ceil(crate::config::RECORD_BYTES);
-            }
-            return Ok(());
-        }
-        let refuse = |why: String| Err(Error::invalid("kernel", "bit-planes", why));
-        if started && self.planes.is_none() {
-            return refuse("the kernel chosen before the first cycle (the run has started)".into());
-        }
-        if self.planes.is_some() {
-            return Ok(());
-        }
-        if self.check_invariants {
-            return refuse(
-                "a run without invariant checks (they read the general kernel's registers)".into(),
-            );
-        }
-        if let Err(what) = Planes::supports(&self.config, &self.fabric) {
-            return refuse(format!("a network it models: {what}"));
-        }
-        // Its registers come beside the general kernel's, which stay allocated: out of the
-        // memory limit's room for message records.
-        let needs = Planes::bytes(&self.config, &self.fabric);
-        let records = needs.div_ceil(crate::config::RECORD_BYTES);
-        if records > self.max_held {
-            let (limit, from) = crate::limits::memory_limit();
-            return refuse(format!(
-                "memory for its registers: {} more than the network and its messages leave of {} ({from})",
-                crate::limits::bytes(needs),
-                crate::limits::bytes(limit)
-            ));
-        }
-        self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
-        self.max_held -= records;
-        // Its cycles run on this thread: a gang would only spin.
-        self.gang = None;
-        self.column_from = u32::MAX;
-        self.sources.set_cut(None);
-        Ok(())
-    }
-
-    /// Runs on the bit-plane kernel if it models this network, nothing needs the general
-    /// kernel's registers (invariant checks off, before the first cycle) and no gang runs the
-    /// cycles (threads are the general kernel's: [`Simulation::set_threads`]). Returns whether
-    /// it does. For runs whose only output is the report.
-    pub fn prefer_bit_planes(&mut self) -> bool {
-        if self.gang.is_some() {
-            return false;
-        }
-        self.planes.is_some() || self.set_bit_planes(true).is_ok()
-    }
-
-    /// Runs the cycles on `kernel`: [`Kernel::Auto`] as [`Simulation::prefer_bit_planes`],
-    /// [`Kernel::BitPlanes`] as [`Simulation::set_bit_planes`] (refused where it does not
-    /// model the network).
-    pub fn set_kernel(&mut self, kernel: Kernel) -> Result<()> {
-        match kernel {
-            Kernel::Auto => {
-                self.prefer_bit_planes();
-                Ok(())
-            }
-            Kernel::General => self.set_bit_planes(false),
-            Kernel::BitPlanes => self.set_bit_planes(true),
-        }
-    }
-
-    /// Whether the bit-plane kernel runs the cycles ([`Simulation::set_bit_planes`]).
-    pub fn bit_planes(&self) -> bool {
-        self.planes.is_some()
-    }
-
-    /// Flits held by the network's registers.
-    pub fn flits_in_network(&self) -> u64 {
-        match &self.planes {
-            Some(p) => p.flits_in_network(),
-            None => self.fabric.flits_in_network(),
-        }
-    }
-
-    /// Flits carried per link so far.
-    pub fn link_flits(&self) -> &[u64] {
-        match &self.planes {
-            Some(p) => p.link_flits(),
-            None => self.fabric.link_flits(),
-        }
-    }
-
-    /// Every header held by a register, with the links it crossed.
-    fn stored_headers(&self) -> Box<dyn Iterator<Item = crate::flit::FlitSlot> + '_> {
-        match &self.planes {
-            Some(p) => Box::new(p.stored_headers()),
-            None => Box::new(self.fabric.stored_headers()),
-        }
     }
 
     /// Completed cycles.
@@ -679,29 +474,6 @@ impl Simulation {
         self.clock.cycle = target;
         self.last_progress = target;
         skipped
-    }
-
-    /// One cycle on the bit-plane kernel: the levels from the last, each committing as it
-    /// goes, then the sources decide from level 0's registers and inject.
-    fn tick_planes(&mut self) {
-        let Some(planes) = self.planes.as_deref_mut() else {
-            return;
-        };
-        self.transfers.clear();
-        let mut runs = self.transfers.take_runs(1, 1, true);
-        let run = &mut runs[0];
-        let left = planes.cycle(&mut run.events);
-        self.sources.evaluate_all_from(&*planes);
-        let b = self.config.vcs;
-        self.sources
-            .commit_into(self.transfers.injected_mut(), |input, vc| input * b + vc);
-        planes.inject(
-            self.transfers.injected().iter().flatten(),
-            self.messages.headers(),
-        );
-        for run in runs {
-            self.transfers.put_back(run, left);
-        }
     }
 
     /// Gives a released message its id, middle column and header, and queues it at its source.
