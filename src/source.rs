@@ -212,6 +212,25 @@ impl Sources {
         self.add_sending(sent);
     }
 
+    /// [`Sources::evaluate_all_from`] then [`Sources::commit_into`] in one pass, input by
+    /// input, each writing its flits into `registers` ([`InjectionRegisters`]); only heads
+    /// and tails are listed in `ends` (a worm's first and last `Injected` transfers, by which
+    /// the bit-plane kernel's books count it).
+    pub(crate) fn send_into(
+        &mut self,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
+        self.queue_pending();
+        let sent = {
+            let mut part = self.whole();
+            part.send_into(registers, ends, injection_vc);
+            part.sending
+        };
+        self.add_sending(sent);
+    }
+
     /// The sources of the parts of the cut ([`Sources::set_cut`]), which a thread each
     /// evaluates and commits ([`SourcePart`]). Give their [`SourcePart::sending`] to
     /// [`Sources::add_sending`] and their [`SourcePart::peak`] to [`Sources::add_peak`] when
@@ -316,6 +335,13 @@ impl InjectionPort for Fabric {
     fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
         Fabric::accepts_new_worm(self, self.injection_vc(input, vc))
     }
+}
+
+/// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0): an
+/// input reads and writes only its own, so one pass over the inputs decides and writes.
+pub(crate) trait InjectionRegisters: InjectionPort {
+    /// Input `input` writes flit `seq` of message `msg` into its injection VC `vc`.
+    fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16);
 }
 
 /// The sources of a run of inputs from `first` (their queues, worms, pointers, proposals and
@@ -424,33 +450,73 @@ impl SourcePart<'_> {
         transfers: &mut Vec<Transfer>,
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
-        let b = self.vcs as usize;
         for w in 0..self.active.len() {
             let mut bits = self.active[w];
             while bits != 0 {
-                let bit = bits.trailing_zeros();
+                let bit = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let i = w * 64 + bit as usize;
-                for slot in i * b..(i + 1) * b {
-                    if let Some(flit) = self.send[slot].take() {
-                        self.commit_send(slot, flit, transfers, &injection_vc);
-                    }
-                }
-                if self.idle(i) {
-                    self.active[w] &= !(1 << bit);
-                }
+                self.commit_input(w * 64 + bit, |input, vc, flit| {
+                    transfers.push(Transfer {
+                        flit,
+                        from: NONE,
+                        to: injection_vc(input, vc),
+                        kind: TransferKind::Injected,
+                    })
+                });
             }
         }
     }
 
-    /// Injection VC `slot` (of the part's) sends `flit`.
-    fn commit_send(
+    /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass, input by input: each
+    /// decides from its injection VCs, writes its flits into them, and lists its heads and
+    /// tails (only) in `ends` as `Injected` transfers.
+    pub fn send_into(
         &mut self,
-        slot: usize,
-        flit: FlitSlot,
-        transfers: &mut Vec<Transfer>,
-        injection_vc: &impl Fn(u32, u32) -> u32,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
     ) {
+        self.queue_pending();
+        let tail = self.flits - 1;
+        for w in 0..self.active.len() {
+            let mut bits = self.active[w];
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.decide(self.first + i, &*registers);
+                self.commit_input(i, |input, vc, flit| {
+                    registers.write(input, vc, flit.msg, flit.seq);
+                    if flit.seq == 0 || flit.seq == tail {
+                        ends.push(Transfer {
+                            flit,
+                            from: NONE,
+                            to: injection_vc(input, vc),
+                            kind: TransferKind::Injected,
+                        });
+                    }
+                });
+            }
+        }
+    }
+
+    /// Commits the sends input `first + i` proposed, giving each to `sent(input, vc, flit)`;
+    /// an input left idle leaves the active bitmap.
+    #[inline(always)]
+    fn commit_input(&mut self, i: usize, mut sent: impl FnMut(u32, u32, FlitSlot)) {
+        let b = self.vcs as usize;
+        for slot in i * b..(i + 1) * b {
+            if let Some(flit) = self.send[slot].take() {
+                self.commit_send(slot, flit);
+                sent((self.first + i) as u32, (slot % b) as u32, flit);
+            }
+        }
+        if self.idle(i) {
+            self.active[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    /// Injection VC `slot` (of the part's) sends `flit`.
+    fn commit_send(&mut self, slot: usize, flit: FlitSlot) {
         let b = self.vcs as usize;
         let i = slot / b;
         if flit.seq == 0 {
@@ -463,13 +529,6 @@ impl SourcePart<'_> {
             self.worm[slot] = NONE;
             self.sending -= 1;
         }
-        let vc = (slot % b) as u32;
-        self.rr[i] = ((vc + 1) % self.vcs) as u16;
-        transfers.push(Transfer {
-            flit,
-            from: NONE,
-            to: injection_vc((self.first + i) as u32, vc),
-            kind: TransferKind::Injected,
-        });
+        self.rr[i] = ((slot % b + 1) % b) as u16;
     }
 }

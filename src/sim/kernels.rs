@@ -216,7 +216,9 @@ impl Simulation {
     }
 
     /// One cycle on the bit-plane kernel: the levels from the last, each committing as it
-    /// goes, then the sources decide from level 0's registers and inject.
+    /// goes, then the sources decide from level 0's registers and write into them. The books
+    /// see each worm's head and tail (their `sent` and `gone` count those two); the body flits
+    /// that reach their destination are counted here.
     pub(super) fn tick_planes(&mut self) {
         let Some(planes) = self.planes.as_deref_mut() else {
             return;
@@ -224,14 +226,15 @@ impl Simulation {
         self.transfers.clear();
         // Its one run holds only transfers the books read; crossings inside the network count.
         let left = planes.cycle(self.transfers.only_run());
-        self.transfers.add_moved(left);
-        self.sources.evaluate_all_from(&*planes);
+        self.counts.flits_delivered += planes.take_body_arrivals();
         let b = self.config.vcs;
-        self.sources
-            .commit_into(self.transfers.injected_mut(), |input, vc| input * b + vc);
-        planes.inject(
-            self.transfers.injected().iter().flatten(),
-            self.messages.headers(),
+        let mut injection = planes.injection(self.messages.headers());
+        self.sources.send_into(
+            &mut injection,
+            self.transfers.injected_mut(),
+            |input, vc| input * b + vc,
         );
+        // A body flit written moves as a crossing does (the watchdog's progress).
+        self.transfers.add_moved(left + injection.written);
     }
 }

@@ -23,7 +23,9 @@
 //! each level's clock edge follows its evaluation: the level above reads the registers it
 //! feeds as they are after their departures, where "ready" (empty, or its flit leaves) is
 //! "empty", and "accepts a new worm" (idle, or its tail leaves) is "empty and not `ACTIVE`".
-//! Flits move with their message ids in a scalar array, one store per flit per hop. The
+//! A header carries its worm's message id and destination into each register it enters, in a
+//! scalar array; a body flit moves in the planes alone (its register already names its
+//! worm), and only heads and tails reach the books, which count a worm by them. The
 //! rules, word by word, are those of the module doc of [`super::logic`] with `B` output VCs
 //! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
@@ -69,6 +71,9 @@ pub struct Planes {
     link_flits: Vec<u64>,
     /// Flits held by all registers.
     held: u64,
+    /// Body flits (neither head nor tail) that entered the last level since
+    /// [`Planes::take_body_arrivals`]: they reached their destination's register unbooked.
+    body_arrivals: u64,
 }
 
 impl Planes {
@@ -157,12 +162,19 @@ impl Planes {
             scratch: Decisions::default(),
             link_flits: vec_of(topo.links.len(), 0, "inputs", n)?,
             held: 0,
+            body_arrivals: 0,
         })
     }
 
     /// Flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
         self.held
+    }
+
+    /// Body flits that reached their destination's register since the last call: the books
+    /// see heads and tails only.
+    pub fn take_body_arrivals(&mut self) -> u64 {
+        std::mem::take(&mut self.body_arrivals)
     }
 
     /// Flits carried per link so far (the general kernel's link order).
@@ -177,15 +189,16 @@ impl Planes {
                 (0..self.n).filter_map(move |row| {
                     let at = j * self.words + row / 64;
                     let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
-                    head.then(|| level.slot[j * self.n + row].flit(true, l))
+                    head.then(|| level.slot[j * self.n + row].head(l))
                 })
             })
         })
     }
 
     /// Evaluates every level from the last and commits each one's departures and the arrivals
-    /// they cause, appending the transfers the books read (`Stalled`, crossings into the last
-    /// level, `Delivered`) to `events`. Returns the flits that left a register.
+    /// they cause, appending the transfers the books read to `events`: `Stalled` headers, and
+    /// the heads' and tails' crossings into the last level and `Delivered`. Returns the flits
+    /// that left a register.
     pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> u64 {
         let last = self.levels.len() - 1;
         let mut left = self.deliver(events);
@@ -196,7 +209,8 @@ impl Planes {
         left
     }
 
-    /// The last level: every held flit leaves into its destination; a tail ends its worm.
+    /// The last level: every held flit leaves into its destination (heads and tails booked);
+    /// a tail ends its worm.
     fn deliver(&mut self, events: &mut Vec<Transfer>) -> u64 {
         let last = self.levels.len() - 1;
         let (words, n) = (self.words, self.n);
@@ -209,17 +223,21 @@ impl Planes {
                 if full == 0 {
                     continue;
                 }
-                level.act[i] &= !(full & level.tail[i]);
                 let heads = std::mem::take(&mut level.head[i]);
-                level.tail[i] = 0;
-                let mut bits = full;
+                let tails = std::mem::take(&mut level.tail[i]);
+                level.act[i] &= !(full & tails);
+                left += u64::from(full.count_ones());
+                let mut bits = full & (heads | tails);
                 while bits != 0 {
                     let bit = bits.trailing_zeros() as usize;
                     let row = w * 64 + bit;
                     bits &= bits - 1;
-                    left += 1;
+                    let slot = &level.slot[j * n + row];
                     events.push(Transfer {
-                        flit: level.slot[j * n + row].flit(heads >> bit & 1 != 0, last),
+                        flit: match heads >> bit & 1 {
+                            1 => slot.head(last),
+                            _ => slot.body(self.flits - 1),
+                        },
                         from: level.vc(row, j),
                         to: NONE,
                         kind: TransferKind::Delivered,
@@ -409,7 +427,7 @@ impl Planes {
                     let row = w * 64 + stalled.trailing_zeros() as usize;
                     stalled &= stalled - 1;
                     events.push(Transfer {
-                        flit: cur.slot[j * n + row].flit(true, l),
+                        flit: cur.slot[j * n + row].head(l),
                         from: cur.vc(row, j),
                         to: NONE,
                         kind: TransferKind::Stalled,
@@ -431,7 +449,21 @@ impl Planes {
                         // At the last level a worm drains from its header on.
                         land.or(&mut next.act, heads, dir);
                     }
+                    let link0 = l * n * 2;
                     let mut bits = going;
+                    while bits != 0 {
+                        let bit = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        self.link_flits[link0 + (w * 64 + bit) * 2 + (dir >> bit & 1) as usize] +=
+                            1;
+                    }
+                    // A header names its worm in the register it enters; the books read the
+                    // heads and tails that enter the last level and count its body flits.
+                    let mut bits = heads;
+                    if into_last {
+                        bits |= going & tail;
+                        self.body_arrivals += u64::from((going & !head & !tail).count_ones());
+                    }
                     while bits != 0 {
                         let bit = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
@@ -440,25 +472,28 @@ impl Planes {
                         let to_row = (row & !(1 << k)) | (o << k);
                         let to_j = port_vc(row >> k & 1, v, b);
                         let slot = cur.slot[j * n + row];
-                        next.slot[to_j * n + to_row] = slot;
                         let is_head = heads >> bit & 1 != 0;
-                        if is_head && !into_last {
+                        if is_head {
+                            next.slot[to_j * n + to_row] = slot;
+                        }
+                        if !into_last {
                             // The next level's routing digit, bit k - 1.
                             next.dir[to_j * words + to_row / 64] |=
-                                u64::from(slot.aux >> (k - 1) & 1) << (to_row % 64);
+                                u64::from(slot.destination >> (k - 1) & 1) << (to_row % 64);
+                            continue;
                         }
                         let link = (l * n + row) * 2 + o;
-                        self.link_flits[link] += 1;
-                        if into_last {
-                            events.push(Transfer {
-                                flit: slot.flit(is_head, l + 1),
-                                from: cur.vc(row, j),
-                                to: next.vc(to_row, to_j),
-                                kind: TransferKind::Crossed {
-                                    ov: (link as u32) << self.vc_shift | v as u32,
-                                },
-                            });
-                        }
+                        events.push(Transfer {
+                            flit: match is_head {
+                                true => slot.head(l + 1),
+                                false => slot.body(self.flits - 1),
+                            },
+                            from: cur.vc(row, j),
+                            to: next.vc(to_row, to_j),
+                            kind: TransferKind::Crossed {
+                                ov: (link as u32) << self.vc_shift | v as u32,
+                            },
+                        });
                     }
                 }
                 left += u64::from(leave.count_ones());
@@ -473,43 +508,60 @@ impl Planes {
         left
     }
 
-    /// The sources' injections (`Injected` transfers into level 0's registers, numbered
-    /// `input · B + vc`) are written, each header looking up its first direction.
-    pub fn inject<'t>(
-        &mut self,
-        injected: impl Iterator<Item = &'t Transfer>,
-        headers: Headers<'_>,
-    ) {
-        let (n, words, b) = (self.n, self.words, self.b);
-        let last_seq = self.flits - 1;
-        let shift = self.log_n - 1;
-        let level = &mut self.levels[0];
-        for t in injected {
-            // Injection VC `input · B + vc` (B is mostly a power of two: no division).
-            let (row, j) = if b.is_power_of_two() {
-                (t.to as usize >> b.trailing_zeros(), t.to as usize & (b - 1))
-            } else {
-                (t.to as usize / b, t.to as usize % b)
-            };
-            let at = j * words + row / 64;
-            let mask = 1u64 << (row % 64);
-            let seq = t.flit.seq;
-            level.full[at] |= mask;
-            let mut aux = u32::from(seq);
-            if seq == 0 {
-                aux = headers.get(t.flit.msg).destination;
-                level.head[at] |= mask;
-                level.dir[at] |= u64::from(aux >> shift & 1) << (row % 64);
-            }
-            if seq == last_seq {
-                level.tail[at] |= mask;
-            }
-            level.slot[j * n + row] = Slot {
-                msg: t.flit.msg,
-                aux,
-            };
-            self.held += 1;
+    /// Level 0's injection VCs as the sources read and write them
+    /// ([`crate::source::InjectionRegisters`]), each header looking up its destination in
+    /// `headers`.
+    pub fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
+        Injection {
+            planes: self,
+            headers,
+            written: 0,
         }
+    }
+}
+
+/// Level 0 of [`Planes`] open to the sources ([`Planes::injection`]).
+pub struct Injection<'a> {
+    planes: &'a mut Planes,
+    headers: Headers<'a>,
+    /// Flits written so far.
+    pub written: u64,
+}
+
+impl crate::source::InjectionPort for Injection<'_> {
+    #[inline(always)]
+    fn ready(&self, input: u32, vc: u32) -> bool {
+        self.planes.ready(input, vc)
+    }
+
+    #[inline(always)]
+    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
+        self.planes.accepts_new_worm(input, vc)
+    }
+}
+
+impl crate::source::InjectionRegisters for Injection<'_> {
+    /// The flit enters injection VC `input · B + vc` (plane `vc` of level 0, row `input`); a
+    /// header writes its worm's slot and first direction.
+    #[inline(always)]
+    fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16) {
+        let p = &mut *self.planes;
+        let (row, j) = (input as usize, vc as usize);
+        let at = j * p.words + row / 64;
+        let mask = 1u64 << (row % 64);
+        let level = &mut p.levels[0];
+        level.full[at] |= mask;
+        if seq == 0 {
+            let destination = self.headers.get(msg).destination;
+            level.head[at] |= mask;
+            level.dir[at] |= u64::from(destination >> (p.log_n - 1) & 1) << (row % 64);
+            level.slot[j * p.n + row] = Slot { msg, destination };
+        }
+        if seq == p.flits - 1 {
+            level.tail[at] |= mask;
+        }
+        p.held += 1;
+        self.written += 1;
     }
 }
 

@@ -1,5 +1,5 @@
 //! The registers of the bit-plane kernel ([`super`]): a level's planes, one bit per switch,
-//! and the flit slots that carry message ids from register to register.
+//! and per register the worm whose flit it holds.
 
 use crate::error::Result;
 use crate::flit::FlitSlot;
@@ -21,7 +21,7 @@ pub(super) struct Level {
     pub(super) rr: Vec<u64>,
     /// Plane `o * nv + j`: the pointer of link `o` points at `j`.
     pub(super) lrr: Vec<u64>,
-    /// `slot[j * n + row]`: the flit register `j` of switch `row` holds.
+    /// `slot[j * n + row]`: the worm whose flit register `j` of switch `row` holds.
     pub(super) slot: Vec<Slot>,
     /// The general kernel's number of the first input VC of the level.
     pub(super) vc_base: u32,
@@ -65,30 +65,34 @@ impl Level {
     }
 }
 
-/// A held flit: its message and, for a header (the `head` plane tells), the destination,
-/// whose bits are the routing digits, kept beside it so that a hop reads no message table;
-/// for a body flit its place in the worm.
+/// The worm a register holds a flit of: its message and destination, whose bits are the
+/// routing digits, kept beside it so that a hop reads no message table. Written where a
+/// header enters; the body flits that follow it into the same register belong to the same
+/// worm (the output VC feeding it is held until the tail passes), so they write nothing.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Slot {
     pub(super) msg: u32,
-    /// A header's destination, a body flit's sequence number.
-    pub(super) aux: u32,
+    pub(super) destination: u32,
 }
 
 impl Slot {
-    /// The flit as the books see it (`head`: a header, which counts the `hops` links it
-    /// crossed).
+    /// The header as the books see it, having crossed `hops` links.
     #[inline(always)]
-    pub(super) fn flit(&self, head: bool, hops: usize) -> FlitSlot {
-        let (seq, hop) = if head {
-            (0, hops as u16)
-        } else {
-            (self.aux as u16, 0)
-        };
+    pub(super) fn head(&self, hops: usize) -> FlitSlot {
+        FlitSlot {
+            msg: self.msg,
+            seq: 0,
+            hop: hops as u16,
+        }
+    }
+
+    /// Flit `seq` of the worm (a tail, for the books).
+    #[inline(always)]
+    pub(super) fn body(&self, seq: u16) -> FlitSlot {
         FlitSlot {
             msg: self.msg,
             seq,
-            hop,
+            hop: 0,
         }
     }
 }
