@@ -200,10 +200,10 @@ impl Simulation {
     }
 
     /// Flits carried per link so far.
-    pub fn link_flits(&self) -> &[u64] {
+    pub fn link_flits(&self) -> std::borrow::Cow<'_, [u64]> {
         match &self.planes {
-            Some(p) => p.link_flits(),
-            None => self.fabric.link_flits(),
+            Some(p) => p.link_flits().into(),
+            None => self.fabric.link_flits().into(),
         }
     }
 

@@ -25,8 +25,9 @@ impl Simulation {
             LinkBandwidth::One => 1,
         };
         let capacity = (cycles.max(1) * bandwidth) as f64;
-        let max_link = self.link_flits().iter().copied().max().unwrap_or(0);
-        let total_link: u64 = self.link_flits().iter().sum();
+        let link_flits = self.link_flits();
+        let max_link = link_flits.iter().copied().max().unwrap_or(0);
+        let total_link: u64 = link_flits.iter().sum();
         let per_input_cycle = (n * cycles.max(1)) as f64;
         Report {
             offered: u64::from(self.messages.issued()) + self.arrivals.remaining(),
@@ -48,7 +49,7 @@ impl Simulation {
             stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
                 mean: round6(
-                    total_link as f64 / (capacity * self.link_flits().len().max(1) as f64),
+                    total_link as f64 / (capacity * link_flits.len().max(1) as f64),
                 ),
                 max: round6(max_link as f64 / capacity),
             },

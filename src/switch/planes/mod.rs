@@ -40,12 +40,13 @@ use super::{Fabric, Headers};
 use crate::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
 use crate::error::Result;
 use crate::flit::FlitSlot;
-use crate::limits::vec_of;
 use crate::topology::TopologyKind;
 
+mod links;
 mod registers;
 mod word;
 
+use links::LinkCounts;
 use registers::{Decisions, Level, Slot};
 use word::{LOW_HALF, Landing, allocate, port_vc, round_robin_first};
 
@@ -67,8 +68,8 @@ pub struct Planes {
     vc_shift: u32,
     levels: Vec<Level>,
     scratch: Decisions,
-    /// Flits carried per link, in the general kernel's link order.
-    link_flits: Vec<u64>,
+    /// Flits carried per link.
+    links: LinkCounts,
     /// Flits held by all registers.
     held: u64,
     /// Body flits (neither head nor tail) that entered the last level since
@@ -131,7 +132,7 @@ impl Planes {
         let levels = u64::from(fabric.topo.levels);
         Level::bytes(b, b, n)
             + levels.saturating_sub(1) * Level::bytes(2 * b, b, n)
-            + 8 * fabric.topo.links.len() as u64
+            + LinkCounts::bytes(levels.saturating_sub(1) as usize, b, n)
     }
 
     /// The empty registers of `fabric`'s network (which [`Planes::supports`]; an allocation
@@ -160,7 +161,7 @@ impl Planes {
             vc_shift: fabric.vc_shift,
             levels,
             scratch: Decisions::default(),
-            link_flits: vec_of(topo.links.len(), 0, "inputs", n)?,
+            links: LinkCounts::new(topo.levels as usize - 1, b, n)?,
             held: 0,
             body_arrivals: 0,
         })
@@ -178,8 +179,8 @@ impl Planes {
     }
 
     /// Flits carried per link so far (the general kernel's link order).
-    pub fn link_flits(&self) -> &[u64] {
-        &self.link_flits
+    pub fn link_flits(&self) -> Vec<u64> {
+        self.links.totals()
     }
 
     /// Every header held by a register, with the links it crossed (its level).
@@ -206,6 +207,7 @@ impl Planes {
             self.evaluate_level(l);
             left += self.commit_level(l, events);
         }
+        self.links.end_cycle();
         left
     }
 
@@ -408,7 +410,10 @@ impl Planes {
         let (upper, lower) = self.levels.split_at_mut(l + 1);
         let (cur, next) = (&mut upper[l], &mut lower[0]);
         let nv = cur.nv;
-        let d = &self.scratch;
+        let d = &mut self.scratch;
+        // Per output VC (direction o, VC v) and word: the rows whose link it crosses.
+        d.crossed.clear();
+        d.crossed.resize(2 * b * words, 0);
         let mut left = 0u64;
         for j in 0..nv {
             for w in 0..words {
@@ -449,14 +454,8 @@ impl Planes {
                         // At the last level a worm drains from its header on.
                         land.or(&mut next.act, heads, dir);
                     }
-                    let link0 = l * n * 2;
-                    let mut bits = going;
-                    while bits != 0 {
-                        let bit = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        self.link_flits[link0 + (w * 64 + bit) * 2 + (dir >> bit & 1) as usize] +=
-                            1;
-                    }
+                    d.crossed[v * words + w] |= going & !dir;
+                    d.crossed[(b + v) * words + w] |= going & dir;
                     // A header names its worm in the register it enters; the books read the
                     // heads and tails that enter the last level and count its body flits.
                     let mut bits = heads;
@@ -503,6 +502,12 @@ impl Planes {
                 cur.tail[i] = tail & !leave;
                 cur.act[i] = (cur.act[i] | grant) & !ended;
                 cur.dir[i] = dir & !ended;
+            }
+        }
+        for (c, &rows) in d.crossed.iter().enumerate() {
+            if rows != 0 {
+                let (o, v, w) = (c / (b * words), c / words % b, c % words);
+                self.links.add(l, o, v, w, rows);
             }
         }
         left

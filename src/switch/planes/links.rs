@@ -1,0 +1,99 @@
+//! Flits per link, counted the way the bit-plane kernel ([`super`]) moves them: one small
+//! vertical counter per link and output VC, bit `i` of the 64 rows' counts of a word in one
+//! word, so that a level's crossings on an output VC in a cycle (at most one per link, each
+//! output VC being held by one worm) add as one mask. Every [`FLUSH`] cycles, before any
+//! counter can wrap, the counts move into the general kernel's per-link totals.
+
+use crate::error::Result;
+use crate::limits::vec_of;
+
+/// Bits per vertical counter.
+const BITS: usize = 8;
+/// Cycles between flushes: a counter gains at most one per cycle.
+const FLUSH: u32 = (1 << BITS) - 1;
+
+/// The flits each link carried ([`LinkCounts::totals`]).
+#[derive(Clone, Debug)]
+pub(super) struct LinkCounts {
+    n: usize,
+    b: usize,
+    words: usize,
+    /// `counters[((l · 2 + o) · B + v) · words + w]`: output VC `v` of direction `o` of
+    /// the 64 switches of word `w` of level `l`, since the last flush.
+    counters: Vec<[u64; BITS]>,
+    /// Cycles counted since the last flush.
+    since: u32,
+    /// Per link, in the general kernel's order (`(l · n + row) · 2 + o`): flits counted up to
+    /// the last flush.
+    flushed: Vec<u64>,
+}
+
+impl LinkCounts {
+    /// Bytes the counts of `levels` levels of links take (B = `b`, `n` switches a level).
+    pub(super) fn bytes(levels: usize, b: usize, n: usize) -> u64 {
+        let words = n.div_ceil(64);
+        (levels * 2 * (b * words * BITS + n) * 8) as u64
+    }
+
+    /// Zero counts for `levels` levels of links.
+    pub(super) fn new(levels: usize, b: usize, n: usize) -> Result<Self> {
+        let words = n.div_ceil(64);
+        Ok(LinkCounts {
+            n,
+            b,
+            words,
+            counters: vec_of(levels * 2 * b * words, [0; BITS], "inputs", n)?,
+            since: 0,
+            flushed: vec_of(levels * 2 * n, 0, "inputs", n)?,
+        })
+    }
+
+    /// One flit crosses the link of direction `o` of every row of word `w` of level `l` set in
+    /// `rows`, on output VC `v`.
+    #[inline(always)]
+    pub(super) fn add(&mut self, l: usize, o: usize, v: usize, w: usize, rows: u64) {
+        let counter = &mut self.counters[((l * 2 + o) * self.b + v) * self.words + w];
+        let mut carry = rows;
+        for bit in counter.iter_mut() {
+            let next = *bit & carry;
+            *bit ^= carry;
+            carry = next;
+            if carry == 0 {
+                return;
+            }
+        }
+        unreachable!("a link counter flushed every {FLUSH} cycles");
+    }
+
+    /// Ends a cycle's counting: flushes before a counter could wrap.
+    #[inline(always)]
+    pub(super) fn end_cycle(&mut self) {
+        self.since += 1;
+        if self.since == FLUSH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let (n, b, words) = (self.n, self.b, self.words);
+        for (c, counter) in self.counters.iter_mut().enumerate() {
+            let (lo, w) = (c / (b * words), c % words);
+            let first = ((lo / 2) * n + w * 64) * 2 + lo % 2;
+            for (i, plane) in counter.iter_mut().enumerate() {
+                let mut rows = std::mem::take(plane);
+                while rows != 0 {
+                    self.flushed[first + rows.trailing_zeros() as usize * 2] += 1 << i;
+                    rows &= rows - 1;
+                }
+            }
+        }
+        self.since = 0;
+    }
+
+    /// Flits per link so far, in the general kernel's link order.
+    pub(super) fn totals(&self) -> Vec<u64> {
+        let mut copy = self.clone();
+        copy.flush();
+        copy.flushed
+    }
+}
