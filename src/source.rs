@@ -24,6 +24,9 @@ pub struct Sources {
     peak_waiting: usize,
     /// Per injection VC (`input * B + vc`): the message being sent, or `NONE`.
     worm: Vec<u32>,
+    /// The same as bits: word `w * B + vc` has bit `i` set where input `64 w + i`'s worm on
+    /// VC `vc` is partly sent.
+    mid_worm: Vec<u64>,
     /// Per injection VC: index of the next flit to send.
     next_seq: Vec<u16>,
     /// Per input: round-robin pointer over its VCs (one-flit-per-link bandwidth).
@@ -68,6 +71,7 @@ impl Sources {
             queues: vec![VecDeque::new(); inputs as usize],
             peak_waiting: 0,
             worm: vec![NONE; slots],
+            mid_worm: vec![0; (inputs as usize).div_ceil(64) * vcs as usize],
             next_seq: vec![0; slots],
             rr: vec![0; inputs as usize],
             send: vec![None; slots],
@@ -249,6 +253,7 @@ impl Sources {
         let (vcs, flits, bandwidth) = (self.vcs, self.flits, self.bandwidth);
         let mut queues = &mut self.queues[bounds[0]..];
         let mut worm = &mut self.worm[bounds[0] * b..];
+        let mut mid_worm = &mut self.mid_worm[bounds[0] / 64 * b..];
         let mut next_seq = &mut self.next_seq[bounds[0] * b..];
         let mut send = &mut self.send[bounds[0] * b..];
         let mut rr = &mut self.rr[bounds[0]..];
@@ -270,6 +275,8 @@ impl Sources {
             let words = n.div_ceil(64).min(active.len());
             let (a, rest) = std::mem::take(&mut active).split_at_mut(words);
             active = rest;
+            let (mw, rest) = std::mem::take(&mut mid_worm).split_at_mut(words * b);
+            mid_worm = rest;
             parts.push(SourcePart {
                 first: w[0],
                 vcs,
@@ -277,6 +284,7 @@ impl Sources {
                 bandwidth,
                 queues: q,
                 worm: wo,
+                mid_worm: mw,
                 next_seq: ns,
                 send: se,
                 rr: r,
@@ -299,6 +307,7 @@ impl Sources {
             bandwidth: self.bandwidth,
             queues: &mut self.queues,
             worm: &mut self.worm,
+            mid_worm: &mut self.mid_worm,
             next_seq: &mut self.next_seq,
             send: &mut self.send,
             rr: &mut self.rr,
@@ -337,11 +346,19 @@ impl InjectionPort for Fabric {
     }
 }
 
-/// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0): an
-/// input reads and writes only its own, so one pass over the inputs decides and writes.
+/// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
+/// inputs a word): an input reads and writes only its own, so one pass over the inputs
+/// decides and writes.
 pub(crate) trait InjectionRegisters: InjectionPort {
     /// Input `input` writes flit `seq` of message `msg` into its injection VC `vc`.
     fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16);
+    /// The inputs `64 w + i` (bit `i`) whose injection VC `vc` can take a flit.
+    fn ready_word(&self, vc: usize, w: usize) -> u64;
+    /// The inputs of word `w` whose injection VC `vc` can take a new worm's header.
+    fn accepts_word(&self, vc: usize, w: usize) -> u64;
+    /// The inputs of word `w` set in `rows` write a body flit into their injection VC `vc`,
+    /// the tail of its worm for those set in `tails`.
+    fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64);
 }
 
 /// The sources of a run of inputs from `first` (their queues, worms, pointers, proposals and
@@ -353,6 +370,7 @@ pub(crate) struct SourcePart<'a> {
     bandwidth: LinkBandwidth,
     queues: &'a mut [VecDeque<u32>],
     worm: &'a mut [u32],
+    mid_worm: &'a mut [u64],
     next_seq: &'a mut [u16],
     send: &'a mut [Option<FlitSlot>],
     rr: &'a mut [u16],
@@ -467,9 +485,9 @@ impl SourcePart<'_> {
         }
     }
 
-    /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass, input by input: each
-    /// decides from its injection VCs, writes its flits into them, and lists its heads and
-    /// tails (only) in `ends` as `Injected` transfers.
+    /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass: each input decides
+    /// from its injection VCs and writes its flits into them; its heads and tails (only) are
+    /// listed in `ends` as `Injected` transfers.
     pub fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
@@ -477,6 +495,9 @@ impl SourcePart<'_> {
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         self.queue_pending();
+        if self.bandwidth == LinkBandwidth::PerVc {
+            return self.send_words(registers, ends, injection_vc);
+        }
         let tail = self.flits - 1;
         for w in 0..self.active.len() {
             let mut bits = self.active[w];
@@ -495,6 +516,83 @@ impl SourcePart<'_> {
                         });
                     }
                 });
+            }
+        }
+    }
+
+    /// [`SourcePart::send_into`] with a flit per VC and cycle, 64 inputs a word, VC by VC: a
+    /// worm partly sent sends its next flit where its VC is ready; a VC without one starts
+    /// the input's next queued message where it accepts a new worm (VC 0 the first). The
+    /// round-robin pointers, which only one flit per link reads, are not kept.
+    fn send_words(
+        &mut self,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
+        let b = self.vcs as usize;
+        let tail = self.flits - 1;
+        let first = self.first;
+        let mut end = |input: usize, vc: usize, flit: FlitSlot| {
+            ends.push(Transfer {
+                flit,
+                from: NONE,
+                to: injection_vc(input as u32, vc as u32),
+                kind: TransferKind::Injected,
+            })
+        };
+        for w in 0..self.active.len() {
+            let active = self.active[w];
+            if active == 0 {
+                continue;
+            }
+            let mut busy = 0;
+            for v in 0..b {
+                let mid = self.mid_worm[w * b + v];
+                let rows = mid & registers.ready_word(v, w);
+                let (mut bits, mut tails) = (rows, 0);
+                while bits != 0 {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let slot = (w * 64 + bit) * b + v;
+                    let seq = self.next_seq[slot];
+                    self.next_seq[slot] = seq + 1;
+                    if seq == tail {
+                        tails |= 1 << bit;
+                        let msg = std::mem::replace(&mut self.worm[slot], NONE);
+                        self.sending -= 1;
+                        end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
+                    }
+                }
+                self.mid_worm[w * b + v] = mid & !tails;
+                if rows != 0 {
+                    registers.write_bodies(v, w, rows, tails);
+                }
+                let mut starts = active & !mid & registers.accepts_word(v, w);
+                while starts != 0 {
+                    let i = w * 64 + starts.trailing_zeros() as usize;
+                    starts &= starts - 1;
+                    let Some(&msg) = self.queues[i].front() else {
+                        continue;
+                    };
+                    let flit = FlitSlot {
+                        msg,
+                        seq: 0,
+                        hop: 0,
+                    };
+                    self.commit_send(i * b + v, flit);
+                    registers.write((first + i) as u32, v as u32, msg, 0);
+                    end(first + i, v, flit);
+                }
+                busy |= self.mid_worm[w * b + v];
+            }
+            let mut done = active & !busy;
+            while done != 0 {
+                let bit = done.trailing_zeros() as usize;
+                done &= done - 1;
+                if self.queues[w * 64 + bit].is_empty() {
+                    self.active[w] &= !(1 << bit);
+                }
             }
         }
     }
@@ -519,14 +617,18 @@ impl SourcePart<'_> {
     fn commit_send(&mut self, slot: usize, flit: FlitSlot) {
         let b = self.vcs as usize;
         let i = slot / b;
+        let bit = 1 << (i % 64);
+        let mid = &mut self.mid_worm[i / 64 * b + slot % b];
         if flit.seq == 0 {
             self.queues[i].pop_front();
             self.worm[slot] = flit.msg;
+            *mid |= bit;
             self.sending += 1;
         }
         self.next_seq[slot] = flit.seq + 1;
         if flit.seq + 1 == self.flits {
             self.worm[slot] = NONE;
+            *mid &= !bit;
             self.sending -= 1;
         }
         self.rr[i] = ((slot % b + 1) % b) as u16;

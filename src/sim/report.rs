@@ -48,9 +48,7 @@ impl Simulation {
             },
             stalled_cycles: tally.stalled_cycles,
             link_utilisation: Utilisation {
-                mean: round6(
-                    total_link as f64 / (capacity * link_flits.len().max(1) as f64),
-                ),
+                mean: round6(total_link as f64 / (capacity * link_flits.len().max(1) as f64)),
                 max: round6(max_link as f64 / capacity),
             },
             config: self.config.clone(),

@@ -504,10 +504,11 @@ impl Planes {
                 cur.dir[i] = dir & !ended;
             }
         }
-        for (c, &rows) in d.crossed.iter().enumerate() {
-            if rows != 0 {
-                let (o, v, w) = (c / (b * words), c / words % b, c % words);
-                self.links.add(l, o, v, w, rows);
+        for (ov, crossed) in d.crossed.chunks_exact(words).enumerate() {
+            for (w, &rows) in crossed.iter().enumerate() {
+                if rows != 0 {
+                    self.links.add(l, ov / b, ov % b, w, rows);
+                }
             }
         }
         left
@@ -567,6 +568,28 @@ impl crate::source::InjectionRegisters for Injection<'_> {
         }
         p.held += 1;
         self.written += 1;
+    }
+
+    #[inline(always)]
+    fn ready_word(&self, vc: usize, w: usize) -> u64 {
+        !self.planes.levels[0].full[vc * self.planes.words + w]
+    }
+
+    #[inline(always)]
+    fn accepts_word(&self, vc: usize, w: usize) -> u64 {
+        let (level, at) = (&self.planes.levels[0], vc * self.planes.words + w);
+        !(level.full[at] | level.act[at])
+    }
+
+    #[inline(always)]
+    fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64) {
+        let at = vc * self.planes.words + w;
+        let level = &mut self.planes.levels[0];
+        level.full[at] |= rows;
+        level.tail[at] |= tails;
+        let count = u64::from(rows.count_ones());
+        self.planes.held += count;
+        self.written += count;
     }
 }
 
