@@ -495,7 +495,8 @@ impl SourcePart<'_> {
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         self.queue_pending();
-        if self.bandwidth == LinkBandwidth::PerVc {
+        // With one VC, one flit per link is one per VC.
+        if self.bandwidth == LinkBandwidth::PerVc || self.vcs == 1 {
             return self.send_words(registers, ends, injection_vc);
         }
         let tail = self.flits - 1;
@@ -520,10 +521,11 @@ impl SourcePart<'_> {
         }
     }
 
-    /// [`SourcePart::send_into`] with a flit per VC and cycle, 64 inputs a word, VC by VC: a
-    /// worm partly sent sends its next flit where its VC is ready; a VC without one starts
-    /// the input's next queued message where it accepts a new worm (VC 0 the first). The
-    /// round-robin pointers, which only one flit per link reads, are not kept.
+    /// [`SourcePart::send_into`] with a flit per VC and cycle (or one VC), 64 inputs a word,
+    /// VC by VC: a worm partly sent sends its next flit where its VC is ready; a VC without
+    /// one starts the input's next queued message where it accepts a new worm (VC 0 the
+    /// first). The round-robin pointers, which only one flit per link over several VCs
+    /// reads, are not kept.
     fn send_words(
         &mut self,
         registers: &mut impl InjectionRegisters,
