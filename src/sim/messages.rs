@@ -10,9 +10,11 @@ use crate::switch::{Header, Headers};
 #[derive(Clone, Debug)]
 pub struct Message {
     pub record: MessageRecord,
-    /// Flits of the current attempt written into the network.
+    /// Flits of the current attempt written into the network (on the bit-plane kernel, which
+    /// books a worm by its head and tail, of those two).
     pub sent: u16,
-    /// Flits of the current attempt that left it (delivered or discarded).
+    /// Flits of the current attempt that left it (delivered or discarded; on the bit-plane
+    /// kernel, of its head and tail).
     pub gone: u16,
 }
 

@@ -197,7 +197,9 @@ impl Simulation {
         self.clock.cycle
     }
 
-    /// The flit events of the last clock edge, in switch order, then the injections.
+    /// The flit events of the last clock edge, in switch order, then the injections (on the
+    /// bit-plane kernel only those its books read: headers stalled, and the heads and tails
+    /// injected, entering the last level and leaving it).
     pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
         self.transfers.iter()
     }

@@ -97,3 +97,37 @@ impl LinkCounts {
         copy.flushed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts past several flushes equal a per-link tally, read between flushes too.
+    #[test]
+    fn vertical_counts_equal_a_per_link_tally() {
+        let (levels, b, n) = (3, 2, 128);
+        let mut counts = LinkCounts::new(levels, b, n).unwrap();
+        let mut tally = vec![0u64; levels * 2 * n];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for cycle in 0..3 * FLUSH as usize + 17 {
+            for (l, o, v, w) in
+                (0..levels * 2 * b * 2).map(|c| (c / 8, c / 4 % 2, c / 2 % 2, c % 2))
+            {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // An output VC carries at most one flit a cycle: every fifth cycle, all do.
+                let rows = if cycle % 5 == 0 { !0 } else { x };
+                counts.add(l, o, v, w, rows);
+                for bit in 0..64 {
+                    tally[(l * n + w * 64 + bit) * 2 + o] += rows >> bit & 1;
+                }
+            }
+            counts.end_cycle();
+            if cycle % 300 == 0 {
+                assert_eq!(counts.totals(), tally, "cycle {cycle}");
+            }
+        }
+        assert_eq!(counts.totals(), tally);
+    }
+}
