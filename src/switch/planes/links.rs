@@ -49,10 +49,10 @@ impl LinkCounts {
     }
 
     /// One flit crosses the link of direction `o` of every row of word `w` of level `l` set in
-    /// `rows`, on output VC `v`.
+    /// `rows`, on output VC `v`: counter `c = ((l · 2 + o) · B + v) · words + w`.
     #[inline(always)]
-    pub(super) fn add(&mut self, l: usize, o: usize, v: usize, w: usize, rows: u64) {
-        let counter = &mut self.counters[((l * 2 + o) * self.b + v) * self.words + w];
+    pub(super) fn add(&mut self, c: usize, rows: u64) {
+        let counter = &mut self.counters[c];
         let mut carry = rows;
         for bit in counter.iter_mut() {
             let next = *bit & carry;
@@ -118,7 +118,7 @@ mod tests {
                 x ^= x << 17;
                 // An output VC carries at most one flit a cycle: every fifth cycle, all do.
                 let rows = if cycle % 5 == 0 { !0 } else { x };
-                counts.add(l, o, v, w, rows);
+                counts.add(((l * 2 + o) * b + v) * 2 + w, rows);
                 for bit in 0..64 {
                     tally[(l * n + w * 64 + bit) * 2 + o] += rows >> bit & 1;
                 }

@@ -504,11 +504,11 @@ impl Planes {
                 cur.dir[i] = dir & !ended;
             }
         }
-        for (ov, crossed) in d.crossed.chunks_exact(words).enumerate() {
-            for (w, &rows) in crossed.iter().enumerate() {
-                if rows != 0 {
-                    self.links.add(l, ov / b, ov % b, w, rows);
-                }
+        // Laid out as the level's counters are.
+        let first = l * 2 * b * words;
+        for (c, &rows) in d.crossed.iter().enumerate() {
+            if rows != 0 {
+                self.links.add(first + c, rows);
             }
         }
         left

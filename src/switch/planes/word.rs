@@ -86,10 +86,12 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
     grant: &mut [u64; NV],
     granted_vc: &mut [[u64; V]; NV],
 ) {
-    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B).
+    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B);
+    // only rows with a requester need it.
     let mut rank = [[0u64; V]; NV];
+    let requesting = req[..nv].iter().fold(0, |a, &r| a | r);
     for q in 0..nv {
-        let at = pointer[q * words + w];
+        let at = pointer[q * words + w] & requesting;
         if at == 0 {
             continue;
         }
@@ -195,8 +197,9 @@ pub(super) fn round_robin_first<const NV: usize>(
     pointer: &mut [u64],
 ) -> [u64; NV] {
     let mut first = [0u64; NV];
+    let contested = candidates[..nv].iter().fold(0, |a, &c| a | c);
     for q in 0..nv {
-        let at = pointer[q * words + w];
+        let at = pointer[q * words + w] & contested;
         if at == 0 {
             continue;
         }
