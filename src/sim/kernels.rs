@@ -104,10 +104,10 @@ impl Simulation {
     /// Runs the cycles on the bit-plane kernel ([`Planes`]: 64 switches of a level per machine
     /// word, the same next-state logic) or (`false`) on the general one. Set before the first
     /// cycle. The bit-plane kernel keeps only the registers the books read: invariant checks,
-    /// waveforms and [`Simulation::last_transfers`]' crossings inside the network and body
-    /// flits need the general kernel, and a gang's threads ([`Simulation::set_threads`]) are not used. Refused
-    /// (exit 2) for a network it does not model ([`Planes::supports`]), once the run has
-    /// started, or with invariant checks on.
+    /// waveforms, and [`Simulation::last_transfers`]' crossings inside the network and body
+    /// flits need the general kernel, and a gang's threads ([`Simulation::set_threads`]) are
+    /// not used. Refused (exit 2) for a network it does not model ([`Planes::supports`]), once
+    /// the run has started, or with invariant checks on.
     pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
         let started = self.clock.cycle > 0 || self.messages.issued() > 0;
         if !on {
