@@ -75,26 +75,34 @@ impl LinkCounts {
     }
 
     fn flush(&mut self) {
+        let mut flushed = std::mem::take(&mut self.flushed);
+        self.add_counts(&mut flushed);
+        self.flushed = flushed;
+        self.counters.fill([0; BITS]);
+        self.since = 0;
+    }
+
+    /// Adds the counts since the last flush to `totals` (per link).
+    fn add_counts(&self, totals: &mut [u64]) {
         let (n, b, words) = (self.n, self.b, self.words);
-        for (c, counter) in self.counters.iter_mut().enumerate() {
+        for (c, counter) in self.counters.iter().enumerate() {
             let (lo, w) = (c / (b * words), c % words);
             let first = ((lo / 2) * n + w * 64) * 2 + lo % 2;
-            for (i, plane) in counter.iter_mut().enumerate() {
-                let mut rows = std::mem::take(plane);
+            for (i, &plane) in counter.iter().enumerate() {
+                let mut rows = plane;
                 while rows != 0 {
-                    self.flushed[first + rows.trailing_zeros() as usize * 2] += 1 << i;
+                    totals[first + rows.trailing_zeros() as usize * 2] += 1 << i;
                     rows &= rows - 1;
                 }
             }
         }
-        self.since = 0;
     }
 
     /// Flits per link so far, in the general kernel's link order.
     pub(super) fn totals(&self) -> Vec<u64> {
-        let mut copy = self.clone();
-        copy.flush();
-        copy.flushed
+        let mut totals = self.flushed.clone();
+        self.add_counts(&mut totals);
+        totals
     }
 }
 
