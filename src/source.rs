@@ -216,10 +216,12 @@ impl Sources {
         self.add_sending(sent);
     }
 
-    /// [`Sources::evaluate_all_from`] then [`Sources::commit_into`] in one pass, input by
-    /// input, each writing its flits into `registers` ([`InjectionRegisters`]); only heads
-    /// and tails are listed in `ends` (a worm's first and last `Injected` transfers, by which
-    /// the bit-plane kernel's books count it).
+    /// What [`Sources::evaluate_all_from`] then [`Sources::commit_into`] decide and send, in
+    /// one pass that writes the flits into `registers` ([`InjectionRegisters`]): input by
+    /// input, or with a flit per VC (or one VC) a word of 64 inputs at a time, VC by VC
+    /// ([`SourcePart::send_into`]). Only heads and tails are listed in `ends` (a worm's first
+    /// and last `Injected` transfers, by which the bit-plane kernel's books count it), and not
+    /// in input order.
     pub(crate) fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
@@ -377,7 +379,8 @@ pub(crate) struct SourcePart<'a> {
     active: &'a mut [u64],
     /// Messages released to the part's inputs and not yet queued.
     pending: Option<&'a mut Vec<(u32, u32)>>,
-    /// Worms started less worms finished by [`SourcePart::commit`].
+    /// Worms started less worms finished by [`SourcePart::commit`] or
+    /// [`SourcePart::send_into`].
     pub sending: isize,
     /// The longest queue right after [`SourcePart::queue_pending`].
     pub peak: usize,
@@ -534,7 +537,9 @@ impl SourcePart<'_> {
     ) {
         let b = self.vcs as usize;
         let tail = self.flits - 1;
-        let first = self.first;
+        // The registers' words count from input 0, the part's from its first (a multiple of
+        // 64).
+        let (first, w0) = (self.first, self.first / 64);
         let mut end = |input: usize, vc: usize, flit: FlitSlot| {
             ends.push(Transfer {
                 flit,
@@ -551,7 +556,7 @@ impl SourcePart<'_> {
             let mut busy = 0;
             for v in 0..b {
                 let mid = self.mid_worm[w * b + v];
-                let rows = mid & registers.ready_word(v, w);
+                let rows = mid & registers.ready_word(v, w0 + w);
                 let (mut bits, mut tails) = (rows, 0);
                 while bits != 0 {
                     let bit = bits.trailing_zeros() as usize;
@@ -568,9 +573,9 @@ impl SourcePart<'_> {
                 }
                 self.mid_worm[w * b + v] = mid & !tails;
                 if rows != 0 {
-                    registers.write_bodies(v, w, rows, tails);
+                    registers.write_bodies(v, w0 + w, rows, tails);
                 }
-                let mut starts = active & !mid & registers.accepts_word(v, w);
+                let mut starts = active & !mid & registers.accepts_word(v, w0 + w);
                 while starts != 0 {
                     let i = w * 64 + starts.trailing_zeros() as usize;
                     starts &= starts - 1;

@@ -13,8 +13,13 @@ pub struct Stimulus {
 }
 
 impl Stimulus {
-    /// Records the injections of the cycle `sim` just completed.
+    /// Records the injections of the cycle `sim` just completed (on the general kernel: the
+    /// bit-plane kernel lists a worm's head and tail only).
     pub fn sample(&mut self, sim: &Simulation) {
+        assert!(
+            !sim.bit_planes(),
+            "a stimulus is recorded from a run on the general kernel"
+        );
         let c = &sim.config;
         let slot = (c.flit_bits + 3) as usize;
         let slots = (c.inputs * c.vcs) as usize;

@@ -197,9 +197,10 @@ impl Simulation {
         self.clock.cycle
     }
 
-    /// The flit events of the last clock edge, in switch order, then the injections (on the
-    /// bit-plane kernel only those its books read: headers stalled, and the heads and tails
-    /// injected, entering the last level and leaving it).
+    /// The flit events of the last clock edge, in switch order, then the injections in input
+    /// and VC order (on the bit-plane kernel only those its books read, in no promised order:
+    /// headers stalled, and the heads and tails injected, entering the last level and leaving
+    /// it).
     pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
         self.transfers.iter()
     }

@@ -100,9 +100,9 @@ impl Transfers {
         lists.iter().flatten().chain(self.injected.iter().flatten())
     }
 
-    /// Whether a flit left a register at a split edge or on the bit-plane kernel (a crossing
-    /// that [`Transfers::bookable`] leaves out still moved a flit); one thread of the general
-    /// kernel books every transfer and counts none here.
+    /// Whether a flit left a register at a split edge, or on the bit-plane kernel left one or
+    /// was written by a source (a move that [`Transfers::bookable`] leaves out still moved a
+    /// flit); one thread of the general kernel books every transfer and counts none here.
     pub(crate) fn moved(&self) -> bool {
         self.left > 0
     }
@@ -200,8 +200,8 @@ impl Transfers {
         &mut self.runs[0]
     }
 
-    /// Counts `left` flits that left a register this edge beyond the runs' transfers (a
-    /// kernel whose runs hold only what the books read: [`Transfers::moved`]).
+    /// Counts `left` flits that moved this edge beyond the transfers listed (a kernel whose
+    /// lists hold only what the books read: [`Transfers::moved`]).
     pub(crate) fn add_moved(&mut self, left: u64) {
         self.left += left;
     }

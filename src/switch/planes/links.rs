@@ -29,10 +29,11 @@ pub(super) struct LinkCounts {
 }
 
 impl LinkCounts {
-    /// Bytes the counts of `levels` levels of links take (B = `b`, `n` switches a level).
+    /// Bytes the counts of `levels` levels of links take (B = `b`, `n` switches a level):
+    /// the counters, the flushed totals and the copy [`LinkCounts::totals`] returns.
     pub(super) fn bytes(levels: usize, b: usize, n: usize) -> u64 {
         let words = n.div_ceil(64);
-        (levels * 2 * (b * words * BITS + n) * 8) as u64
+        (levels * 2 * (b * words * BITS + 2 * n) * 8) as u64
     }
 
     /// Zero counts for `levels` levels of links.
