@@ -29,9 +29,9 @@
 //! rules, word by word, are those of the module doc of [`super::logic`] with `B` output VCs
 //! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
-//! The run is the one the general kernel gives: the same registers cycle by cycle and the same
-//! report (`tests/planes.rs` holds them equal report for report, every message's record
-//! included).
+//! The run is the one the general kernel gives: the same flits move at the same clock edges,
+//! and the report is the same (`tests/planes.rs` holds them equal report for report, every
+//! message's record included).
 
 // Bit-sliced logic indexes several planes by the same VC in one loop.
 #![allow(clippy::needless_range_loop)]
