@@ -43,12 +43,15 @@ use crate::error::Result;
 use crate::flit::FlitSlot;
 use crate::topology::TopologyKind;
 
+mod injection;
 mod links;
 mod registers;
 mod word;
 
+pub use injection::Injection;
+
 use links::LinkCounts;
-use registers::{Decisions, Level, Slot};
+use registers::{Decisions, Level};
 use word::{LOW_HALF, Landing, allocate, port_vc, round_robin_first};
 
 /// Most VCs per link the bit-plane kernel takes.
@@ -513,99 +516,5 @@ impl Planes {
             }
         }
         left
-    }
-
-    /// Level 0's injection VCs as the sources read and write them
-    /// ([`crate::source::InjectionRegisters`]), each header looking up its destination in
-    /// `headers`.
-    pub fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
-        Injection {
-            planes: self,
-            headers,
-            written: 0,
-        }
-    }
-}
-
-/// Level 0 of [`Planes`] open to the sources ([`Planes::injection`]).
-pub struct Injection<'a> {
-    planes: &'a mut Planes,
-    headers: Headers<'a>,
-    /// Flits written so far.
-    pub written: u64,
-}
-
-impl crate::source::InjectionPort for Injection<'_> {
-    #[inline(always)]
-    fn ready(&self, input: u32, vc: u32) -> bool {
-        self.planes.ready(input, vc)
-    }
-
-    #[inline(always)]
-    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
-        self.planes.accepts_new_worm(input, vc)
-    }
-}
-
-impl crate::source::InjectionRegisters for Injection<'_> {
-    /// The flit enters injection VC `input · B + vc` (plane `vc` of level 0, row `input`); a
-    /// header writes its worm's slot and first direction.
-    #[inline(always)]
-    fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16) {
-        let p = &mut *self.planes;
-        let (row, j) = (input as usize, vc as usize);
-        let at = j * p.words + row / 64;
-        let mask = 1u64 << (row % 64);
-        let level = &mut p.levels[0];
-        level.full[at] |= mask;
-        if seq == 0 {
-            let destination = self.headers.get(msg).destination;
-            level.head[at] |= mask;
-            level.dir[at] |= u64::from(destination >> (p.log_n - 1) & 1) << (row % 64);
-            level.slot[j * p.n + row] = Slot { msg, destination };
-        }
-        if seq == p.flits - 1 {
-            level.tail[at] |= mask;
-        }
-        p.held += 1;
-        self.written += 1;
-    }
-
-    #[inline(always)]
-    fn ready_word(&self, vc: usize, w: usize) -> u64 {
-        !self.planes.levels[0].full[vc * self.planes.words + w]
-    }
-
-    #[inline(always)]
-    fn accepts_word(&self, vc: usize, w: usize) -> u64 {
-        let (level, at) = (&self.planes.levels[0], vc * self.planes.words + w);
-        !(level.full[at] | level.act[at])
-    }
-
-    #[inline(always)]
-    fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64) {
-        let at = vc * self.planes.words + w;
-        let level = &mut self.planes.levels[0];
-        level.full[at] |= rows;
-        level.tail[at] |= tails;
-        let count = u64::from(rows.count_ones());
-        self.planes.held += count;
-        self.written += count;
-    }
-}
-
-impl crate::source::InjectionPort for Planes {
-    /// Level 0 is past its departures: ready is empty.
-    fn ready(&self, input: u32, vc: u32) -> bool {
-        let (row, j) = (input as usize, vc as usize);
-        self.levels[0].full[j * self.words + row / 64] >> (row % 64) & 1 == 0
-    }
-
-    /// Past the departures: idle is empty and not `ACTIVE`.
-    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
-        let (row, j) = (input as usize, vc as usize);
-        let at = j * self.words + row / 64;
-        let level = &self.levels[0];
-        (level.full[at] | level.act[at]) >> (row % 64) & 1 == 0
     }
 }

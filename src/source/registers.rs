@@ -1,0 +1,163 @@
+//! The sources writing the injection VCs they decide for (the bit-plane kernel's level 0):
+//! one pass over the inputs, or with a flit per VC a word of 64 inputs at a time.
+
+use super::{InjectionPort, SourcePart, Sources};
+use crate::config::LinkBandwidth;
+use crate::flit::FlitSlot;
+use crate::switch::{NONE, Transfer, TransferKind};
+
+/// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
+/// inputs a word): an input reads and writes only its own, so one pass over the inputs
+/// decides and writes.
+pub(crate) trait InjectionRegisters: InjectionPort {
+    /// Input `input` writes flit `seq` of message `msg` into its injection VC `vc`.
+    fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16);
+    /// The inputs `64 w + i` (bit `i`) whose injection VC `vc` can take a flit.
+    fn ready_word(&self, vc: usize, w: usize) -> u64;
+    /// The inputs of word `w` whose injection VC `vc` can take a new worm's header.
+    fn accepts_word(&self, vc: usize, w: usize) -> u64;
+    /// The inputs of word `w` set in `rows` write a body flit into their injection VC `vc`,
+    /// the tail of its worm for those set in `tails`.
+    fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64);
+}
+
+impl Sources {
+    /// What [`Sources::evaluate_all_from`] then [`Sources::commit_into`] decide and send, in
+    /// one pass that writes the flits into `registers` ([`InjectionRegisters`]): input by
+    /// input, or with a flit per VC (or one VC) a word of 64 inputs at a time, VC by VC
+    /// ([`SourcePart::send_into`]). Only heads and tails are listed in `ends` (a worm's first
+    /// and last `Injected` transfers, by which the bit-plane kernel's books count it), and not
+    /// in input order.
+    pub(crate) fn send_into(
+        &mut self,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
+        self.queue_pending();
+        let sent = {
+            let mut part = self.whole();
+            part.send_into(registers, ends, injection_vc);
+            part.sending
+        };
+        self.add_sending(sent);
+    }
+}
+
+impl SourcePart<'_> {
+    /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass: each input decides
+    /// from its injection VCs and writes its flits into them; its heads and tails (only) are
+    /// listed in `ends` as `Injected` transfers.
+    pub fn send_into(
+        &mut self,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
+        self.queue_pending();
+        // With one VC, one flit per link is one per VC.
+        if self.bandwidth == LinkBandwidth::PerVc || self.vcs == 1 {
+            return self.send_words(registers, ends, injection_vc);
+        }
+        let tail = self.flits - 1;
+        for w in 0..self.active.len() {
+            let mut bits = self.active[w];
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.decide(self.first + i, &*registers);
+                self.commit_input(i, |input, vc, flit| {
+                    registers.write(input, vc, flit.msg, flit.seq);
+                    if flit.seq == 0 || flit.seq == tail {
+                        ends.push(Transfer {
+                            flit,
+                            from: NONE,
+                            to: injection_vc(input, vc),
+                            kind: TransferKind::Injected,
+                        });
+                    }
+                });
+            }
+        }
+    }
+
+    /// [`SourcePart::send_into`] with a flit per VC and cycle (or one VC), 64 inputs a word,
+    /// VC by VC: a worm partly sent sends its next flit where its VC is ready; a VC without
+    /// one starts the input's next queued message where it accepts a new worm (VC 0 the
+    /// first). The round-robin pointers, which only one flit per link over several VCs
+    /// reads, are not kept.
+    fn send_words(
+        &mut self,
+        registers: &mut impl InjectionRegisters,
+        ends: &mut Vec<Transfer>,
+        injection_vc: impl Fn(u32, u32) -> u32,
+    ) {
+        let b = self.vcs as usize;
+        let tail = self.flits - 1;
+        // The registers' words count from input 0, the part's from its first (a multiple of
+        // 64).
+        let (first, w0) = (self.first, self.first / 64);
+        let mut end = |input: usize, vc: usize, flit: FlitSlot| {
+            ends.push(Transfer {
+                flit,
+                from: NONE,
+                to: injection_vc(input as u32, vc as u32),
+                kind: TransferKind::Injected,
+            })
+        };
+        for w in 0..self.active.len() {
+            let active = self.active[w];
+            if active == 0 {
+                continue;
+            }
+            let mut busy = 0;
+            for v in 0..b {
+                let mid = self.mid_worm[w * b + v];
+                let rows = mid & registers.ready_word(v, w0 + w);
+                let (mut bits, mut tails) = (rows, 0);
+                while bits != 0 {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let slot = (w * 64 + bit) * b + v;
+                    let seq = self.next_seq[slot];
+                    self.next_seq[slot] = seq + 1;
+                    if seq == tail {
+                        tails |= 1 << bit;
+                        let msg = std::mem::replace(&mut self.worm[slot], NONE);
+                        self.sending -= 1;
+                        end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
+                    }
+                }
+                self.mid_worm[w * b + v] = mid & !tails;
+                if rows != 0 {
+                    registers.write_bodies(v, w0 + w, rows, tails);
+                }
+                let mut starts = active & !mid & registers.accepts_word(v, w0 + w);
+                while starts != 0 {
+                    let i = w * 64 + starts.trailing_zeros() as usize;
+                    starts &= starts - 1;
+                    let Some(&msg) = self.queues[i].front() else {
+                        continue;
+                    };
+                    let flit = FlitSlot {
+                        msg,
+                        seq: 0,
+                        hop: 0,
+                    };
+                    self.commit_send(i * b + v, flit);
+                    registers.write((first + i) as u32, v as u32, msg, 0);
+                    end(first + i, v, flit);
+                }
+                busy |= self.mid_worm[w * b + v];
+            }
+            let mut done = active & !busy;
+            while done != 0 {
+                let bit = done.trailing_zeros() as usize;
+                done &= done - 1;
+                if self.queues[w * 64 + bit].is_empty() {
+                    self.active[w] &= !(1 << bit);
+                }
+            }
+        }
+    }
+}
