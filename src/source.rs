@@ -6,7 +6,7 @@
 
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::switch::{Fabric, NONE, Transfer, TransferKind};
+use crate::switch::{Fabric, NONE, Transfer};
 use std::collections::{BTreeSet, VecDeque};
 
 mod registers;
@@ -192,29 +192,15 @@ impl Sources {
     /// [`Sources::evaluate`] for every input with something to send (the others' proposals
     /// stay empty).
     pub fn evaluate_all(&mut self, fabric: &Fabric) {
-        self.evaluate_all_from(fabric);
-    }
-
-    /// [`Sources::evaluate_all`] from any model of the injection VCs.
-    pub(crate) fn evaluate_all_from(&mut self, port: &impl InjectionPort) {
         self.queue_pending();
-        self.whole().evaluate(port);
+        self.whole().evaluate(fabric);
     }
 
     /// Commits the cycle's sends as `Injected` transfers (in input and VC order).
     pub fn commit(&mut self, transfers: &mut Vec<Transfer>, fabric: &Fabric) {
-        self.commit_into(transfers, |input, vc| fabric.injection_vc(input, vc));
-    }
-
-    /// [`Sources::commit`], `injection_vc(input, vc)` naming the injection VCs.
-    pub(crate) fn commit_into(
-        &mut self,
-        transfers: &mut Vec<Transfer>,
-        injection_vc: impl Fn(u32, u32) -> u32,
-    ) {
         let sent = {
             let mut part = self.whole();
-            part.commit(transfers, injection_vc);
+            part.commit(transfers, |input, vc| fabric.injection_vc(input, vc));
             part.sending
         };
         self.add_sending(sent);
@@ -445,12 +431,7 @@ impl SourcePart<'_> {
                 let bit = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 self.commit_input(w * 64 + bit, |input, vc, flit| {
-                    transfers.push(Transfer {
-                        flit,
-                        from: NONE,
-                        to: injection_vc(input, vc),
-                        kind: TransferKind::Injected,
-                    })
+                    transfers.push(Transfer::injected(flit, injection_vc(input, vc)))
                 });
             }
         }

@@ -4,7 +4,7 @@
 use super::{InjectionPort, SourcePart, Sources};
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::switch::{NONE, Transfer, TransferKind};
+use crate::switch::Transfer;
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -22,7 +22,7 @@ pub(crate) trait InjectionRegisters: InjectionPort {
 }
 
 impl Sources {
-    /// What [`Sources::evaluate_all_from`] then [`Sources::commit_into`] decide and send, in
+    /// What [`Sources::evaluate_all`] then [`Sources::commit`] decide and send, in
     /// one pass that writes the flits into `registers` ([`InjectionRegisters`]): input by
     /// input, or with a flit per VC (or one VC) a word of 64 inputs at a time, VC by VC
     /// ([`SourcePart::send_into`]). Only heads and tails are listed in `ends` (a worm's first
@@ -69,12 +69,7 @@ impl SourcePart<'_> {
                 self.commit_input(i, |input, vc, flit| {
                     registers.write(input, vc, flit.msg, flit.seq);
                     if flit.seq == 0 || flit.seq == tail {
-                        ends.push(Transfer {
-                            flit,
-                            from: NONE,
-                            to: injection_vc(input, vc),
-                            kind: TransferKind::Injected,
-                        });
+                        ends.push(Transfer::injected(flit, injection_vc(input, vc)));
                     }
                 });
             }
@@ -84,8 +79,7 @@ impl SourcePart<'_> {
     /// [`SourcePart::send_into`] with a flit per VC and cycle (or one VC), 64 inputs a word,
     /// VC by VC: a worm partly sent sends its next flit where its VC is ready; a VC without
     /// one starts the input's next queued message where it accepts a new worm (VC 0 the
-    /// first). The round-robin pointers, which only one flit per link over several VCs
-    /// reads, are not kept.
+    /// first).
     fn send_words(
         &mut self,
         registers: &mut impl InjectionRegisters,
@@ -98,12 +92,10 @@ impl SourcePart<'_> {
         // 64).
         let (first, w0) = (self.first, self.first / 64);
         let mut end = |input: usize, vc: usize, flit: FlitSlot| {
-            ends.push(Transfer {
+            ends.push(Transfer::injected(
                 flit,
-                from: NONE,
-                to: injection_vc(input as u32, vc as u32),
-                kind: TransferKind::Injected,
-            })
+                injection_vc(input as u32, vc as u32),
+            ))
         };
         for w in 0..self.active.len() {
             let active = self.active[w];
@@ -119,16 +111,17 @@ impl SourcePart<'_> {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let slot = (w * 64 + bit) * b + v;
-                    let seq = self.next_seq[slot];
-                    self.next_seq[slot] = seq + 1;
-                    if seq == tail {
+                    let flit = FlitSlot {
+                        msg: self.worm[slot],
+                        seq: self.next_seq[slot],
+                        hop: 0,
+                    };
+                    self.commit_send(slot, flit);
+                    if flit.seq == tail {
                         tails |= 1 << bit;
-                        let msg = std::mem::replace(&mut self.worm[slot], NONE);
-                        self.sending -= 1;
-                        end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
+                        end(first + w * 64 + bit, v, flit);
                     }
                 }
-                self.mid_worm[w * b + v] = mid & !tails;
                 if rows != 0 {
                     registers.write_bodies(v, w0 + w, rows, tails);
                 }

@@ -32,6 +32,19 @@ pub struct Transfer {
     pub kind: TransferKind,
 }
 
+impl Transfer {
+    /// A source writes `flit` into injection VC `to`.
+    #[inline(always)]
+    pub fn injected(flit: FlitSlot, to: u32) -> Self {
+        Transfer {
+            flit,
+            from: NONE,
+            to,
+            kind: TransferKind::Injected,
+        }
+    }
+}
+
 /// A clock edge's transfers as runs, one per segment of switches whose departures a thread
 /// committed, then the sources' injections: in order, the list one thread gives. A run is
 /// written by one thread only, with no header next to another thread's. On a split edge, a

@@ -4,6 +4,7 @@
 
 use super::registers::Slot;
 use super::{Headers, Planes};
+use crate::source::{InjectionPort, InjectionRegisters};
 
 impl Planes {
     /// Level 0's injection VCs as the sources read and write them
@@ -26,19 +27,21 @@ pub struct Injection<'a> {
     pub written: u64,
 }
 
-impl crate::source::InjectionPort for Injection<'_> {
+/// Level 0 is past its departures: "ready" is empty, "accepts a new worm" (idle) is empty
+/// and not `ACTIVE`; an input's bit of its word ([`InjectionRegisters`]).
+impl InjectionPort for Injection<'_> {
     #[inline(always)]
     fn ready(&self, input: u32, vc: u32) -> bool {
-        self.planes.ready(input, vc)
+        self.ready_word(vc as usize, input as usize / 64) >> (input % 64) & 1 != 0
     }
 
     #[inline(always)]
     fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
-        self.planes.accepts_new_worm(input, vc)
+        self.accepts_word(vc as usize, input as usize / 64) >> (input % 64) & 1 != 0
     }
 }
 
-impl crate::source::InjectionRegisters for Injection<'_> {
+impl InjectionRegisters for Injection<'_> {
     /// The flit enters injection VC `input · B + vc` (plane `vc` of level 0, row `input`); a
     /// header writes its worm's slot and first direction.
     #[inline(always)]
@@ -82,21 +85,5 @@ impl crate::source::InjectionRegisters for Injection<'_> {
         let count = u64::from(rows.count_ones());
         self.planes.held += count;
         self.written += count;
-    }
-}
-
-impl crate::source::InjectionPort for Planes {
-    /// Level 0 is past its departures: ready is empty.
-    fn ready(&self, input: u32, vc: u32) -> bool {
-        let (row, j) = (input as usize, vc as usize);
-        self.levels[0].full[j * self.words + row / 64] >> (row % 64) & 1 == 0
-    }
-
-    /// Past the departures: idle is empty and not `ACTIVE`.
-    fn accepts_new_worm(&self, input: u32, vc: u32) -> bool {
-        let (row, j) = (input as usize, vc as usize);
-        let at = j * self.words + row / 64;
-        let level = &self.levels[0];
-        (level.full[at] | level.act[at]) >> (row % 64) & 1 == 0
     }
 }
