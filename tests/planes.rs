@@ -119,6 +119,74 @@ fn batches_finish_alike() {
     }
 }
 
+/// The report (with every message's record) of `config` on the bit-plane kernel on one
+/// thread and on two (its two halves).
+fn one_and_two_threads(config: &SimConfig) -> (String, String) {
+    let run = |threads: usize| {
+        let mut sim = Simulation::new(config.clone()).unwrap();
+        sim.keep_records(true);
+        sim.set_check_invariants(false);
+        sim.set_threads(threads).unwrap();
+        sim.set_bit_planes(true).unwrap();
+        assert!(sim.bit_planes());
+        assert_eq!(sim.threads_running(), threads, "{config:?}");
+        sim.run().map(|_| sim.report(true).to_json()).unwrap()
+    };
+    (run(1), run(2))
+}
+
+/// On two threads (each owning half of the rows of every level, level 0's flits crossing
+/// between them) the run is the one-thread run: every VC count of the per-word arrays,
+/// one-flit and long worms, both link bandwidths, light to saturating loads, and words per
+/// half of 2 and 8.
+#[test]
+fn two_halves_give_the_one_thread_run() {
+    for inputs in [256, 1024] {
+        for (vcs, flits) in [(1, 1), (2, 3), (3, 1), (5, 6), (8, 2)] {
+            for bandwidth in [LinkBandwidth::One, LinkBandwidth::PerVc] {
+                for rate in [0.05, 1.0] {
+                    let rate = rate / f64::from(flits);
+                    let c = SimConfig {
+                        cycles: Some(150),
+                        ..config(inputs, vcs, flits, bandwidth, Traffic::Bernoulli { rate })
+                    };
+                    let (one, two) = one_and_two_threads(&c);
+                    assert_eq!(
+                        one, two,
+                        "n {inputs}, B {vcs}, L {flits}, {bandwidth:?}, rate {rate}"
+                    );
+                }
+            }
+        }
+    }
+    // And the general kernel's, on one of them.
+    let c = config(
+        256,
+        2,
+        3,
+        LinkBandwidth::One,
+        Traffic::Bernoulli { rate: 0.2 },
+    );
+    assert_eq!(both(&c).0, one_and_two_threads(&c).1);
+}
+
+/// Batches run to the end on two halves as on one thread (a watchdog of one cycle: the
+/// crossings between the halves count as progress).
+#[test]
+fn two_halves_finish_batches_alike() {
+    for traffic in [Traffic::RandomPermutation, Traffic::QRelation { q: 3 }] {
+        for (vcs, flits) in [(1, 1), (2, 4)] {
+            let c = SimConfig {
+                cycles: None,
+                watchdog: 1,
+                ..config(256, vcs, flits, LinkBandwidth::One, traffic.clone())
+            };
+            let (one, two) = one_and_two_threads(&c);
+            assert_eq!(one, two, "{traffic:?}, B {vcs}, L {flits}");
+        }
+    }
+}
+
 /// What the bit-plane kernel does not model is refused, naming what it needs.
 #[test]
 fn other_networks_are_refused() {
@@ -188,16 +256,18 @@ fn other_networks_are_refused() {
     assert!(!sim.prefer_bit_planes());
 }
 
-/// `sim --kernel`: the same report from either kernel, byte for byte; the bit-plane kernel
-/// refused (exit 2, naming what it needs) where it does not apply.
+/// `sim --kernel`: the same report from either kernel on one thread or two, byte for byte;
+/// the bit-plane kernel refused (exit 2, naming what it needs) where it does not apply.
 #[test]
 fn sim_kernels_write_the_same_report() {
-    let run = |kernel: &str| {
-        let json = common::temp("planes", &format!("{kernel}.json"));
+    let run = |kernel: &str, threads: &str| {
+        let json = common::temp("planes", &format!("{kernel}-{threads}.json"));
         let out = common::flitforge(&[
             "sim",
+            "--threads",
+            threads,
             "--inputs",
-            "128",
+            "256",
             "--vcs",
             "2",
             "--flits",
@@ -217,12 +287,13 @@ fn sim_kernels_write_the_same_report() {
         assert!(out.status.success(), "{}", common::text(&out.stderr));
         std::fs::read(json).unwrap()
     };
-    let general = run("general");
-    assert_eq!(general, run("bit-planes"));
-    assert_eq!(general, run("auto"));
+    let general = run("general", "1");
+    assert_eq!(general, run("bit-planes", "1"));
+    assert_eq!(general, run("auto", "1"));
+    assert_eq!(general, run("bit-planes", "2"));
+    assert_eq!(general, run("general", "2"));
     for (args, needs) in [
         (&["--vc-depth", "2"][..], "depth-1 VC registers"),
-        (&["--threads", "2"][..], "1 with --kernel bit-planes"),
         (&["--vcd", "x.vcd"][..], "with --vcd"),
         (&["--check"][..], "without invariant checks"),
         (
@@ -258,7 +329,6 @@ fn bench_names_its_kernel() {
             "--kernel",
             "general",
         ][..],
-        &["bench", "--kernel", "bit-planes", "--threads", "1,2"][..],
         &[
             "sim", "--inputs", "16", "--sweep", "0.1,0.2", "--cycles", "50", "--kernel", "general",
         ][..],

@@ -35,11 +35,11 @@ pub struct BenchArgs {
     /// Write into a non-empty directory another command wrote.
     #[arg(long, help_heading = "Comparison")]
     pub force: bool,
-    /// Threads of the general kernel (--kernel) evaluating each level's switches and
-    /// committing the clock edge (0: every core); the run is the same on any number, and
-    /// networks under 256 inputs run on one.
-    /// A list (`1,2`) runs each count in turn on the general kernel and prints the speed-up
-    /// over the first.
+    /// Threads running each cycle (0: every core): the general kernel (--kernel) splits
+    /// each level's switches among them, the bit-plane kernel uses two at most, each owning
+    /// half of the rows; the run is the same on any number, and networks under 256 inputs
+    /// run on one.
+    /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
     /// Comparisons run one thread, like the simulators they are compared with.
     #[arg(
         long,
@@ -49,11 +49,11 @@ pub struct BenchArgs {
     )]
     pub threads: Vec<usize>,
     /// VC networks: the kernel that runs the cycles (the run is the same on either).
-    /// bit-planes: 64 switches of a level per machine word, on one thread, for butterflies
-    /// with wormhole flow control, depth-1 VC registers, combinational back-pressure, up to 8
-    /// VCs and no faults (refused elsewhere); general: one switch at a time, on --threads
-    /// threads; auto: bit-planes where it applies and nothing reads every register (--vcd,
-    /// --check, and a debug build's checks) or asks for threads, else general. [default: auto]
+    /// bit-planes: 64 switches of a level per machine word, for butterflies with wormhole
+    /// flow control, depth-1 VC registers, combinational back-pressure, up to 8 VCs and no
+    /// faults (refused elsewhere); general: one switch at a time; auto: bit-planes where it
+    /// applies and nothing reads every register (--vcd, --check, and a debug build's
+    /// checks), else general. [default: auto]
     #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
     pub kernel: Option<String>,
     /// Runs per measurement, 1..=50: the runs of the sides being compared (thread counts, or
@@ -161,18 +161,7 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
 /// `flitforge bench`: switch-cycles (or vertex-cycles) per second.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     flitforge::bench::check_repeat(args.repeat)?;
-    let mut kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
-    // Thread counts compared are the general kernel's.
-    if kernel == Kernel::Auto && args.threads.len() > 1 {
-        kernel = Kernel::General;
-    }
-    if kernel == Kernel::BitPlanes && args.threads != [1] {
-        return Err(Error::invalid(
-            "threads",
-            list(&args.threads),
-            "1 with --kernel bit-planes (it runs on one thread; threads split the general kernel)",
-        ));
-    }
+    let kernel = Kernel::parse(args.kernel.as_deref().unwrap_or("auto"))?;
     // Every count is checked before the first run, which may take a while.
     for &t in &args.threads {
         flitforge::sim::check_threads(t)?;

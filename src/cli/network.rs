@@ -36,11 +36,11 @@ pub struct OutputArgs {
     #[arg(long)]
     pub check: bool,
     /// VC networks: the kernel that runs the cycles (the run is the same on either).
-    /// bit-planes: 64 switches of a level per machine word, on one thread, for butterflies
-    /// with wormhole flow control, depth-1 VC registers, combinational back-pressure, up to 8
-    /// VCs and no faults (refused elsewhere); general: one switch at a time, on --threads
-    /// threads; auto: bit-planes where it applies and nothing reads every register (--vcd,
-    /// --check, and a debug build's checks) or asks for threads, else general. [default: auto]
+    /// bit-planes: 64 switches of a level per machine word, for butterflies with wormhole
+    /// flow control, depth-1 VC registers, combinational back-pressure, up to 8 VCs and no
+    /// faults (refused elsewhere); general: one switch at a time; auto: bit-planes where it
+    /// applies and nothing reads every register (--vcd, --check, and a debug build's
+    /// checks), else general. [default: auto]
     #[arg(long, value_parser = flitforge::sim::Kernel::NAMES)]
     pub kernel: Option<String>,
     /// VC networks, batch traffic: exit 0 when --cycles ends the run before every message is
@@ -52,10 +52,11 @@ pub struct OutputArgs {
     /// [default: cycle]
     #[arg(long, value_parser = ["cycle", "golden"])]
     pub engine: Option<String>,
-    /// VC networks on the general kernel (--kernel): threads evaluating each level's switches
-    /// and committing the clock edge (0: every core). The run, its report and its waveform
-    /// are the same, byte for byte, on any number of threads; networks under 256 inputs run
-    /// on one.
+    /// VC networks: threads running each cycle (0: every core). The general kernel
+    /// (--kernel) splits each level's switches among them; the bit-plane kernel uses two at
+    /// most, each owning half of the rows of every level and the sources of its inputs. The
+    /// run, its report and its waveform are the same, byte for byte, on any number of
+    /// threads; networks under 256 inputs run on one.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 }
@@ -261,13 +262,6 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
                 "kernel",
                 "bit-planes",
                 "general or auto with --vcd (a waveform samples every register)",
-            ));
-        }
-        (Kernel::BitPlanes, None) if o.threads != 1 => {
-            return Err(Error::invalid(
-                "threads",
-                o.threads,
-                "1 with --kernel bit-planes (it runs on one thread; threads split the general kernel)",
             ));
         }
         (Kernel::BitPlanes, None) => {

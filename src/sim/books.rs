@@ -6,7 +6,7 @@ use super::messages::MessageTable;
 use crate::rng::Rng;
 use crate::source::Sources;
 use crate::stats::Status;
-use crate::switch::{Transfer, TransferKind};
+use crate::switch::{Fabric, Transfer, TransferKind, Transfers};
 use rand::RngExt;
 
 /// The run's flit counts.
@@ -29,7 +29,34 @@ pub(super) struct Books<'a> {
     pub retry_backoff: u64,
 }
 
-impl Books<'_> {
+impl<'a> Books<'a> {
+    /// The books of a run of `config`.
+    pub fn of(
+        messages: &'a mut MessageTable,
+        sources: &'a mut Sources,
+        counts: &'a mut Counts,
+        retry_rng: &'a mut Rng,
+        config: &crate::config::SimConfig,
+    ) -> Self {
+        Books {
+            messages,
+            sources,
+            counts,
+            retry_rng,
+            tail: (config.flits - 1) as u16,
+            max_attempts: config.max_attempts,
+            retry_backoff: config.retry_backoff,
+        }
+    }
+
+    /// Books the edge's `transfers` that may change a record ([`Transfers::bookable`]) at
+    /// the end of `cycle`; returns whether any of them moved a flit.
+    pub fn book_edge(&mut self, transfers: &Transfers, fabric: &Fabric, cycle: u64) -> bool {
+        self.book(transfers.bookable(), cycle, |ivc| {
+            fabric.is_ejection_vc(ivc)
+        })
+    }
+
     /// Books `transfers` (in the one-thread order: drop mode's retry draws follow it) of the
     /// edge at the end of `cycle`; `ejects(ivc)` tells whether a flit entering input VC `ivc`
     /// reached its destination's register. Returns whether any of them moved a flit.

@@ -38,52 +38,82 @@ impl Kernel {
 
 impl Simulation {
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
-    /// that spins between a cycle's phases: the evaluation (by runs of columns where the
-    /// levels allow, [`Fabric::plan_columns`], else level by level), the departures and the
-    /// arrivals, each thread owning the same runs of switches in all of them; the sources of
-    /// the inputs of a thread's run of level 0 decide and commit on that thread (where those
-    /// runs start words of the sources' bitmap), and the admissions and booking run on this
-    /// thread, whose core keeps their state. The run is the same, byte
-    /// for byte, on any number of threads: a switch reads only registered state and the
-    /// `LEAVING` flags of the level below, which is done, and writes only its own registers.
-    /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
-    /// costs more than it saves), and so does the bit-plane kernel
-    /// ([`Simulation::set_bit_planes`]).
+    /// that spins between a cycle's phases. The run is the same, byte for byte, on any number
+    /// of threads: a switch reads only registered state and the registers of the level above
+    /// it as they are after their departures, and writes only its own registers.
+    ///
+    /// On the general kernel: the evaluation (by runs of columns where the levels allow,
+    /// [`Fabric::plan_columns`], else level by level), the departures and the arrivals, each
+    /// thread owning the same runs of switches in all of them; the sources of the inputs of
+    /// a thread's run of level 0 decide and commit on that thread (where those runs start
+    /// words of the sources' bitmap), and the admissions and booking run on this thread,
+    /// whose core keeps their state. On the bit-plane kernel ([`Simulation::set_bit_planes`]),
+    /// two threads at most, each owning half of the rows of every level
+    /// ([`Planes::halves`]) and the sources of its inputs. Networks of fewer than
+    /// [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting costs more than it
+    /// saves). On the bit-plane kernel, set before the first cycle.
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         check_threads(threads)?;
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
         };
+        if self.planes.is_some() && self.started() {
+            return Err(Error::invalid(
+                "threads",
+                threads,
+                "a thread count set before the bit-plane kernel's first cycle (the run has started)",
+            ));
+        }
+        self.threads = threads;
         self.gang = None;
         self.column_from = u32::MAX;
         self.sources.set_cut(None);
-        // The bit-plane kernel runs on this thread.
-        if threads > 1
-            && self.planes.is_none()
-            && self.config.inputs >= MIN_PARALLEL_INPUTS
-            && self.config.mode != crate::config::FlowControl::Greedy
-        {
-            let gang = Gang::new(threads).map_err(|e| {
+        if self.config.inputs < MIN_PARALLEL_INPUTS || threads < 2 {
+            if self.planes.as_ref().is_some_and(|p| p.parts() > 1) {
+                self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
+            }
+            return Ok(());
+        }
+        let start = |threads: usize| {
+            Gang::new(threads).map_err(|e| {
                 Error::invalid(
                     "threads",
                     threads,
                     format!("a thread count this machine can start ({e})"),
                 )
-            })?;
-            self.column_from = self.fabric.plan_columns(threads as u32);
-            // Level 0 evaluates by runs (not inside a column run) that are the edge's
-            // segments, and each run's inputs start a word of the sources' bitmap.
-            let cut = self
-                .fabric
-                .level_zero_inputs(threads as u32)
-                .filter(|bounds| {
-                    self.column_from > 0 && bounds[..threads].iter().all(|b| b.is_multiple_of(64))
-                });
-            self.sources.set_cut(cut);
-            self.gang = Some(gang);
+            })
+        };
+        if self.planes.is_some() {
+            // The bit-plane kernel's two halves, a thread each, with the sources of their
+            // inputs.
+            self.planes = Some(Box::new(Planes::halves(&self.config, &self.fabric)?));
+            let n = self.config.inputs as usize;
+            self.sources.set_cut(Some(vec![0, n / 2, n]));
+            self.gang = Some(start(2)?);
+            return Ok(());
         }
+        if self.config.mode == crate::config::FlowControl::Greedy {
+            return Ok(());
+        }
+        let gang = start(threads)?;
+        self.column_from = self.fabric.plan_columns(threads as u32);
+        // Level 0 evaluates by runs (not inside a column run) that are the edge's
+        // segments, and each run's inputs start a word of the sources' bitmap.
+        let cut = self
+            .fabric
+            .level_zero_inputs(threads as u32)
+            .filter(|bounds| {
+                self.column_from > 0 && bounds[..threads].iter().all(|b| b.is_multiple_of(64))
+            });
+        self.sources.set_cut(cut);
+        self.gang = Some(gang);
         Ok(())
+    }
+
+    /// Whether the run has started (a cycle has run, or a message been released).
+    fn started(&self) -> bool {
+        self.clock.cycle > 0 || self.messages.issued() > 0
     }
 
     /// Check invariants after every cycle (on by default in debug builds). The checks read
@@ -102,26 +132,28 @@ impl Simulation {
     }
 
     /// Runs the cycles on the bit-plane kernel ([`Planes`]: 64 switches of a level per machine
-    /// word, the same next-state logic) or (`false`) on the general one. Set before the first
-    /// cycle. The bit-plane kernel keeps only the registers the books read: invariant checks,
+    /// word, the same next-state logic; on two threads if [`Simulation::set_threads`] asks
+    /// for more than one) or (`false`) on the general one. Set before the first cycle. The
+    /// bit-plane kernel keeps only the registers the books read: invariant checks,
     /// waveforms, and [`Simulation::last_transfers`]' crossings inside the network and body
-    /// flits need the general kernel, and a gang's threads ([`Simulation::set_threads`]) are
-    /// not used. Refused (exit 2) for a network it does not model ([`Planes::supports`]), once
-    /// the run has started, or with invariant checks on.
+    /// flits need the general kernel. Refused (exit 2) for a network it does not model
+    /// ([`Planes::supports`]), once the run has started, or with invariant checks on.
     pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
-        let started = self.clock.cycle > 0 || self.messages.issued() > 0;
+        let started = self.started();
         if !on {
-            if let Some(planes) = self.planes.take() {
+            if self.planes.is_some() {
                 if started {
-                    self.planes = Some(planes);
                     return Err(Error::invalid(
                         "kernel",
                         "general",
                         "the kernel chosen before the first cycle (the run has started)",
                     ));
                 }
+                self.planes = None;
                 self.max_held +=
                     Planes::bytes(&self.config, &self.fabric).div_ceil(crate::config::RECORD_BYTES);
+                // The general kernel's threads.
+                self.set_threads(self.threads)?;
             }
             return Ok(());
         }
@@ -154,21 +186,14 @@ impl Simulation {
         }
         self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
         self.max_held -= records;
-        // Its cycles run on this thread: a gang would only spin.
-        self.gang = None;
-        self.column_from = u32::MAX;
-        self.sources.set_cut(None);
-        Ok(())
+        // Its own threads: halves, or this one.
+        self.set_threads(self.threads)
     }
 
-    /// Runs on the bit-plane kernel if it models this network, nothing needs the general
-    /// kernel's registers (invariant checks off, before the first cycle) and no gang runs the
-    /// cycles (threads are the general kernel's: [`Simulation::set_threads`]). Returns whether
-    /// it does. For runs whose only output is the report.
+    /// Runs on the bit-plane kernel if it models this network and nothing needs the general
+    /// kernel's registers (invariant checks off, before the first cycle). Returns whether it
+    /// does. For runs whose only output is the report.
     pub fn prefer_bit_planes(&mut self) -> bool {
-        if self.gang.is_some() {
-            return false;
-        }
         self.planes.is_some() || self.set_bit_planes(true).is_ok()
     }
 
@@ -184,6 +209,12 @@ impl Simulation {
             Kernel::General => self.set_bit_planes(false),
             Kernel::BitPlanes => self.set_bit_planes(true),
         }
+    }
+
+    /// Threads that run each cycle ([`Simulation::set_threads`]: fewer than asked where the
+    /// network is small, and two at most on the bit-plane kernel).
+    pub fn threads_running(&self) -> usize {
+        self.gang.as_ref().map_or(1, Gang::threads)
     }
 
     /// Whether the bit-plane kernel runs the cycles ([`Simulation::set_bit_planes`]).
@@ -215,26 +246,96 @@ impl Simulation {
         }
     }
 
-    /// One cycle on the bit-plane kernel: the levels from the last, each committing as it
-    /// goes, then the sources decide from level 0's registers and write into them. The books
-    /// see each worm's head and tail (their `sent` and `gone` count those two); the body flits
-    /// that reach their destination are counted here.
-    pub(super) fn tick_planes(&mut self) {
+    /// One cycle on the bit-plane kernel, booked and retired: the levels from the last, each
+    /// committing as it goes, then the sources decide from level 0's registers and write
+    /// into them (on two threads, half of the rows and inputs each:
+    /// [`Planes::cycle_halves`], and the booking beside the next cycle's traffic draws:
+    /// [`Planes::end_cycle_halves`]). The books see each worm's head and tail (their `sent`
+    /// and `gone` count those two); the body flits that reach their destination are counted
+    /// here.
+    pub(super) fn tick_planes(&mut self, cycle: u64) {
         let Some(planes) = self.planes.as_deref_mut() else {
             return;
         };
         self.transfers.clear();
-        // Its one run holds only transfers the books read; crossings inside the network count.
-        let left = planes.cycle(self.transfers.only_run());
-        self.counts.flits_delivered += planes.take_body_arrivals();
         let b = self.config.vcs;
-        let mut injection = planes.injection(self.messages.headers());
-        self.sources.send_into(
-            &mut injection,
-            self.transfers.injected_mut(),
-            |input, vc| input * b + vc,
+        let Some(gang) = self.gang.as_mut().filter(|_| planes.parts() == 2) else {
+            // Its one run holds only transfers the books read; crossings inside the
+            // network count.
+            let left = planes.cycle(self.transfers.only_run());
+            let mut injection = planes.injection(self.messages.headers());
+            self.sources.send_into(
+                &mut injection,
+                self.transfers.injected_mut(),
+                |input, vc| input * b + vc,
+            );
+            // A body flit written moves as a crossing does (the watchdog's progress).
+            let moved = left + injection.written;
+            self.transfers.add_moved(moved);
+            self.counts.flits_delivered += planes.take_body_arrivals();
+            self.account(cycle);
+            self.messages.retire();
+            return;
+        };
+        let mut runs = self.transfers.take_runs(2, 1, false);
+        let mut events: Vec<_> = runs
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.run))
+            .collect();
+        let lists = self.transfers.take_injected(2);
+        let senders = self.sources.parts().into_iter().zip(lists).collect();
+        let (left, written, sent) = planes.cycle_halves(
+            gang,
+            self.messages.headers(),
+            &mut events,
+            senders,
+            |(mut part, mut list), injection| {
+                part.send_into(injection, &mut list, |input, vc| input * b + vc);
+                (part.sending, part.peak, list)
+            },
         );
-        // A body flit written moves as a crossing does (the watchdog's progress).
-        self.transfers.add_moved(left + injection.written);
+        let (mut started, mut peak) = (0, 0);
+        for (sending, most, list) in sent {
+            started += sending;
+            peak = peak.max(most);
+            self.transfers.put_injected(list);
+        }
+        self.sources.add_sending(started);
+        self.sources.add_peak(peak);
+        for (mut run, events) in runs.into_iter().zip(events) {
+            run.run = events;
+            self.transfers.put_back(run, 0);
+        }
+        self.transfers.add_moved(left + written);
+        self.counts.flits_delivered += planes.take_body_arrivals();
+        // While this thread books the edge, the other draws the next cycle's traffic.
+        enum Work<'a> {
+            Book(super::books::Books<'a>),
+            Draw(&'a mut crate::traffic::Arrivals),
+        }
+        let books = super::books::Books::of(
+            &mut self.messages,
+            &mut self.sources,
+            &mut self.counts,
+            &mut self.retry_rng,
+            &self.config,
+        );
+        let (transfers, fabric) = (&self.transfers, &self.fabric);
+        let booked = planes.end_cycle_halves(
+            gang,
+            [Work::Book(books), Work::Draw(&mut self.arrivals)],
+            |_, work| match work {
+                Work::Book(mut books) => {
+                    let booked = books.book_edge(transfers, fabric, cycle);
+                    books.messages.retire();
+                    booked
+                }
+                Work::Draw(arrivals) => {
+                    arrivals.draw_ahead(cycle + 1);
+                    false
+                }
+            },
+        );
+        self.progress(booked.contains(&true), cycle);
     }
 }

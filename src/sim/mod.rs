@@ -73,6 +73,8 @@ pub struct Simulation {
     retry_rng: crate::rng::Rng,
     /// Most message records the memory limit leaves room for.
     max_held: u64,
+    /// Threads asked for ([`Simulation::set_threads`]), 1 or more.
+    threads: usize,
     /// The threads of a cycle ([`Simulation::set_threads`]); `None`: this one only.
     gang: Option<Gang>,
     /// With a gang: the levels from here on evaluate as one column run per thread
@@ -176,6 +178,7 @@ impl Simulation {
             retry_rng: stream(config.seed, Stream::Retry),
             max_held: memory_limit.saturating_sub(config.memory_estimate().0)
                 / crate::config::RECORD_BYTES,
+            threads: 1,
             gang: None,
             column_from: u32::MAX,
             planes: None,
@@ -378,18 +381,19 @@ impl Simulation {
             self.sources.release(source, msg);
         }
         if self.planes.is_some() {
-            self.tick_planes();
+            // Booked and retired with the cycle (on two threads, beside its last phase).
+            self.tick_planes(cycle);
             self.clock.cycle += 1;
         } else {
             let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
             clock.tick(self);
             self.clock = clock;
+            self.account(cycle);
+            if self.check_invariants {
+                invariants::check(self, cycle)?;
+            }
+            self.messages.retire();
         }
-        self.account(cycle);
-        if self.check_invariants {
-            invariants::check(self, cycle)?;
-        }
-        self.messages.retire();
         let in_network = self.flits_in_network() > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {
             return Err(Error::Deadlock(match &self.planes {
@@ -528,21 +532,20 @@ impl Simulation {
 
     /// Books the last clock edge's transfers into messages and statistics.
     fn account(&mut self, cycle: u64) {
-        let config = &self.config;
-        let mut books = books::Books {
-            messages: &mut self.messages,
-            sources: &mut self.sources,
-            counts: &mut self.counts,
-            retry_rng: &mut self.retry_rng,
-            tail: (config.flits - 1) as u16,
-            max_attempts: config.max_attempts,
-            retry_backoff: config.retry_backoff,
-        };
-        let fabric = &self.fabric;
-        let progressed = books.book(self.transfers.bookable(), cycle, |ivc| {
-            fabric.is_ejection_vc(ivc)
-        });
-        if progressed || self.transfers.moved() {
+        let progressed = books::Books::of(
+            &mut self.messages,
+            &mut self.sources,
+            &mut self.counts,
+            &mut self.retry_rng,
+            &self.config,
+        )
+        .book_edge(&self.transfers, &self.fabric, cycle);
+        self.progress(progressed, cycle);
+    }
+
+    /// After booking the edge at the end of `cycle`: whether anything moved (the watchdog).
+    fn progress(&mut self, booked: bool, cycle: u64) {
+        if booked || self.transfers.moved() {
             self.last_progress = cycle;
         }
     }

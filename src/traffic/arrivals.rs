@@ -14,6 +14,10 @@ pub struct Arrivals {
     kind: Kind,
     /// Messages handed out so far.
     produced: u64,
+    /// A continuous pattern's cycle drawn ahead of the clock ([`Arrivals::draw_ahead`]),
+    /// and its messages, not handed out yet.
+    ahead: Option<u64>,
+    ahead_specs: Vec<MessageSpec>,
 }
 
 enum Kind {
@@ -68,7 +72,12 @@ impl Arrivals {
             }
             _ => return Ok(Arrivals::list(traffic.messages(n, cycles, seed)?)),
         };
-        Ok(Arrivals { kind, produced: 0 })
+        Ok(Arrivals {
+            kind,
+            produced: 0,
+            ahead: None,
+            ahead_specs: Vec::new(),
+        })
     }
 
     /// Exactly `specs`, in release order (a stable sort keeps equal releases in list order).
@@ -77,12 +86,46 @@ impl Arrivals {
         Arrivals {
             kind: Kind::List { specs, next: 0 },
             produced: 0,
+            ahead: None,
+            ahead_specs: Vec::new(),
         }
     }
 
     /// Appends every message released at or before `cycle` not handed out yet, in order.
     pub fn due(&mut self, cycle: u64, out: &mut Vec<MessageSpec>) {
         let before = out.len();
+        if self.ahead.is_some_and(|c| c <= cycle) {
+            self.ahead = None;
+            out.append(&mut self.ahead_specs);
+        }
+        self.draw(cycle, out);
+        self.produced += (out.len() - before) as u64;
+    }
+
+    /// Draws a continuous pattern's messages of `cycle`, the next cycle it would draw, ahead
+    /// of the clock (on another thread while this cycle is booked): [`Arrivals::due`] hands
+    /// them out when the clock reaches them, and until then the arrivals answer as if they
+    /// were not drawn. The sequence is the same: the draws are made in the same order.
+    /// Does nothing for a list, a cycle drawn already or past the horizon, or one that is
+    /// not the next.
+    pub fn draw_ahead(&mut self, cycle: u64) {
+        let next = match &self.kind {
+            Kind::List { .. } => return,
+            Kind::Bernoulli { cycle, cycles, .. } | Kind::Lfsr { cycle, cycles, .. } => {
+                (cycle < cycles).then_some(*cycle)
+            }
+        };
+        if self.ahead.is_some() || next != Some(cycle) {
+            return;
+        }
+        let mut specs = std::mem::take(&mut self.ahead_specs);
+        self.draw(cycle, &mut specs);
+        self.ahead_specs = specs;
+        self.ahead = Some(cycle);
+    }
+
+    /// Appends every message released at or before `cycle` not drawn yet, in order.
+    fn draw(&mut self, cycle: u64, out: &mut Vec<MessageSpec>) {
         match &mut self.kind {
             Kind::List { specs, next } => {
                 while let Some(s) = specs.get(*next) {
@@ -154,11 +197,13 @@ impl Arrivals {
                 }
             }
         }
-        self.produced += (out.len() - before) as u64;
     }
 
     /// Whether every message has been handed out.
     pub fn exhausted(&self) -> bool {
+        if self.ahead.is_some() {
+            return false;
+        }
         match &self.kind {
             Kind::List { specs, next } => *next == specs.len(),
             Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {
@@ -171,6 +216,9 @@ impl Arrivals {
     /// list's next release; for a continuous pattern the current cycle while its horizon lasts
     /// (every cycle draws).
     pub fn next_release(&self) -> Option<u64> {
+        if self.ahead.is_some() {
+            return self.ahead;
+        }
         match &self.kind {
             Kind::List { specs, next } => specs.get(*next).map(|s| s.release),
             Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {

@@ -322,3 +322,37 @@ fn load_messages_reports_a_missing_file_as_io() {
     let err = load_messages(&temp_path("missing"), 8).unwrap_err();
     assert!(matches!(err, Error::Io { .. }), "{err}");
 }
+
+/// Drawing each cycle ahead of the clock hands out the same messages at the same cycles, and
+/// until the clock reaches a cycle drawn ahead the arrivals answer as if it were not drawn.
+#[test]
+fn drawing_ahead_hands_out_the_same_sequence() {
+    use super::Arrivals;
+    for traffic in [
+        Traffic::Bernoulli { rate: 0.3 },
+        Traffic::Lfsr {
+            rate: 0.2,
+            destinations: super::Destinations::Uniform,
+        },
+        Traffic::Transpose,
+    ] {
+        let (n, cycles) = (64, 40);
+        let mut plain = Arrivals::new(&traffic, n, cycles, 5).unwrap();
+        let mut ahead = Arrivals::new(&traffic, n, cycles, 5).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for cycle in 0..cycles + 2 {
+            plain.due(cycle, &mut a);
+            ahead.due(cycle, &mut b);
+            assert_eq!(a, b, "{traffic:?} cycle {cycle}");
+            assert_eq!(plain.produced(), ahead.produced());
+            ahead.draw_ahead(cycle + 1);
+            // Drawn once only, and only the next cycle.
+            ahead.draw_ahead(cycle + 1);
+            ahead.draw_ahead(cycle + 3);
+            assert_eq!(plain.exhausted(), ahead.exhausted(), "cycle {cycle}");
+            assert_eq!(plain.next_release(), ahead.next_release(), "cycle {cycle}");
+            assert_eq!(plain.produced(), ahead.produced());
+        }
+        assert!(ahead.exhausted());
+    }
+}

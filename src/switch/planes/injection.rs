@@ -1,30 +1,44 @@
 //! Level 0 of the bit-plane kernel ([`super`]) as the sources see it: its injection VCs read
 //! as "ready" and "accepts a new worm", and written by the sources themselves
 //! ([`crate::source::InjectionRegisters`]), input by input or a word of 64 inputs at a time.
+//! A part's level 0 holds its own inputs: `row0..row0 + n`.
 
-use super::registers::Slot;
-use super::{Headers, Planes};
+use super::Headers;
+use super::part::{Shape, Zero};
+use super::registers::{Level, Slot};
 use crate::source::{InjectionPort, InjectionRegisters};
 
-impl Planes {
+impl<'a> Zero<'a> {
     /// Level 0's injection VCs as the sources read and write them
     /// ([`crate::source::InjectionRegisters`]), each header looking up its destination in
     /// `headers`.
-    pub fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
+    pub(super) fn injection(self, headers: Headers<'a>) -> Injection<'a> {
         Injection {
-            planes: self,
+            shape: self.shape,
+            level: self.level,
+            held: self.held,
             headers,
             written: 0,
         }
     }
 }
 
-/// Level 0 of [`Planes`] open to the sources ([`Planes::injection`]).
+/// Level 0 of a part of [`super::Planes`] open to the sources of its inputs.
 pub struct Injection<'a> {
-    planes: &'a mut Planes,
+    shape: &'a Shape,
+    level: &'a mut Level,
+    held: &'a mut i64,
     headers: Headers<'a>,
     /// Flits written so far.
     pub written: u64,
+}
+
+impl Injection<'_> {
+    /// Plane `vc`'s index of word `w` of the whole network's inputs.
+    #[inline(always)]
+    fn at(&self, vc: usize, w: usize) -> usize {
+        vc * self.shape.words + w - self.shape.row0 / 64
+    }
 }
 
 /// Level 0 is past its departures: "ready" is empty, "accepts a new worm" (idle) is empty
@@ -46,44 +60,43 @@ impl InjectionRegisters for Injection<'_> {
     /// header writes its worm's slot and first direction.
     #[inline(always)]
     fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16) {
-        let p = &mut *self.planes;
-        let (row, j) = (input as usize, vc as usize);
-        let at = j * p.words + row / 64;
+        let s = self.shape;
+        let (row, j) = (input as usize - s.row0, vc as usize);
+        let at = j * s.words + row / 64;
         let mask = 1u64 << (row % 64);
-        let level = &mut p.levels[0];
+        let level = &mut *self.level;
         level.full[at] |= mask;
         if seq == 0 {
             let destination = self.headers.get(msg).destination;
             level.head[at] |= mask;
-            level.dir[at] |= u64::from(destination >> (p.log_n - 1) & 1) << (row % 64);
-            level.slot[j * p.n + row] = Slot { msg, destination };
+            level.dir[at] |= u64::from(destination >> (s.log_n - 1) & 1) << (row % 64);
+            level.slot[j * s.n + row] = Slot { msg, destination };
         }
-        if seq == p.flits - 1 {
+        if seq == s.flits - 1 {
             level.tail[at] |= mask;
         }
-        p.held += 1;
+        *self.held += 1;
         self.written += 1;
     }
 
     #[inline(always)]
     fn ready_word(&self, vc: usize, w: usize) -> u64 {
-        !self.planes.levels[0].full[vc * self.planes.words + w]
+        !self.level.full[self.at(vc, w)]
     }
 
     #[inline(always)]
     fn accepts_word(&self, vc: usize, w: usize) -> u64 {
-        let (level, at) = (&self.planes.levels[0], vc * self.planes.words + w);
-        !(level.full[at] | level.act[at])
+        let at = self.at(vc, w);
+        !(self.level.full[at] | self.level.act[at])
     }
 
     #[inline(always)]
     fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64) {
-        let at = vc * self.planes.words + w;
-        let level = &mut self.planes.levels[0];
-        level.full[at] |= rows;
-        level.tail[at] |= tails;
+        let at = self.at(vc, w);
+        self.level.full[at] |= rows;
+        self.level.tail[at] |= tails;
         let count = u64::from(rows.count_ones());
-        self.planes.held += count;
+        *self.held += count as i64;
         self.written += count;
     }
 }

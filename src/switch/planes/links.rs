@@ -99,11 +99,22 @@ impl LinkCounts {
         }
     }
 
-    /// Flits per link so far, in the general kernel's link order.
+    /// Flits per link so far, in the general kernel's link order (of a network of these
+    /// `n` switches a level).
     pub(super) fn totals(&self) -> Vec<u64> {
         let mut totals = self.flushed.clone();
         self.add_counts(&mut totals);
         totals
+    }
+
+    /// Adds the flits per link so far to `all`, the links of a network of `n_all` switches a
+    /// level whose rows from `row0` these are (the general kernel's link order).
+    pub(super) fn add_to(&self, all: &mut [u64], n_all: usize, row0: usize) {
+        let n = self.n;
+        for (i, count) in self.totals().into_iter().enumerate() {
+            let (l, row, o) = (i / (2 * n), i / 2 % n, i % 2);
+            all[(l * n_all + row0 + row) * 2 + o] += count;
+        }
     }
 }
 

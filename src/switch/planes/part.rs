@@ -1,0 +1,608 @@
+//! The registers of a run of rows of a bit-plane run ([`super`]), every level of them, and the
+//! rules of a level's evaluation and clock edge. A run on one thread has one part, all the
+//! rows; a run on two has two halves ([`super::split`]). The rules read the level a level's
+//! flits enter through [`Below`] and write it through [`Sink`]: the next level of the same
+//! part, or (level 0 of a half, whose flits enter both halves) the other halves' registers as
+//! they were before the level's edge and a list of crossings.
+
+// Bit-sliced logic indexes several planes by the same VC in one loop.
+#![allow(clippy::needless_range_loop)]
+
+use super::links::LinkCounts;
+use super::registers::{Decisions, Level, Slot};
+use super::word::{LOW_HALF, Landing, allocate, port_vc, round_robin_first};
+use super::{MAX_NV, MAX_VCS};
+use crate::config::{LinkBandwidth, SimConfig};
+use crate::error::Result;
+use crate::flit::FlitSlot;
+use crate::switch::Fabric;
+use crate::switch::transfer::{NONE, Transfer, TransferKind};
+
+/// What every level of a part shares: the network's parameters and the part's rows.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    /// Rows (switches a level) of the part.
+    pub(super) n: usize,
+    /// Of the whole network: level `l`'s routing bit is `log_n − 1 − l`.
+    pub(super) log_n: u32,
+    pub(super) b: usize,
+    /// Flits per worm, L.
+    pub(super) flits: u16,
+    /// Words of a plane: `n / 64` rounded up.
+    pub(super) words: usize,
+    pub(super) one_per_link: bool,
+    pub(super) vc_shift: u32,
+    /// The part's first row, and the whole network's rows.
+    pub(super) row0: usize,
+    pub(super) n_all: usize,
+}
+
+/// Rows `row0..row0 + n` of every level, and what their cycles count (on cache lines of its
+/// own: in a run on two halves, the other half's thread writes the part beside it).
+#[derive(Clone, Debug)]
+#[repr(align(128))]
+pub(super) struct Part {
+    pub(super) shape: Shape,
+    pub(super) levels: Vec<Level>,
+    scratch: Decisions,
+    /// Flits carried per link leaving the part's rows.
+    pub(super) links: LinkCounts,
+    /// Flits written into the part's registers by the sources, less those that left the
+    /// network from them; the parts' sum is the flits the network holds (a flit crossing from
+    /// one part to another moves between their registers, not in or out of the sum).
+    pub(super) held: i64,
+    /// Body flits (neither head nor tail) that entered the last level since they were last
+    /// taken: they reached their destination's register unbooked.
+    pub(super) body_arrivals: u64,
+}
+
+impl Part {
+    /// The empty registers of rows `row0..row0 + rows` of `fabric`'s network.
+    pub(super) fn new(
+        config: &SimConfig,
+        fabric: &Fabric,
+        row0: usize,
+        rows: usize,
+    ) -> Result<Self> {
+        let topo = &fabric.topo;
+        let n_all = topo.n as usize;
+        let b = config.vcs as usize;
+        let words = rows.div_ceil(64);
+        let levels = (0..topo.levels as usize)
+            .map(|l| {
+                let (nv, base) = match l {
+                    0 => (b, 0),
+                    l => (2 * b, n_all * b + (l - 1) * n_all * 2 * b),
+                };
+                Level::new(nv, b, rows, words, (base + row0 * nv) as u32)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Part {
+            shape: Shape {
+                n: rows,
+                log_n: topo.log_n,
+                b,
+                flits: config.flits as u16,
+                words,
+                one_per_link: config.link_bandwidth == LinkBandwidth::One,
+                vc_shift: fabric.vc_shift,
+                row0,
+                n_all,
+            },
+            levels,
+            scratch: Decisions::default(),
+            links: LinkCounts::new(topo.levels as usize - 1, b, rows)?,
+            held: 0,
+            body_arrivals: 0,
+        })
+    }
+
+    /// The last level delivers, then every level from the one below it down to `lowest`
+    /// evaluates and commits (the level above reads the registers it feeds as they are after
+    /// their departures), appending the transfers the books read to `events`: `Stalled`
+    /// headers, and the heads' and tails' crossings into the last level and `Delivered`.
+    /// Returns the flits that left a register.
+    pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> u64 {
+        let last = self.levels.len() - 1;
+        let mut left = self.deliver(events);
+        for l in (lowest..last).rev() {
+            let (upper, lower) = self.levels.split_at_mut(l + 1);
+            let (cur, next) = (&mut upper[l], &mut lower[0]);
+            let s = &self.shape;
+            let k = s.log_n - 1 - l as u32;
+            let below = Next {
+                level: next,
+                k,
+                words: s.words,
+                b: s.b,
+            };
+            evaluate(s, cur, &below, &mut self.scratch);
+            let mut sink = Into {
+                level: next,
+                k,
+                words: s.words,
+                n: s.n,
+                b: s.b,
+                last: l + 1 == last,
+            };
+            left += commit(
+                s,
+                l,
+                cur,
+                &mut self.scratch,
+                &mut sink,
+                &mut self.links,
+                events,
+                &mut self.body_arrivals,
+            );
+        }
+        left
+    }
+
+    /// Level 0 open to its clock edge while the levels above it are shared: its registers
+    /// and what its edge counts, and (shared) level 1.
+    pub(super) fn level_zero(&mut self) -> (Zero<'_>, &Level) {
+        let (zero, above) = self.levels.split_at_mut(1);
+        (
+            Zero {
+                shape: &self.shape,
+                level: &mut zero[0],
+                scratch: &mut self.scratch,
+                links: &mut self.links,
+                held: &mut self.held,
+            },
+            &above[0],
+        )
+    }
+
+    /// The last level: every held flit leaves into its destination (heads and tails booked);
+    /// a tail ends its worm.
+    fn deliver(&mut self, events: &mut Vec<Transfer>) -> u64 {
+        let last = self.levels.len() - 1;
+        let Shape {
+            words, n, flits, ..
+        } = self.shape;
+        let level = &mut self.levels[last];
+        let mut left = 0;
+        for j in 0..level.nv {
+            for w in 0..words {
+                let i = j * words + w;
+                let full = std::mem::take(&mut level.full[i]);
+                if full == 0 {
+                    continue;
+                }
+                let heads = std::mem::take(&mut level.head[i]);
+                let tails = std::mem::take(&mut level.tail[i]);
+                level.act[i] &= !(full & tails);
+                left += u64::from(full.count_ones());
+                let mut bits = full & (heads | tails);
+                while bits != 0 {
+                    let bit = bits.trailing_zeros() as usize;
+                    let row = w * 64 + bit;
+                    bits &= bits - 1;
+                    let slot = &level.slot[j * n + row];
+                    events.push(Transfer {
+                        flit: match heads >> bit & 1 {
+                            1 => slot.head(last),
+                            _ => slot.body(flits - 1),
+                        },
+                        from: level.vc(row, j),
+                        to: NONE,
+                        kind: TransferKind::Delivered,
+                    });
+                }
+            }
+        }
+        self.held -= left as i64;
+        left
+    }
+}
+
+/// Level 0 of a part at its clock edge ([`Part::level_zero`]), and what the edge counts.
+pub(super) struct Zero<'a> {
+    pub(super) shape: &'a Shape,
+    pub(super) level: &'a mut Level,
+    pub(super) scratch: &'a mut Decisions,
+    pub(super) links: &'a mut LinkCounts,
+    pub(super) held: &'a mut i64,
+}
+
+impl Zero<'_> {
+    /// Level 0's evaluation reading `below` and its clock edge writing `sink`; returns the
+    /// flits that left a register.
+    pub(super) fn cycle(
+        &mut self,
+        below: &impl Below,
+        sink: &mut impl Sink,
+        events: &mut Vec<Transfer>,
+    ) -> u64 {
+        evaluate(self.shape, self.level, below, self.scratch);
+        // Level 0 never feeds the last level of a split run, which has at least three.
+        let mut body_arrivals = 0;
+        commit(
+            self.shape,
+            0,
+            self.level,
+            self.scratch,
+            sink,
+            self.links,
+            events,
+            &mut body_arrivals,
+        )
+    }
+}
+
+/// The level a level's flits enter, as the level's evaluation reads it.
+pub(super) trait Below {
+    /// Per direction `o`, the rows of word `w` of the evaluating level whose output VC `v`
+    /// of direction `o` can take a flit (its register is empty after the next level's
+    /// departures) and a new worm (empty and not `ACTIVE`).
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
+}
+
+/// The level a level's flits enter, as the level's clock edge writes it.
+pub(super) trait Sink {
+    /// Whether it is the last level (a header entering it starts its worm draining).
+    fn last(&self) -> bool;
+    /// The rows of word `w` set in `going` send a flit on output VC `v` in the direction
+    /// their bit of `dir` names: headers where `heads` is set, tails where `tails` is.
+    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64);
+    /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
+    /// on VC `v` names its worm in the register it enters, and (below the last level) looks
+    /// up its routing digit there.
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
+    /// The general kernel's number of the input VC that a flit leaving row `row` in
+    /// direction `o` on VC `v` enters.
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32;
+}
+
+/// The next level of the same part.
+struct Next<'a> {
+    level: &'a Level,
+    k: u32,
+    words: usize,
+    b: usize,
+}
+
+impl Below for Next<'_> {
+    #[inline(always)]
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
+        let (words, b, next) = (self.words, self.b, self.level);
+        let into = |plane: usize, w: usize| {
+            let at = plane * words + w;
+            (!next.full[at], !(next.full[at] | next.act[at]))
+        };
+        let k = self.k;
+        if k >= 6 {
+            let bit = 1usize << (k - 6);
+            let plane = port_vc(usize::from(w & bit != 0), v, b);
+            [into(plane, w & !bit), into(plane, w | bit)]
+        } else {
+            let (shift, low) = (1u32 << k, LOW_HALF[k as usize]);
+            let gather = |x0: u64, x1: u64| {
+                (
+                    (x0 & low) | ((x1 & low) << shift),
+                    ((x0 & !low) >> shift) | (x1 & !low),
+                )
+            };
+            let (r0, i0) = into(port_vc(0, v, b), w);
+            let (r1, i1) = into(port_vc(1, v, b), w);
+            let (ready, idle) = (gather(r0, r1), gather(i0, i1));
+            [(ready.0, idle.0), (ready.1, idle.1)]
+        }
+    }
+}
+
+/// The next level of the same part, written.
+struct Into<'a> {
+    level: &'a mut Level,
+    k: u32,
+    words: usize,
+    n: usize,
+    b: usize,
+    last: bool,
+}
+
+impl Into<'_> {
+    /// Input VC and row that a flit of row `row` leaving in direction `o` on VC `v` enters.
+    #[inline(always)]
+    fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
+        let k = self.k;
+        (
+            port_vc(row >> k & 1, v, self.b),
+            (row & !(1 << k)) | (o << k),
+        )
+    }
+}
+
+impl Sink for Into<'_> {
+    fn last(&self) -> bool {
+        self.last
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
+        // The registers they enter are empty: every plane of theirs is clear (the direction
+        // of an ACTIVE one aside, which takes no header).
+        let land = Landing::new(self.k, w, self.words, v, self.b);
+        let next = &mut *self.level;
+        land.or(&mut next.full, going, dir);
+        land.or(&mut next.head, heads, dir);
+        land.or(&mut next.tail, tails, dir);
+        if self.last {
+            // At the last level a worm drains from its header on.
+            land.or(&mut next.act, heads, dir);
+        }
+    }
+
+    #[inline(always)]
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
+        let (to_j, to_row) = self.target(v, row, o);
+        let next = &mut *self.level;
+        next.slot[to_j * self.n + to_row] = slot;
+        if !self.last {
+            // The next level's routing digit, bit k − 1.
+            next.dir[to_j * self.words + to_row / 64] |=
+                u64::from(slot.destination >> (self.k - 1) & 1) << (to_row % 64);
+        }
+    }
+
+    #[inline(always)]
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
+        let (to_j, to_row) = self.target(v, row, o);
+        self.level.vc(to_row, to_j)
+    }
+}
+
+/// Rules 1, 2 and 4 of [`crate::switch::logic`] for every switch of `cur`, whose next level
+/// (`below`) is already past its departures: the decisions go to `d`, the pointers take
+/// their next values.
+fn evaluate(s: &Shape, cur: &mut Level, below: &impl Below, d: &mut Decisions) {
+    // The per-word arrays sized for B (a machine word's worth of rows each).
+    match s.b {
+        1 => evaluate_in::<1, 2>(s, cur, below, d),
+        2 => evaluate_in::<2, 4>(s, cur, below, d),
+        3..=4 => evaluate_in::<4, 8>(s, cur, below, d),
+        _ => evaluate_in::<MAX_VCS, MAX_NV>(s, cur, below, d),
+    }
+}
+
+/// [`evaluate`] with arrays for at most `V` VCs per link, `NV` per switch.
+#[inline(always)]
+fn evaluate_in<const V: usize, const NV: usize>(
+    s: &Shape,
+    cur: &mut Level,
+    below: &impl Below,
+    d: &mut Decisions,
+) {
+    let (b, words) = (s.b, s.words);
+    let nv = cur.nv;
+    for plane in [&mut d.leave, &mut d.grant] {
+        plane.clear();
+        plane.resize(nv * words, 0);
+    }
+    d.granted_vc.clear();
+    d.granted_vc.resize(nv * b * words, 0);
+    for w in 0..words {
+        let mut full = [0u64; NV];
+        let mut dir = [0u64; NV];
+        let mut any = 0u64;
+        for j in 0..nv {
+            full[j] = cur.full[j * words + w];
+            dir[j] = cur.dir[j * words + w];
+            any |= full[j];
+        }
+        if any == 0 {
+            continue;
+        }
+        // Output VC v of direction o can take a flit (ready[o][v]) or a new worm
+        // (idle[o][v]).
+        let mut ready = [[0u64; V]; 2];
+        let mut idle = [[0u64; V]; 2];
+        for v in 0..b {
+            let [(r0, i0), (r1, i1)] = below.ready_idle(v, w);
+            (ready[0][v], idle[0][v]) = (r0, i0);
+            (ready[1][v], idle[1][v]) = (r1, i1);
+        }
+        // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output
+        // VCs ACTIVE registers hold (flit or not) are not free.
+        let mut moving = [0u64; NV];
+        let mut held = [[0u64; V]; 2];
+        let mut requests = [[0u64; NV]; 2];
+        for j in 0..nv {
+            let act = cur.act[j * words + w];
+            let (to0, to1) = (act & !dir[j], act & dir[j]);
+            let mut go = 0;
+            for v in 0..b {
+                let h = cur.hold[(j * b + v) * words + w];
+                held[0][v] |= to0 & h;
+                held[1][v] |= to1 & h;
+                go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
+            }
+            moving[j] = go & full[j];
+            let routing = full[j] & !act;
+            requests[0][j] = routing & !dir[j];
+            requests[1][j] = routing & dir[j];
+        }
+        let mut grant = [0u64; NV];
+        let mut granted_vc = [[0u64; V]; NV];
+        for o in 0..2 {
+            let req = &requests[o];
+            if req[..nv].iter().all(|&r| r == 0) {
+                continue;
+            }
+            let mut free = [0u64; V];
+            for v in 0..b {
+                free[v] = !held[o][v] & idle[o][v];
+            }
+            let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
+            allocate::<V, NV>(
+                nv,
+                b,
+                w,
+                words,
+                req,
+                &free,
+                pointer,
+                &mut grant,
+                &mut granted_vc,
+            );
+        }
+        let mut leave = [0u64; NV];
+        if s.one_per_link {
+            for o in 0..2 {
+                let mut candidates = [0u64; NV];
+                let mut some = 0;
+                for j in 0..nv {
+                    let to_o = if o == 0 { !dir[j] } else { dir[j] };
+                    candidates[j] = (moving[j] | grant[j]) & to_o;
+                    some |= candidates[j];
+                }
+                if some == 0 {
+                    continue;
+                }
+                let pointer = &mut cur.lrr[o * nv * words..(o + 1) * nv * words];
+                let winners = round_robin_first::<NV>(nv, w, words, &candidates, pointer);
+                for j in 0..nv {
+                    leave[j] |= winners[j];
+                }
+            }
+        } else {
+            for j in 0..nv {
+                leave[j] = moving[j] | grant[j];
+            }
+        }
+        for j in 0..nv {
+            d.leave[j * words + w] = leave[j];
+            d.grant[j * words + w] = grant[j];
+            for v in 0..b {
+                d.granted_vc[(j * b + v) * words + w] = granted_vc[j][v];
+            }
+        }
+    }
+}
+
+/// The clock edge of level `l` (`cur`, below the last), from the decisions in `d`: granted
+/// headers take their output VC, waiting headers are `Stalled`, leaving flits cross into
+/// `sink` (whose headers look up their direction there), leaving tails end their worms'
+/// hold. Returns the flits that left a register.
+#[allow(clippy::too_many_arguments)]
+fn commit(
+    s: &Shape,
+    l: usize,
+    cur: &mut Level,
+    d: &mut Decisions,
+    sink: &mut impl Sink,
+    links: &mut LinkCounts,
+    events: &mut Vec<Transfer>,
+    body_arrivals: &mut u64,
+) -> u64 {
+    let Shape {
+        b, words, n, flits, ..
+    } = *s;
+    let into_last = sink.last();
+    let nv = cur.nv;
+    // Per output VC (direction o, VC v) and word: the rows whose link it crosses.
+    d.crossed.clear();
+    d.crossed.resize(2 * b * words, 0);
+    let mut left = 0u64;
+    for j in 0..nv {
+        for w in 0..words {
+            let i = j * words + w;
+            let (grant, leave, full) = (d.grant[i], d.leave[i], cur.full[i]);
+            if full == 0 {
+                continue;
+            }
+            let (head, tail, dir) = (cur.head[i], cur.tail[i], cur.dir[i]);
+            for v in 0..b {
+                let h = &mut cur.hold[(j * b + v) * words + w];
+                *h = (*h & !grant) | (d.granted_vc[(j * b + v) * words + w] & grant);
+            }
+            let mut stalled = full & !leave & head;
+            while stalled != 0 {
+                let row = w * 64 + stalled.trailing_zeros() as usize;
+                stalled &= stalled - 1;
+                events.push(Transfer {
+                    flit: cur.slot[j * n + row].head(l),
+                    from: cur.vc(row, j),
+                    to: NONE,
+                    kind: TransferKind::Stalled,
+                });
+            }
+            for v in 0..b {
+                let going = leave & cur.hold[(j * b + v) * words + w];
+                if going == 0 {
+                    continue;
+                }
+                let heads = going & head;
+                sink.enter(v, w, going, heads, going & tail, dir);
+                d.crossed[v * words + w] |= going & !dir;
+                d.crossed[(b + v) * words + w] |= going & dir;
+                // A header names its worm in the register it enters; the books read the
+                // heads and tails that enter the last level and count its body flits.
+                let mut bits = heads;
+                if into_last {
+                    bits |= going & tail;
+                    *body_arrivals += u64::from((going & !head & !tail).count_ones());
+                }
+                while bits != 0 {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let row = w * 64 + bit;
+                    let o = (dir >> bit & 1) as usize;
+                    let slot = cur.slot[j * n + row];
+                    let is_head = heads >> bit & 1 != 0;
+                    if is_head {
+                        sink.header(v, row, o, slot);
+                    }
+                    if !into_last {
+                        continue;
+                    }
+                    let link = (l * s.n_all + s.row0 + row) * 2 + o;
+                    events.push(Transfer {
+                        flit: match is_head {
+                            true => slot.head(l + 1),
+                            false => slot.body(flits - 1),
+                        },
+                        from: cur.vc(row, j),
+                        to: sink.vc(v, row, o),
+                        kind: TransferKind::Crossed {
+                            ov: (link as u32) << s.vc_shift | v as u32,
+                        },
+                    });
+                }
+            }
+            left += u64::from(leave.count_ones());
+            let ended = leave & tail;
+            cur.full[i] = full & !leave;
+            cur.head[i] = head & !leave;
+            cur.tail[i] = tail & !leave;
+            cur.act[i] = (cur.act[i] | grant) & !ended;
+            cur.dir[i] = dir & !ended;
+        }
+    }
+    // Laid out as the level's counters are.
+    let first = l * 2 * b * words;
+    for (c, &rows) in d.crossed.iter().enumerate() {
+        if rows != 0 {
+            links.add(first + c, rows);
+        }
+    }
+    left
+}
+
+impl Part {
+    /// Every header held by a register, with the links it crossed (its level).
+    pub(super) fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
+        let Shape { n, words, .. } = self.shape;
+        self.levels.iter().enumerate().flat_map(move |(l, level)| {
+            (0..level.nv).flat_map(move |j| {
+                (0..n).filter_map(move |row| {
+                    let at = j * words + row / 64;
+                    let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
+                    head.then(|| level.slot[j * n + row].head(l))
+                })
+            })
+        })
+    }
+}

@@ -1,0 +1,243 @@
+//! A bit-plane run on two threads ([`Planes::halves`]). Level 0 of a radix-2 butterfly sends
+//! each flit into the half of the network its most significant routing bit names; above it,
+//! a row feeds only rows of its own half: two butterflies of `n / 2` inputs ([CMS] §1.2). So
+//! each thread owns half of the rows of every level, and a cycle has three phases:
+//! 1. each thread runs its half of the levels above 0, from the last down to level 1;
+//! 2. each thread runs its half of level 0 (which reads level 1 of both halves, now past
+//!    their departures) and then its inputs' sources. The flits leaving level 0 are listed
+//!    in the thread's [`Outbox`] instead of being written into the other thread's registers.
+//!    Level 0 of half `h` feeds only port `h` of level 1 (a flit's port is its sending row's
+//!    routing bit), so what one thread's level 0 reads is never what the other's writes;
+//! 3. each thread takes the crossings into its half of level 1 from both outboxes.
+//!
+//! The registers at the end of the cycle are those of a run on one thread. The books get
+//! the same transfers, listed half by half rather than level by level; nothing they keep
+//! depends on that order (the bit-plane kernel runs wormhole flow control, whose books only
+//! count and mark arrivals, with no retry to draw).
+
+use super::part::{Below, Part, Sink};
+use super::registers::{Level, Slot};
+use super::word::port_vc;
+use super::{Headers, Injection, Planes};
+use crate::gang::Gang;
+use crate::switch::Transfer;
+
+/// The flits that level 0 of one half sends into level 1 of both halves in a cycle (on a
+/// cache line of its own: the other half's thread writes the one beside it).
+#[derive(Clone, Debug)]
+#[repr(align(128))]
+pub(super) struct Outbox {
+    /// The sending half, and so the port of level 1 its flits enter.
+    port: usize,
+    b: usize,
+    /// Words of a half's plane.
+    words: usize,
+    /// `planes[((half · 3 + kind) · B + v) · words + w]`: the rows of word `w` of level 1 of
+    /// `half` that a flit enters on input VC `port · B + v`, of kind 0 (every flit), 1
+    /// (headers), 2 (tails).
+    planes: Vec<u64>,
+    /// The headers among them, with their worms.
+    headers: Vec<Crossing>,
+    /// The general kernel's number of level 1's first input VC, and a half's rows.
+    vc_base: u32,
+    rows: usize,
+}
+
+/// A header crossing from level 0 into row `row` of `half` of level 1, on VC `v`.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    half: u8,
+    v: u8,
+    row: u32,
+    slot: Slot,
+}
+
+impl Outbox {
+    /// Bytes of an outbox of a half of `rows` rows, B = `b`.
+    pub(super) fn bytes(b: usize, rows: usize) -> u64 {
+        let planes = 2 * 3 * b * rows.div_ceil(64) * 8;
+        // A header per level-0 register of the half, at most.
+        (planes + b * rows * std::mem::size_of::<Crossing>()) as u64
+    }
+
+    /// An empty outbox of half `port` of a network of `2 · rows` rows.
+    pub(super) fn new(port: usize, b: usize, rows: usize) -> Self {
+        let words = rows.div_ceil(64);
+        Outbox {
+            port,
+            b,
+            words,
+            planes: vec![0; 2 * 3 * b * words],
+            headers: Vec::with_capacity(b * rows),
+            vc_base: (2 * rows * b) as u32,
+            rows,
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, half: usize, kind: usize, v: usize, w: usize) -> usize {
+        ((half * 3 + kind) * self.b + v) * self.words + w
+    }
+
+    fn clear(&mut self) {
+        self.planes.fill(0);
+        self.headers.clear();
+    }
+}
+
+/// Level 1 of both halves, as level 0 of half `port` reads it: port `port` of each, the
+/// direction naming the half.
+struct Across<'a> {
+    levels: [&'a Level; 2],
+    port: usize,
+    b: usize,
+    words: usize,
+}
+
+impl Below for Across<'_> {
+    #[inline(always)]
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
+        let at = port_vc(self.port, v, self.b) * self.words + w;
+        self.levels
+            .map(|next| (!next.full[at], !(next.full[at] | next.act[at])))
+    }
+}
+
+/// A flit of level-0 row `row` of half `port` leaving in direction `o` enters row `row` of
+/// half `o` of level 1, on port `port`.
+impl Sink for Outbox {
+    fn last(&self) -> bool {
+        // A split run has at least three levels.
+        false
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
+        for (half, to) in [(0, !dir), (1, dir)] {
+            for (kind, bits) in [going, heads, tails].into_iter().enumerate() {
+                let at = self.at(half, kind, v, w);
+                self.planes[at] |= bits & to;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
+        self.headers.push(Crossing {
+            half: o as u8,
+            v: v as u8,
+            row: row as u32,
+            slot,
+        });
+    }
+
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
+        let nv = 2 * self.b;
+        self.vc_base + ((o * self.rows + row) * nv + port_vc(self.port, v, self.b)) as u32
+    }
+}
+
+impl Part {
+    /// Takes into level 1 of this part, half `half`, the crossings of both halves' level 0
+    /// (phase 3), each header looking up its routing digit there.
+    fn take_crossings(&mut self, half: usize, outboxes: &[Outbox]) {
+        let s = self.shape;
+        let (b, words) = (s.b, s.words);
+        // Level 1's routing bit.
+        let k = s.log_n - 2;
+        let level = &mut self.levels[1];
+        for outbox in outboxes {
+            for v in 0..b {
+                let j = port_vc(outbox.port, v, b);
+                for w in 0..words {
+                    let i = j * words + w;
+                    level.full[i] |= outbox.planes[outbox.at(half, 0, v, w)];
+                    level.head[i] |= outbox.planes[outbox.at(half, 1, v, w)];
+                    level.tail[i] |= outbox.planes[outbox.at(half, 2, v, w)];
+                }
+            }
+            for c in outbox.headers.iter().filter(|c| c.half as usize == half) {
+                let (j, row) = (port_vc(outbox.port, c.v as usize, b), c.row as usize);
+                level.slot[j * s.n + row] = c.slot;
+                level.dir[j * words + row / 64] |=
+                    u64::from(c.slot.destination >> k & 1) << (row % 64);
+            }
+        }
+    }
+}
+
+impl Planes {
+    /// Phases 1 and 2 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s
+    /// threads, thread `h` owning half `h`: its transfers for the books go to `events[h]`,
+    /// and after its level 0 `send` gives the sources of its inputs (`senders[h]`) its
+    /// injection VCs. Returns the flits that left a register, the flits the sources wrote,
+    /// and what `send` returned, per half. [`Planes::end_cycle_halves`] ends the cycle.
+    pub fn cycle_halves<T: Send, R: Send>(
+        &mut self,
+        gang: &mut Gang,
+        headers: Headers<'_>,
+        events: &mut [Vec<Transfer>],
+        senders: Vec<T>,
+        send: impl Fn(T, &mut Injection<'_>) -> R + Sync,
+    ) -> (u64, u64, Vec<R>) {
+        assert_eq!(self.parts.len(), 2, "a run on two halves");
+        let tasks = self.parts.iter_mut().zip(events.iter_mut()).collect();
+        let mut left: u64 = gang
+            .map(tasks, |(part, events)| part.cycle_down_to(1, events))
+            .into_iter()
+            .sum();
+        let [first, second] = &mut self.parts[..] else {
+            unreachable!("two halves")
+        };
+        let ((zero0, above0), (zero1, above1)) = (first.level_zero(), second.level_zero());
+        let levels = [above0, above1];
+        let tasks = [zero0, zero1]
+            .into_iter()
+            .zip(self.outboxes.iter_mut())
+            .zip(events.iter_mut())
+            .zip(senders)
+            .collect();
+        let done = gang.map(tasks, |(((mut zero, outbox), events), sender)| {
+            outbox.clear();
+            let below = Across {
+                levels,
+                port: outbox.port,
+                b: zero.shape.b,
+                words: zero.shape.words,
+            };
+            let left = zero.cycle(&below, outbox, events);
+            let mut injection = zero.injection(headers);
+            let r = send(sender, &mut injection);
+            (left, injection.written, r)
+        });
+        let mut written = 0;
+        let results = done
+            .into_iter()
+            .map(|(l, w, r)| {
+                left += l;
+                written += w;
+                r
+            })
+            .collect();
+        (left, written, results)
+    }
+
+    /// Ends the cycle of [`Planes::cycle_halves`] on `gang`'s threads: thread `h` takes the
+    /// crossings from level 0 into half `h` of level 1 (its registers are then those of a
+    /// run on one thread), then calls `f(h, work[h])`, work of the run's own that does not
+    /// touch the registers. Returns what `f` returned, per half.
+    pub fn end_cycle_halves<A: Send, R: Send>(
+        &mut self,
+        gang: &mut Gang,
+        work: [A; 2],
+        f: impl Fn(usize, A) -> R + Sync,
+    ) -> Vec<R> {
+        let outboxes = &self.outboxes;
+        let tasks = self.parts.iter_mut().zip(work).enumerate().collect();
+        gang.map(tasks, |(half, (part, work))| {
+            part.take_crossings(half, outboxes);
+            part.links.end_cycle();
+            f(half, work)
+        })
+    }
+}
