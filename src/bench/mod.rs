@@ -69,6 +69,8 @@ pub struct BenchResult {
     pub flits_delivered_per_cycle: f64,
     /// Whether the bit-plane kernel ran the cycles (else the general one).
     pub bit_planes: bool,
+    /// Threads that ran each cycle ([`Simulation::threads_running`]).
+    pub threads: usize,
 }
 
 impl BenchResult {
@@ -102,6 +104,7 @@ pub fn run(config: SimConfig, threads: usize, kernel: Kernel) -> Result<BenchRes
         flits_delivered_per_cycle: report.throughput.flits_per_input_cycle
             * f64::from(report.config.inputs),
         bit_planes: sim.bit_planes(),
+        threads: sim.threads_running(),
     })
 }
 
@@ -127,5 +130,6 @@ pub fn run_pruned(mut config: PrunedConfig) -> Result<BenchResult> {
         switch_cycles_per_second: (switches * report.routing_cycles) as f64 / seconds,
         flits_delivered_per_cycle: report.delivered as f64 / report.routing_cycles.max(1) as f64,
         bit_planes: false,
+        threads: 1,
     })
 }

@@ -206,7 +206,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                         r.switch_cycles_per_second / 1e6,
                         r.flits_delivered_per_cycle,
                         r.kernel(),
-                        on_threads(&args.threads, threads)
+                        running(&args.threads, threads, r.threads)
                     );
                     rates.push(r.switch_cycles_per_second / 1e6);
                 }
@@ -270,6 +270,17 @@ fn on_threads(all: &[usize], threads: usize) -> String {
         (_, 0) => " on every core".into(),
         (_, t) => format!(" on {t} threads"),
     }
+}
+
+/// [`on_threads`], and how many ran where that is fewer (a small network, or the bit-plane
+/// kernel's two halves).
+fn running(all: &[usize], threads: usize, ran: usize) -> String {
+    let asked = on_threads(all, threads);
+    if ran == threads.max(1) {
+        return asked;
+    }
+    let unit = if ran == 1 { "thread" } else { "threads" };
+    format!("{asked}, {ran} {unit} running")
 }
 
 /// Per thread count, the median of its runs (`rates`, millions of `unit` per second) with

@@ -36,6 +36,9 @@ impl Kernel {
     }
 }
 
+// A network split across threads can be split in halves for the bit-plane kernel.
+const _: () = assert!(MIN_PARALLEL_INPUTS >= crate::switch::planes::MIN_HALVES_INPUTS);
+
 impl Simulation {
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
     /// that spins between a cycle's phases. The run is the same, byte for byte, on any number

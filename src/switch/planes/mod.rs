@@ -31,7 +31,8 @@
 //!
 //! The run is the one the general kernel gives: the same flits move at the same clock edges,
 //! and the report is the same (`tests/planes.rs` holds them equal report for report, every
-//! message's record included).
+//! message's record included). A run on two threads splits the rows in two halves, each
+//! thread owning half of every level ([`split`]); the run and its report are the same.
 
 use super::transfer::Transfer;
 use super::{Fabric, Headers};

@@ -3,11 +3,11 @@
 //! a row feeds only rows of its own half: two butterflies of `n / 2` inputs ([CMS] §1.2). So
 //! each thread owns half of the rows of every level, and a cycle has three phases:
 //! 1. each thread runs its half of the levels above 0, from the last down to level 1;
-//! 2. each thread runs its half of level 0 (which reads level 1 of both halves, now past
-//!    their departures) and then its inputs' sources. The flits leaving level 0 are listed
-//!    in the thread's [`Outbox`] instead of being written into the other thread's registers.
-//!    Level 0 of half `h` feeds only port `h` of level 1 (a flit's port is its sending row's
-//!    routing bit), so what one thread's level 0 reads is never what the other's writes;
+//! 2. each thread runs its half of level 0 and then its inputs' sources. Level 0 of half `h`
+//!    feeds port `h` of level 1 in both halves (a flit's port is its sending row's routing
+//!    bit), and reads those registers as they are past their departures; the flits leaving
+//!    it are listed in the thread's [`Outbox`], so that no register of level 1 changes while
+//!    the other thread may read it;
 //! 3. each thread takes the crossings into its half of level 1 from both outboxes.
 //!
 //! The registers at the end of the cycle are those of a run on one thread. The books get
