@@ -337,3 +337,68 @@ fn bench_names_its_kernel() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Threads and the bit-plane kernel set in either order give the same layout; after the
+/// first cycle a change between one thread and two is refused, and nothing changes.
+#[test]
+fn threads_and_the_kernel_set_in_any_order() {
+    let c = config(
+        256,
+        2,
+        2,
+        LinkBandwidth::One,
+        Traffic::Bernoulli { rate: 0.2 },
+    );
+    let reference = one_and_two_threads(&c).0;
+    let fresh = || {
+        let mut sim = Simulation::new(c.clone()).unwrap();
+        sim.keep_records(true);
+        sim.set_check_invariants(false);
+        sim
+    };
+    let orders: [&dyn Fn(&mut Simulation); 4] = [
+        &|s| {
+            s.set_threads(2).unwrap();
+            s.set_bit_planes(true).unwrap();
+        },
+        &|s| {
+            s.set_bit_planes(true).unwrap();
+            s.set_threads(2).unwrap();
+        },
+        &|s| {
+            s.set_threads(2).unwrap();
+            s.set_bit_planes(true).unwrap();
+            s.set_threads(1).unwrap();
+            s.set_threads(0).unwrap();
+        },
+        &|s| {
+            s.set_threads(3).unwrap();
+            s.prefer_bit_planes();
+        },
+    ];
+    for (k, order) in orders.iter().enumerate() {
+        let mut sim = fresh();
+        order(&mut sim);
+        assert!(sim.bit_planes(), "order {k}");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let expected = if k == 2 && cores == 1 { 1 } else { 2 };
+        assert_eq!(sim.threads_running(), expected, "order {k}");
+        sim.step().unwrap();
+        // The same count again is no change; another layout is refused.
+        if expected == 2 {
+            sim.set_threads(2).unwrap();
+            let e = sim.set_threads(1).unwrap_err().to_string();
+            assert!(e.contains("the run has started"), "{e}");
+            assert_eq!(sim.threads_running(), 2);
+        }
+        let report = sim.run().map(|_| sim.report(true).to_json()).unwrap();
+        assert_eq!(report, reference, "order {k}");
+    }
+    // Back to the general kernel, its threads take over.
+    let mut sim = fresh();
+    sim.set_threads(2).unwrap();
+    sim.set_bit_planes(true).unwrap();
+    sim.set_bit_planes(false).unwrap();
+    assert!(!sim.bit_planes());
+    assert_eq!(sim.threads_running(), 2);
+}

@@ -84,9 +84,8 @@ impl BenchResult {
     }
 }
 
-/// Runs `config` with invariant checks off on `kernel` ([`Simulation::set_kernel`]; the
-/// general one on `threads` threads, [`Simulation::set_threads`]) and measures the cycle loop
-/// (not set-up).
+/// Runs `config` with invariant checks off on `kernel` ([`Simulation::set_kernel`]) on
+/// `threads` threads ([`Simulation::set_threads`]) and measures the cycle loop (not set-up).
 pub fn run(config: SimConfig, threads: usize, kernel: Kernel) -> Result<BenchResult> {
     let mut sim = Simulation::new(config)?;
     sim.set_check_invariants(false);

@@ -15,7 +15,8 @@ pub enum Kernel {
     /// kernel's registers ([`Simulation::prefer_bit_planes`]), else the general kernel.
     #[default]
     Auto,
-    /// Every switch's registers, one switch at a time (waveforms, invariant checks, a gang).
+    /// Every switch's registers, one switch at a time (waveforms, invariant checks, any
+    /// number of threads).
     General,
     /// 64 switches of a level per machine word ([`Planes`]).
     BitPlanes,
@@ -36,14 +37,25 @@ impl Kernel {
     }
 }
 
+/// A gang of `threads` threads, or why this machine cannot start them.
+fn start_gang(threads: usize) -> Result<Gang> {
+    Gang::new(threads).map_err(|e| {
+        Error::invalid(
+            "threads",
+            threads,
+            format!("a thread count this machine can start ({e})"),
+        )
+    })
+}
+
 // A network split across threads can be split in halves for the bit-plane kernel.
 const _: () = assert!(MIN_PARALLEL_INPUTS >= crate::switch::planes::MIN_HALVES_INPUTS);
 
 impl Simulation {
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
     /// that spins between a cycle's phases. The run is the same, byte for byte, on any number
-    /// of threads: a switch reads only registered state and the registers of the level above
-    /// it as they are after their departures, and writes only its own registers.
+    /// of threads: a switch reads only registered state and the registers of the level it
+    /// feeds as they are after their departures, and writes only its own registers.
     ///
     /// On the general kernel: the evaluation (by runs of columns where the levels allow,
     /// [`Fabric::plan_columns`], else level by level), the departures and the arrivals, each
@@ -52,54 +64,50 @@ impl Simulation {
     /// words of the sources' bitmap), and the admissions and booking run on this thread,
     /// whose core keeps their state. On the bit-plane kernel ([`Simulation::set_bit_planes`]),
     /// two threads at most, each owning half of the rows of every level
-    /// ([`Planes::halves`]) and the sources of its inputs. Networks of fewer than
-    /// [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting costs more than it
-    /// saves). On the bit-plane kernel, set before the first cycle.
+    /// ([`Planes::halves`]) and the sources of its inputs (its registers are laid out for
+    /// them: a change between one thread and two is refused once the run has started).
+    /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
+    /// costs more than it saves). On an error nothing changes.
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         check_threads(threads)?;
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
         };
-        if self.planes.is_some() && self.started() {
-            return Err(Error::invalid(
-                "threads",
-                threads,
-                "a thread count set before the bit-plane kernel's first cycle (the run has started)",
-            ));
+        if let Some(planes) = &self.planes {
+            let halves = self.halves_for(threads);
+            if (planes.parts() == 2) != halves {
+                if self.started() {
+                    return Err(Error::invalid(
+                        "threads",
+                        threads,
+                        format!(
+                            "{} thread{} on the bit-plane kernel, as before its first cycle (the run has started)",
+                            planes.parts(),
+                            if planes.parts() == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
+                let (planes, gang) = self.build_planes(halves)?;
+                self.install_planes(planes, gang);
+            }
+            self.threads = threads;
+            return Ok(());
         }
+        let gang = match threads > 1
+            && self.config.inputs >= MIN_PARALLEL_INPUTS
+            && self.config.mode != crate::config::FlowControl::Greedy
+        {
+            true => Some(start_gang(threads)?),
+            false => None,
+        };
         self.threads = threads;
         self.gang = None;
         self.column_from = u32::MAX;
         self.sources.set_cut(None);
-        if self.config.inputs < MIN_PARALLEL_INPUTS || threads < 2 {
-            if self.planes.as_ref().is_some_and(|p| p.parts() > 1) {
-                self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
-            }
+        let Some(gang) = gang else {
             return Ok(());
-        }
-        let start = |threads: usize| {
-            Gang::new(threads).map_err(|e| {
-                Error::invalid(
-                    "threads",
-                    threads,
-                    format!("a thread count this machine can start ({e})"),
-                )
-            })
         };
-        if self.planes.is_some() {
-            // The bit-plane kernel's two halves, a thread each, with the sources of their
-            // inputs.
-            self.planes = Some(Box::new(Planes::halves(&self.config, &self.fabric)?));
-            let n = self.config.inputs as usize;
-            self.sources.set_cut(Some(vec![0, n / 2, n]));
-            self.gang = Some(start(2)?);
-            return Ok(());
-        }
-        if self.config.mode == crate::config::FlowControl::Greedy {
-            return Ok(());
-        }
-        let gang = start(threads)?;
         self.column_from = self.fabric.plan_columns(threads as u32);
         // Level 0 evaluates by runs (not inside a column run) that are the edge's
         // segments, and each run's inputs start a word of the sources' bitmap.
@@ -114,6 +122,33 @@ impl Simulation {
         Ok(())
     }
 
+    /// Whether the bit-plane kernel runs in two halves on `threads` threads.
+    fn halves_for(&self, threads: usize) -> bool {
+        threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS
+    }
+
+    /// The bit-plane kernel's empty registers, in two halves with a gang of two threads or
+    /// whole for this one.
+    fn build_planes(&self, halves: bool) -> Result<(Planes, Option<Gang>)> {
+        Ok(match halves {
+            true => (
+                Planes::halves(&self.config, &self.fabric)?,
+                Some(start_gang(2)?),
+            ),
+            false => (Planes::new(&self.config, &self.fabric)?, None),
+        })
+    }
+
+    /// Runs the cycles on `planes` and `gang` (the sources cut as its halves, if in two).
+    fn install_planes(&mut self, planes: Planes, gang: Option<Gang>) {
+        let halves = planes.parts() == 2;
+        let n = self.config.inputs as usize;
+        self.planes = Some(Box::new(planes));
+        self.gang = gang;
+        self.column_from = u32::MAX;
+        self.sources.set_cut(halves.then(|| vec![0, n / 2, n]));
+    }
+
     /// Whether the run has started (a cycle has run, or a message been released).
     fn started(&self) -> bool {
         self.clock.cycle > 0 || self.messages.issued() > 0
@@ -125,9 +160,11 @@ impl Simulation {
     /// off.
     pub fn set_check_invariants(&mut self, on: bool) {
         if on && self.planes.is_some() {
-            // Once the bit-plane kernel has run a cycle, the general registers are stale:
-            // there is nothing to check against.
-            if self.set_bit_planes(false).is_err() {
+            // Refused once the bit-plane kernel has run a cycle: the general registers are
+            // stale, there is nothing to check against. (Should the general kernel's threads
+            // fail to start, it runs on this thread, checked.)
+            let _ = self.set_bit_planes(false);
+            if self.planes.is_some() {
                 return;
             }
         }
@@ -140,7 +177,9 @@ impl Simulation {
     /// bit-plane kernel keeps only the registers the books read: invariant checks,
     /// waveforms, and [`Simulation::last_transfers`]' crossings inside the network and body
     /// flits need the general kernel. Refused (exit 2) for a network it does not model
-    /// ([`Planes::supports`]), once the run has started, or with invariant checks on.
+    /// ([`Planes::supports`]), once the run has started, or with invariant checks on; on an
+    /// error the kernel stays as it was (but for the general kernel's threads failing to
+    /// start, which leaves it on this thread).
     pub fn set_bit_planes(&mut self, on: bool) -> Result<()> {
         let started = self.started();
         if !on {
@@ -153,6 +192,8 @@ impl Simulation {
                     ));
                 }
                 self.planes = None;
+                self.gang = None;
+                self.sources.set_cut(None);
                 self.max_held +=
                     Planes::bytes(&self.config, &self.fabric).div_ceil(crate::config::RECORD_BYTES);
                 // The general kernel's threads.
@@ -187,10 +228,11 @@ impl Simulation {
                 crate::limits::bytes(limit)
             ));
         }
-        self.planes = Some(Box::new(Planes::new(&self.config, &self.fabric)?));
+        // Laid out for its threads: two halves, or whole on this one.
+        let (planes, gang) = self.build_planes(self.halves_for(self.threads))?;
+        self.install_planes(planes, gang);
         self.max_held -= records;
-        // Its own threads: halves, or this one.
-        self.set_threads(self.threads)
+        Ok(())
     }
 
     /// Runs on the bit-plane kernel if it models this network and nothing needs the general

@@ -32,7 +32,8 @@
 //! The run is the one the general kernel gives: the same flits move at the same clock edges,
 //! and the report is the same (`tests/planes.rs` holds them equal report for report, every
 //! message's record included). A run on two threads splits the rows in two halves, each
-//! thread owning half of every level ([`split`]); the run and its report are the same.
+//! thread owning half of every level ([`Planes::halves`]); the run and its report are the
+//! same.
 
 use super::transfer::Transfer;
 use super::{Fabric, Headers};
@@ -60,8 +61,9 @@ pub const MAX_VCS: usize = 8;
 /// Most input VCs of one switch: two ports of [`MAX_VCS`].
 const MAX_NV: usize = 2 * MAX_VCS;
 
-/// Fewest inputs of a run on two halves ([`Planes::halves`]): a half's plane is at least two
-/// words, and the network has at least three levels.
+/// Fewest inputs of a run on two halves ([`Planes::halves`]): the simulation's least for
+/// threads (a smaller network's cycle costs less than the threads' waits), and enough for
+/// the three levels the halves need (level 0 never feeds the last).
 pub const MIN_HALVES_INPUTS: u32 = 256;
 
 /// A butterfly run in bit planes ([`Planes::supports`]): all of its rows on one thread, or
@@ -154,6 +156,7 @@ impl Planes {
                 format!("at least {MIN_HALVES_INPUTS} for a bit-plane run on two threads"),
             ));
         }
+        debug_assert!(Planes::supports(config, fabric).is_ok());
         let half = n as usize / 2;
         let b = config.vcs as usize;
         Ok(Planes {
@@ -161,7 +164,7 @@ impl Planes {
                 Part::new(config, fabric, 0, half)?,
                 Part::new(config, fabric, half, half)?,
             ],
-            outboxes: vec![Outbox::new(0, b, half), Outbox::new(1, b, half)],
+            outboxes: vec![Outbox::new(0, b, half)?, Outbox::new(1, b, half)?],
         })
     }
 

@@ -19,7 +19,9 @@ use super::part::{Below, Part, Sink};
 use super::registers::{Level, Slot};
 use super::word::port_vc;
 use super::{Headers, Injection, Planes};
+use crate::error::Result;
 use crate::gang::Gang;
+use crate::limits::vec_of;
 use crate::switch::Transfer;
 
 /// The flits that level 0 of one half sends into level 1 of both halves in a cycle (on a
@@ -44,7 +46,7 @@ pub(super) struct Outbox {
 }
 
 /// A header crossing from level 0 into row `row` of `half` of level 1, on VC `v`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Crossing {
     half: u8,
     v: u8,
@@ -60,18 +62,22 @@ impl Outbox {
         (planes + b * rows * std::mem::size_of::<Crossing>()) as u64
     }
 
-    /// An empty outbox of half `port` of a network of `2 · rows` rows.
-    pub(super) fn new(port: usize, b: usize, rows: usize) -> Self {
+    /// An empty outbox of half `port` of a network of `2 · rows` rows (an allocation that
+    /// fails is an error).
+    pub(super) fn new(port: usize, b: usize, rows: usize) -> Result<Self> {
         let words = rows.div_ceil(64);
-        Outbox {
+        let shown = 2 * rows;
+        let mut headers = vec_of(b * rows, Crossing::default(), "inputs", shown)?;
+        headers.clear();
+        Ok(Outbox {
             port,
             b,
             words,
-            planes: vec![0; 2 * 3 * b * words],
-            headers: Vec::with_capacity(b * rows),
+            planes: vec_of(2 * 3 * b * words, 0, "inputs", shown)?,
+            headers,
             vc_base: (2 * rows * b) as u32,
             rows,
-        }
+        })
     }
 
     #[inline(always)]
@@ -180,7 +186,10 @@ impl Planes {
         senders: Vec<T>,
         send: impl Fn(T, &mut Injection<'_>) -> R + Sync,
     ) -> (u64, u64, Vec<R>) {
-        assert_eq!(self.parts.len(), 2, "a run on two halves");
+        assert!(
+            self.parts.len() == 2 && events.len() == 2 && senders.len() == 2,
+            "a run on two halves, with two lists of events and two parts of the sources"
+        );
         let tasks = self.parts.iter_mut().zip(events.iter_mut()).collect();
         let mut left: u64 = gang
             .map(tasks, |(part, events)| part.cycle_down_to(1, events))
