@@ -42,6 +42,7 @@ use crate::error::Result;
 use crate::flit::FlitSlot;
 use crate::topology::TopologyKind;
 
+mod below;
 mod injection;
 mod links;
 mod part;

@@ -2,15 +2,16 @@
 //! rules of a level's evaluation and clock edge. A run on one thread has one part, all the
 //! rows; a run on two has two halves ([`super::split`]). The rules read the level a level's
 //! flits enter through [`Below`] and write it through [`Sink`]: the next level of the same
-//! part, or (level 0 of a half, whose flits enter both halves) the other halves' registers as
-//! they were before the level's edge and a list of crossings.
+//! part, or (level 0 of a half, whose flits enter both halves) level 1 of both halves, read
+//! as it is past its departures, and a list of crossings.
 
 // Bit-sliced logic indexes several planes by the same VC in one loop.
 #![allow(clippy::needless_range_loop)]
 
+use super::below::{Below, Next, NextMut, Sink};
 use super::links::LinkCounts;
-use super::registers::{Decisions, Level, Slot};
-use super::word::{LOW_HALF, Landing, allocate, port_vc, round_robin_first};
+use super::registers::{Decisions, Level};
+use super::word::{allocate, round_robin_first};
 use super::{MAX_NV, MAX_VCS};
 use crate::config::{LinkBandwidth, SimConfig};
 use crate::error::Result;
@@ -117,7 +118,7 @@ impl Part {
                 b: s.b,
             };
             evaluate(s, cur, &below, &mut self.scratch);
-            let mut sink = Into {
+            let mut sink = NextMut {
                 level: next,
                 k,
                 words: s.words,
@@ -229,128 +230,6 @@ impl Zero<'_> {
             events,
             &mut body_arrivals,
         )
-    }
-}
-
-/// The level a level's flits enter, as the level's evaluation reads it.
-pub(super) trait Below {
-    /// Per direction `o`, the rows of word `w` of the evaluating level whose output VC `v`
-    /// of direction `o` can take a flit (its register is empty after the next level's
-    /// departures) and a new worm (empty and not `ACTIVE`).
-    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
-}
-
-/// The level a level's flits enter, as the level's clock edge writes it.
-pub(super) trait Sink {
-    /// Whether it is the last level (a header entering it starts its worm draining).
-    fn last(&self) -> bool;
-    /// The rows of word `w` set in `going` send a flit on output VC `v` in the direction
-    /// their bit of `dir` names: headers where `heads` is set, tails where `tails` is.
-    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64);
-    /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
-    /// on VC `v` names its worm in the register it enters, and (below the last level) looks
-    /// up its routing digit there.
-    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
-    /// The general kernel's number of the input VC that a flit leaving row `row` in
-    /// direction `o` on VC `v` enters.
-    fn vc(&self, v: usize, row: usize, o: usize) -> u32;
-}
-
-/// The next level of the same part.
-struct Next<'a> {
-    level: &'a Level,
-    k: u32,
-    words: usize,
-    b: usize,
-}
-
-impl Below for Next<'_> {
-    #[inline(always)]
-    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
-        let (words, b, next) = (self.words, self.b, self.level);
-        let into = |plane: usize, w: usize| {
-            let at = plane * words + w;
-            (!next.full[at], !(next.full[at] | next.act[at]))
-        };
-        let k = self.k;
-        if k >= 6 {
-            let bit = 1usize << (k - 6);
-            let plane = port_vc(usize::from(w & bit != 0), v, b);
-            [into(plane, w & !bit), into(plane, w | bit)]
-        } else {
-            let (shift, low) = (1u32 << k, LOW_HALF[k as usize]);
-            let gather = |x0: u64, x1: u64| {
-                (
-                    (x0 & low) | ((x1 & low) << shift),
-                    ((x0 & !low) >> shift) | (x1 & !low),
-                )
-            };
-            let (r0, i0) = into(port_vc(0, v, b), w);
-            let (r1, i1) = into(port_vc(1, v, b), w);
-            let (ready, idle) = (gather(r0, r1), gather(i0, i1));
-            [(ready.0, idle.0), (ready.1, idle.1)]
-        }
-    }
-}
-
-/// The next level of the same part, written.
-struct Into<'a> {
-    level: &'a mut Level,
-    k: u32,
-    words: usize,
-    n: usize,
-    b: usize,
-    last: bool,
-}
-
-impl Into<'_> {
-    /// Input VC and row that a flit of row `row` leaving in direction `o` on VC `v` enters.
-    #[inline(always)]
-    fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
-        let k = self.k;
-        (
-            port_vc(row >> k & 1, v, self.b),
-            (row & !(1 << k)) | (o << k),
-        )
-    }
-}
-
-impl Sink for Into<'_> {
-    fn last(&self) -> bool {
-        self.last
-    }
-
-    #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
-        // The registers they enter are empty: every plane of theirs is clear (the direction
-        // of an ACTIVE one aside, which takes no header).
-        let land = Landing::new(self.k, w, self.words, v, self.b);
-        let next = &mut *self.level;
-        land.or(&mut next.full, going, dir);
-        land.or(&mut next.head, heads, dir);
-        land.or(&mut next.tail, tails, dir);
-        if self.last {
-            // At the last level a worm drains from its header on.
-            land.or(&mut next.act, heads, dir);
-        }
-    }
-
-    #[inline(always)]
-    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
-        let (to_j, to_row) = self.target(v, row, o);
-        let next = &mut *self.level;
-        next.slot[to_j * self.n + to_row] = slot;
-        if !self.last {
-            // The next level's routing digit, bit k − 1.
-            next.dir[to_j * self.words + to_row / 64] |=
-                u64::from(slot.destination >> (self.k - 1) & 1) << (to_row % 64);
-        }
-    }
-
-    #[inline(always)]
-    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
-        let (to_j, to_row) = self.target(v, row, o);
-        self.level.vc(to_row, to_j)
     }
 }
 

@@ -15,7 +15,8 @@
 //! depends on that order (the bit-plane kernel runs wormhole flow control, whose books only
 //! count and mark arrivals, with no retry to draw).
 
-use super::part::{Below, Part, Sink};
+use super::below::{Below, Sink};
+use super::part::Part;
 use super::registers::{Level, Slot};
 use super::word::port_vc;
 use super::{Headers, Injection, Planes};

@@ -1,0 +1,128 @@
+//! The level a level's flits enter, as the level's evaluation reads it ([`Below`]) and its
+//! clock edge writes it ([`Sink`]); here the next level of the same part (in a run on two
+//! halves, level 0's are in [`super::split`]).
+
+use super::registers::{Level, Slot};
+use super::word::{LOW_HALF, Landing, port_vc};
+
+/// The level a level's flits enter, as the level's evaluation reads it.
+pub(super) trait Below {
+    /// Per direction `o`, the rows of word `w` of the evaluating level whose output VC `v`
+    /// of direction `o` can take a flit (its register is empty after the next level's
+    /// departures) and a new worm (empty and not `ACTIVE`).
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
+}
+
+/// The level a level's flits enter, as the level's clock edge writes it.
+pub(super) trait Sink {
+    /// Whether it is the last level (a header entering it starts its worm draining).
+    fn last(&self) -> bool;
+    /// The rows of word `w` set in `going` send a flit on output VC `v` in the direction
+    /// their bit of `dir` names: headers where `heads` is set, tails where `tails` is.
+    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64);
+    /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
+    /// on VC `v` names its worm in the register it enters, and (below the last level) looks
+    /// up its routing digit there.
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
+    /// The general kernel's number of the input VC that a flit leaving row `row` in
+    /// direction `o` on VC `v` enters.
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32;
+}
+
+/// The next level of the same part.
+pub(super) struct Next<'a> {
+    pub(super) level: &'a Level,
+    pub(super) k: u32,
+    pub(super) words: usize,
+    pub(super) b: usize,
+}
+
+impl Below for Next<'_> {
+    #[inline(always)]
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
+        let (words, b, next) = (self.words, self.b, self.level);
+        let into = |plane: usize, w: usize| {
+            let at = plane * words + w;
+            (!next.full[at], !(next.full[at] | next.act[at]))
+        };
+        let k = self.k;
+        if k >= 6 {
+            let bit = 1usize << (k - 6);
+            let plane = port_vc(usize::from(w & bit != 0), v, b);
+            [into(plane, w & !bit), into(plane, w | bit)]
+        } else {
+            let (shift, low) = (1u32 << k, LOW_HALF[k as usize]);
+            let gather = |x0: u64, x1: u64| {
+                (
+                    (x0 & low) | ((x1 & low) << shift),
+                    ((x0 & !low) >> shift) | (x1 & !low),
+                )
+            };
+            let (r0, i0) = into(port_vc(0, v, b), w);
+            let (r1, i1) = into(port_vc(1, v, b), w);
+            let (ready, idle) = (gather(r0, r1), gather(i0, i1));
+            [(ready.0, idle.0), (ready.1, idle.1)]
+        }
+    }
+}
+
+/// The next level of the same part, written.
+pub(super) struct NextMut<'a> {
+    pub(super) level: &'a mut Level,
+    pub(super) k: u32,
+    pub(super) words: usize,
+    pub(super) n: usize,
+    pub(super) b: usize,
+    pub(super) last: bool,
+}
+
+impl NextMut<'_> {
+    /// Input VC and row that a flit of row `row` leaving in direction `o` on VC `v` enters.
+    #[inline(always)]
+    fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
+        let k = self.k;
+        (
+            port_vc(row >> k & 1, v, self.b),
+            (row & !(1 << k)) | (o << k),
+        )
+    }
+}
+
+impl Sink for NextMut<'_> {
+    fn last(&self) -> bool {
+        self.last
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
+        // The registers they enter are empty: every plane of theirs is clear (the direction
+        // of an ACTIVE one aside, which takes no header).
+        let land = Landing::new(self.k, w, self.words, v, self.b);
+        let next = &mut *self.level;
+        land.or(&mut next.full, going, dir);
+        land.or(&mut next.head, heads, dir);
+        land.or(&mut next.tail, tails, dir);
+        if self.last {
+            // At the last level a worm drains from its header on.
+            land.or(&mut next.act, heads, dir);
+        }
+    }
+
+    #[inline(always)]
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
+        let (to_j, to_row) = self.target(v, row, o);
+        let next = &mut *self.level;
+        next.slot[to_j * self.n + to_row] = slot;
+        if !self.last {
+            // The next level's routing digit, bit k − 1.
+            next.dir[to_j * self.words + to_row / 64] |=
+                u64::from(slot.destination >> (self.k - 1) & 1) << (to_row % 64);
+        }
+    }
+
+    #[inline(always)]
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
+        let (to_j, to_row) = self.target(v, row, o);
+        self.level.vc(to_row, to_j)
+    }
+}
