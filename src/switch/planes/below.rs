@@ -25,7 +25,7 @@ pub(super) trait Sink {
     /// up its routing digit there.
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
     /// The general kernel's number of the input VC that a flit leaving row `row` in
-    /// direction `o` on VC `v` enters.
+    /// direction `o` on VC `v` enters (asked of the last level only).
     fn vc(&self, v: usize, row: usize, o: usize) -> u32;
 }
 
