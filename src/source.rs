@@ -391,7 +391,8 @@ impl SourcePart<'_> {
         for k in 0..b {
             let v = match self.bandwidth {
                 LinkBandwidth::PerVc => k,
-                LinkBandwidth::One => (start + k) % b,
+                LinkBandwidth::One if start + k >= b => start + k - b,
+                LinkBandwidth::One => start + k,
             };
             let slot = i * b as usize + v as usize;
             self.send[slot] = None;
@@ -442,10 +443,10 @@ impl SourcePart<'_> {
     #[inline(always)]
     fn commit_input(&mut self, i: usize, mut sent: impl FnMut(u32, u32, FlitSlot)) {
         let b = self.vcs as usize;
-        for slot in i * b..(i + 1) * b {
-            if let Some(flit) = self.send[slot].take() {
-                self.commit_send(slot, flit);
-                sent((self.first + i) as u32, (slot % b) as u32, flit);
+        for v in 0..b {
+            if let Some(flit) = self.send[i * b + v].take() {
+                self.commit_send(i, v, flit);
+                sent((self.first + i) as u32, v as u32, flit);
             }
         }
         if self.idle(i) {
@@ -453,12 +454,12 @@ impl SourcePart<'_> {
         }
     }
 
-    /// Injection VC `slot` (of the part's) sends `flit`.
-    fn commit_send(&mut self, slot: usize, flit: FlitSlot) {
+    /// Injection VC `v` of the part's input `i` sends `flit`.
+    fn commit_send(&mut self, i: usize, v: usize, flit: FlitSlot) {
         let b = self.vcs as usize;
-        let i = slot / b;
+        let slot = i * b + v;
         let bit = 1 << (i % 64);
-        let mid = &mut self.mid_worm[i / 64 * b + slot % b];
+        let mid = &mut self.mid_worm[i / 64 * b + v];
         if flit.seq == 0 {
             self.queues[i].pop_front();
             self.worm[slot] = flit.msg;
@@ -471,6 +472,7 @@ impl SourcePart<'_> {
             *mid &= !bit;
             self.sending -= 1;
         }
-        self.rr[i] = ((slot % b + 1) % b) as u16;
+        // The VC after it (no division: this runs for every flit sent).
+        self.rr[i] = if v + 1 == b { 0 } else { (v + 1) as u16 };
     }
 }

@@ -116,7 +116,7 @@ impl SourcePart<'_> {
                         seq: self.next_seq[slot],
                         hop: 0,
                     };
-                    self.commit_send(slot, flit);
+                    self.commit_send(w * 64 + bit, v, flit);
                     if flit.seq == tail {
                         tails |= 1 << bit;
                         end(first + w * 64 + bit, v, flit);
@@ -137,7 +137,7 @@ impl SourcePart<'_> {
                         seq: 0,
                         hop: 0,
                     };
-                    self.commit_send(i * b + v, flit);
+                    self.commit_send(i, v, flit);
                     registers.write((first + i) as u32, v as u32, msg, 0);
                     end(first + i, v, flit);
                 }

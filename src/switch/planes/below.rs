@@ -17,9 +17,8 @@ pub(super) trait Below {
 pub(super) trait Sink {
     /// Whether it is the last level (a header entering it starts its worm draining).
     fn last(&self) -> bool;
-    /// The rows of word `w` set in `going` send a flit on output VC `v` in the direction
-    /// their bit of `dir` names: headers where `heads` is set, tails where `tails` is.
-    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64);
+    /// The rows of word `w` in `leaving` send a flit on output VC `v`.
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving);
     /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
     /// on VC `v` names its worm in the register it enters, and (below the last level) looks
     /// up its routing digit there.
@@ -27,6 +26,30 @@ pub(super) trait Sink {
     /// The general kernel's number of the input VC that a flit leaving row `row` in
     /// direction `o` on VC `v` enters (asked of the last level only).
     fn vc(&self, v: usize, row: usize, o: usize) -> u32;
+}
+
+/// The flits leaving one word of a level on one output VC, by direction: `[o]` holds the
+/// rows whose flit leaves in direction `o`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Leaving {
+    pub(super) full: [u64; 2],
+    /// The headers among them, and the tails.
+    pub(super) head: [u64; 2],
+    pub(super) tail: [u64; 2],
+}
+
+impl Leaving {
+    /// The rows of `going` leave, in the direction their bit of `dir` names: headers where
+    /// `heads` is set, tails where `tails` is. Rows may leave from several input VCs of a
+    /// word, never twice on the same output VC.
+    #[inline(always)]
+    pub(super) fn add(&mut self, going: u64, heads: u64, tails: u64, dir: u64) {
+        for (o, to) in [!dir, dir].into_iter().enumerate() {
+            self.full[o] |= going & to;
+            self.head[o] |= heads & to;
+            self.tail[o] |= tails & to;
+        }
+    }
 }
 
 /// The next level of the same part.
@@ -94,17 +117,17 @@ impl Sink for NextMut<'_> {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
         // The registers they enter are empty: every plane of theirs is clear (the direction
         // of an ACTIVE one aside, which takes no header).
         let land = Landing::new(self.k, w, self.words, v, self.b);
         let next = &mut *self.level;
-        land.or(&mut next.full, going, dir);
-        land.or(&mut next.head, heads, dir);
-        land.or(&mut next.tail, tails, dir);
+        land.or(&mut next.full, leaving.full);
+        land.or(&mut next.head, leaving.head);
+        land.or(&mut next.tail, leaving.tail);
         if self.last {
             // At the last level a worm drains from its header on.
-            land.or(&mut next.act, heads, dir);
+            land.or(&mut next.act, leaving.head);
         }
     }
 

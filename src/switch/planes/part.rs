@@ -8,7 +8,7 @@
 // Bit-sliced logic indexes several planes by the same VC in one loop.
 #![allow(clippy::needless_range_loop)]
 
-use super::below::{Below, Next, NextMut, Sink};
+use super::below::{Below, Leaving, Next, NextMut, Sink};
 use super::links::LinkCounts;
 use super::registers::{Decisions, Level};
 use super::word::{allocate, round_robin_first};
@@ -130,7 +130,7 @@ impl Part {
                 s,
                 l,
                 cur,
-                &mut self.scratch,
+                &self.scratch,
                 &mut sink,
                 &mut self.links,
                 events,
@@ -237,30 +237,38 @@ impl Zero<'_> {
 /// (`below`) is already past its departures: the decisions go to `d`, the pointers take
 /// their next values.
 fn evaluate(s: &Shape, cur: &mut Level, below: &impl Below, d: &mut Decisions) {
-    // The per-word arrays sized for B (a machine word's worth of rows each).
-    match s.b {
-        1 => evaluate_in::<1, 2>(s, cur, below, d),
-        2 => evaluate_in::<2, 4>(s, cur, below, d),
-        3..=4 => evaluate_in::<4, 8>(s, cur, below, d),
-        _ => evaluate_in::<MAX_VCS, MAX_NV>(s, cur, below, d),
+    // The per-word arrays sized for B (a machine word's worth of rows each); the common
+    // shapes with B and the input VCs known, so that every loop over them unrolls.
+    match (s.b, cur.nv) {
+        (1, 1) => evaluate_in::<1, 1, true>(s, cur, below, d),
+        (1, 2) => evaluate_in::<1, 2, true>(s, cur, below, d),
+        (2, 2) => evaluate_in::<2, 2, true>(s, cur, below, d),
+        (2, 4) => evaluate_in::<2, 4, true>(s, cur, below, d),
+        (4, 4) => evaluate_in::<4, 4, true>(s, cur, below, d),
+        (4, 8) => evaluate_in::<4, 8, true>(s, cur, below, d),
+        (3..=4, _) => evaluate_in::<4, 8, false>(s, cur, below, d),
+        _ => evaluate_in::<MAX_VCS, MAX_NV, false>(s, cur, below, d),
     }
 }
 
-/// [`evaluate`] with arrays for at most `V` VCs per link, `NV` per switch.
+/// [`evaluate`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the
+/// level has exactly `V` and `NV`.
 #[inline(always)]
-fn evaluate_in<const V: usize, const NV: usize>(
+fn evaluate_in<const V: usize, const NV: usize, const EXACT: bool>(
     s: &Shape,
     cur: &mut Level,
     below: &impl Below,
     d: &mut Decisions,
 ) {
-    let (b, words) = (s.b, s.words);
-    let nv = cur.nv;
-    for plane in [&mut d.leave, &mut d.grant] {
-        plane.clear();
-        plane.resize(nv * words, 0);
-    }
-    d.granted_vc.clear();
+    let (b, nv) = match EXACT {
+        true => (V, NV),
+        false => (s.b, cur.nv),
+    };
+    let words = s.words;
+    // A word without a flit keeps the decisions of an earlier level: the clock edge reads
+    // only those of full registers.
+    d.leave.resize(nv * words, 0);
+    d.grant.resize(nv * words, 0);
     d.granted_vc.resize(nv * b * words, 0);
     for w in 0..words {
         let mut full = [0u64; NV];
@@ -370,23 +378,60 @@ fn commit(
     s: &Shape,
     l: usize,
     cur: &mut Level,
-    d: &mut Decisions,
+    d: &Decisions,
+    sink: &mut impl Sink,
+    links: &mut LinkCounts,
+    events: &mut Vec<Transfer>,
+    body_arrivals: &mut u64,
+) -> u64 {
+    // As [`evaluate`].
+    macro_rules! with {
+        ($v:expr, $nv:expr, $exact:literal) => {
+            commit_in::<$v, $nv, $exact>(s, l, cur, d, sink, links, events, body_arrivals)
+        };
+    }
+    match (s.b, cur.nv) {
+        (1, 1) => with!(1, 1, true),
+        (1, 2) => with!(1, 2, true),
+        (2, 2) => with!(2, 2, true),
+        (2, 4) => with!(2, 4, true),
+        (4, 4) => with!(4, 4, true),
+        (4, 8) => with!(4, 8, true),
+        (3..=4, _) => with!(4, 8, false),
+        _ => with!(MAX_VCS, MAX_NV, false),
+    }
+}
+
+/// [`commit`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the level
+/// has exactly `V` and `NV`. Word by word, the flits leaving on each output VC are gathered
+/// over the input VCs (one output VC is held by one of them) and enter the next level at
+/// once.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn commit_in<const V: usize, const NV: usize, const EXACT: bool>(
+    s: &Shape,
+    l: usize,
+    cur: &mut Level,
+    d: &Decisions,
     sink: &mut impl Sink,
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> u64 {
     let Shape {
-        b, words, n, flits, ..
+        words, n, flits, ..
     } = *s;
+    let (b, nv) = match EXACT {
+        true => (V, NV),
+        false => (s.b, cur.nv),
+    };
     let into_last = sink.last();
-    let nv = cur.nv;
-    // Per output VC (direction o, VC v) and word: the rows whose link it crosses.
-    d.crossed.clear();
-    d.crossed.resize(2 * b * words, 0);
+    // Counter of output VC (direction o, VC v) and word w, laid out as the level's counters.
+    let counter = |o: usize, v: usize, w: usize| ((l * 2 + o) * b + v) * words + w;
     let mut left = 0u64;
-    for j in 0..nv {
-        for w in 0..words {
+    for w in 0..words {
+        let mut leaving = [Leaving::default(); V];
+        for j in 0..nv {
             let i = j * words + w;
             let (grant, leave, full) = (d.grant[i], d.leave[i], cur.full[i]);
             if full == 0 {
@@ -414,9 +459,7 @@ fn commit(
                     continue;
                 }
                 let heads = going & head;
-                sink.enter(v, w, going, heads, going & tail, dir);
-                d.crossed[v * words + w] |= going & !dir;
-                d.crossed[(b + v) * words + w] |= going & dir;
+                leaving[v].add(going, heads, going & tail, dir);
                 // A header names its worm in the register it enters; the books read the
                 // heads and tails that enter the last level and count its body flits.
                 let mut bits = heads;
@@ -459,12 +502,17 @@ fn commit(
             cur.act[i] = (cur.act[i] | grant) & !ended;
             cur.dir[i] = dir & !ended;
         }
-    }
-    // Laid out as the level's counters are.
-    let first = l * 2 * b * words;
-    for (c, &rows) in d.crossed.iter().enumerate() {
-        if rows != 0 {
-            links.add(first + c, rows);
+        for v in 0..b {
+            let out = &leaving[v];
+            if out.full == [0, 0] {
+                continue;
+            }
+            sink.enter(v, w, out);
+            for o in 0..2 {
+                if out.full[o] != 0 {
+                    links.add(counter(o, v, w), out.full[o]);
+                }
+            }
         }
     }
     left

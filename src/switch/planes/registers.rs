@@ -106,7 +106,4 @@ pub(super) struct Decisions {
     pub(super) grant: Vec<u64>,
     /// The output VC granted, one-hot (plane `j * B + v`).
     pub(super) granted_vc: Vec<u64>,
-    /// At the clock edge: the rows whose link of direction `o` a flit crosses on output VC
-    /// `v` (plane `o * B + v`).
-    pub(super) crossed: Vec<u64>,
 }

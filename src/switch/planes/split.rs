@@ -15,7 +15,7 @@
 //! depends on that order (the bit-plane kernel runs wormhole flow control, whose books only
 //! count and mark arrivals, with no retry to draw).
 
-use super::below::{Below, Sink};
+use super::below::{Below, Leaving, Sink};
 use super::part::Part;
 use super::registers::{Level, Slot};
 use super::word::port_vc;
@@ -114,11 +114,14 @@ impl Sink for Outbox {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, going: u64, heads: u64, tails: u64, dir: u64) {
-        for (half, to) in [(0, !dir), (1, dir)] {
-            for (kind, bits) in [going, heads, tails].into_iter().enumerate() {
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
+        for half in 0..2 {
+            for (kind, bits) in [leaving.full, leaving.head, leaving.tail]
+                .into_iter()
+                .enumerate()
+            {
                 let at = self.at(half, kind, v, w);
-                self.planes[at] |= bits & to;
+                self.planes[at] |= bits[half];
             }
         }
     }

@@ -47,14 +47,13 @@ impl Landing {
         }
     }
 
-    /// Sets in the next level's `plane` the bits of the rows that `bits` (rows of word `w`
-    /// whose `dir` bit names their direction) enter.
+    /// Sets in the next level's `plane` the bits of the rows that the rows of word `w` in
+    /// `to[o]` enter, leaving in direction `o`.
     #[inline(always)]
-    pub(super) fn or(&self, plane: &mut [u64], bits: u64, dir: u64) {
-        if bits == 0 {
+    pub(super) fn or(&self, plane: &mut [u64], [to0, to1]: [u64; 2]) {
+        if to0 | to1 == 0 {
             return;
         }
-        let (to0, to1) = (bits & !dir, bits & dir);
         let words = self.words;
         if self.k >= 6 {
             let bit = 1usize << (self.k - 6);
