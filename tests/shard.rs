@@ -344,3 +344,27 @@ fn a_slurm_job_array_runs_the_shards() {
     let merged = merge(&shards, "merged-slurm");
     assert_eq!(files(&full), files(&merged));
 }
+
+/// A load curve from a configuration file that names no traffic (or cycles) is the one the
+/// same flags give: the sweep's Bernoulli traffic, not the file defaults' permutation.
+#[test]
+fn a_sweep_of_a_config_file_without_traffic_is_the_flags_sweep() {
+    let config = format!("{}.toml", temp("shard", "bare-config"));
+    std::fs::write(&config, "inputs = 16\nvcs = 1\n").unwrap();
+    let loads = ["--sweep", "0.05,0.2"];
+    let from_file = temp("shard", "bare-from-file");
+    run(&[
+        &["sim", "--config", &config][..],
+        &loads,
+        &["--out", &from_file],
+    ]
+    .concat());
+    let from_flags = temp("shard", "bare-from-flags");
+    run(&[
+        &["sim", "--inputs", "16", "--vcs", "1"][..],
+        &loads,
+        &["--out", &from_flags],
+    ]
+    .concat());
+    assert_eq!(files(&from_file), files(&from_flags));
+}

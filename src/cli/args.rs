@@ -424,6 +424,9 @@ impl RunFlags<'_> {
         let switch_given = self.switch.map(SwitchArgs::given).unwrap_or_default();
         let body_bits = self.serial.and_then(|s| s.body_bits);
         let t = self.traffic;
+        // A config file without traffic or cycles takes the command's (`sim --sweep`: Bernoulli;
+        // `bench`: its benchmark's), not the file defaults'.
+        let (base_traffic, base_cycles) = (base.traffic.clone(), base.cycles);
         let mut run = match from_file {
             Some(c) => c,
             None => match topology.as_str() {
@@ -445,6 +448,14 @@ impl RunFlags<'_> {
                     &[("body-bits", body_bits.is_some())],
                     "with --topology pruned-butterfly or sorting-fat-tree",
                 )?;
+                if let Some((_, raw)) = &raw {
+                    if raw.get("traffic").is_none() {
+                        c.traffic = base_traffic;
+                    }
+                    if raw.get("cycles").is_none() {
+                        c.cycles = base_cycles;
+                    }
+                }
                 self.apply_network(c)?;
                 if let Some((path, raw)) = &raw {
                     for (key, needs) in c.inapplicable() {
