@@ -11,6 +11,11 @@ pub(super) trait Below {
     /// of direction `o` can take a flit (its register is empty after the next level's
     /// departures) and a new worm (empty and not `ACTIVE`).
     fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
+
+    /// The bit `p` such that word `w` of the evaluating level reads, and its flits enter,
+    /// words of the level below that word `w ^ p` reads too (0: none that another word
+    /// reads). The two words evaluate before either's clock edge.
+    fn paired_word(&self) -> usize;
 }
 
 /// The level a level's flits enter, as the level's clock edge writes it.
@@ -52,18 +57,20 @@ impl Leaving {
     }
 }
 
-/// The next level of the same part.
+/// The next level of the same part, read and written.
 pub(super) struct Next<'a> {
-    pub(super) level: &'a Level,
+    pub(super) level: &'a mut Level,
     pub(super) k: u32,
     pub(super) words: usize,
+    pub(super) n: usize,
     pub(super) b: usize,
+    pub(super) last: bool,
 }
 
 impl Below for Next<'_> {
     #[inline(always)]
     fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
-        let (words, b, next) = (self.words, self.b, self.level);
+        let (words, b, next) = (self.words, self.b, &*self.level);
         let into = |plane: usize, w: usize| {
             let at = plane * words + w;
             (!next.full[at], !(next.full[at] | next.act[at]))
@@ -87,19 +94,17 @@ impl Below for Next<'_> {
             [(ready.0, idle.0), (ready.1, idle.1)]
         }
     }
+
+    fn paired_word(&self) -> usize {
+        // The butterfly's bit flip within a word, or between words w and w ^ 2^(k - 6).
+        match self.k {
+            0..6 => 0,
+            k => 1 << (k - 6),
+        }
+    }
 }
 
-/// The next level of the same part, written.
-pub(super) struct NextMut<'a> {
-    pub(super) level: &'a mut Level,
-    pub(super) k: u32,
-    pub(super) words: usize,
-    pub(super) n: usize,
-    pub(super) b: usize,
-    pub(super) last: bool,
-}
-
-impl NextMut<'_> {
+impl Next<'_> {
     /// Input VC and row that a flit of row `row` leaving in direction `o` on VC `v` enters.
     #[inline(always)]
     fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
@@ -111,7 +116,7 @@ impl NextMut<'_> {
     }
 }
 
-impl Sink for NextMut<'_> {
+impl Sink for Next<'_> {
     fn last(&self) -> bool {
         self.last
     }

@@ -8,9 +8,9 @@
 // Bit-sliced logic indexes several planes by the same VC in one loop.
 #![allow(clippy::needless_range_loop)]
 
-use super::below::{Below, Leaving, Next, NextMut, Sink};
+use super::below::{Below, Leaving, Next, Sink};
 use super::links::LinkCounts;
-use super::registers::{Decisions, Level};
+use super::registers::Level;
 use super::word::{allocate, round_robin_first};
 use super::{MAX_NV, MAX_VCS};
 use crate::config::{LinkBandwidth, SimConfig};
@@ -45,7 +45,6 @@ pub(super) struct Shape {
 pub(super) struct Part {
     pub(super) shape: Shape,
     pub(super) levels: Vec<Level>,
-    scratch: Decisions,
     /// Flits carried per link leaving the part's rows.
     pub(super) links: LinkCounts,
     /// Flits written into the part's registers by the sources, less those that left the
@@ -91,7 +90,6 @@ impl Part {
                 n_all,
             },
             levels,
-            scratch: Decisions::default(),
             links: LinkCounts::new(topo.levels as usize - 1, b, rows)?,
             held: 0,
             body_arrivals: 0,
@@ -111,14 +109,7 @@ impl Part {
             let (cur, next) = (&mut upper[l], &mut lower[0]);
             let s = &self.shape;
             let k = s.log_n - 1 - l as u32;
-            let below = Next {
-                level: next,
-                k,
-                words: s.words,
-                b: s.b,
-            };
-            evaluate(s, cur, &below, &mut self.scratch);
-            let mut sink = NextMut {
+            let mut next = Next {
                 level: next,
                 k,
                 words: s.words,
@@ -126,12 +117,11 @@ impl Part {
                 b: s.b,
                 last: l + 1 == last,
             };
-            left += commit(
+            left += cycle_level(
                 s,
                 l,
                 cur,
-                &self.scratch,
-                &mut sink,
+                &mut next,
                 &mut self.links,
                 events,
                 &mut self.body_arrivals,
@@ -148,7 +138,6 @@ impl Part {
             Zero {
                 shape: &self.shape,
                 level: &mut zero[0],
-                scratch: &mut self.scratch,
                 links: &mut self.links,
                 held: &mut self.held,
             },
@@ -203,7 +192,6 @@ impl Part {
 pub(super) struct Zero<'a> {
     pub(super) shape: &'a Shape,
     pub(super) level: &'a mut Level,
-    pub(super) scratch: &'a mut Decisions,
     pub(super) links: &'a mut LinkCounts,
     pub(super) held: &'a mut i64,
 }
@@ -213,19 +201,16 @@ impl Zero<'_> {
     /// flits that left a register.
     pub(super) fn cycle(
         &mut self,
-        below: &impl Below,
-        sink: &mut impl Sink,
+        next: &mut (impl Below + Sink),
         events: &mut Vec<Transfer>,
     ) -> u64 {
-        evaluate(self.shape, self.level, below, self.scratch);
         // Level 0 never feeds the last level of a split run, which has at least three.
         let mut body_arrivals = 0;
-        commit(
+        cycle_level(
             self.shape,
             0,
             self.level,
-            self.scratch,
-            sink,
+            next,
             self.links,
             events,
             &mut body_arrivals,
@@ -233,161 +218,27 @@ impl Zero<'_> {
     }
 }
 
-/// Rules 1, 2 and 4 of [`crate::switch::logic`] for every switch of `cur`, whose next level
-/// (`below`) is already past its departures: the decisions go to `d`, the pointers take
-/// their next values.
-fn evaluate(s: &Shape, cur: &mut Level, below: &impl Below, d: &mut Decisions) {
-    // The per-word arrays sized for B (a machine word's worth of rows each); the common
-    // shapes with B and the input VCs known, so that every loop over them unrolls.
-    match (s.b, cur.nv) {
-        (1, 1) => evaluate_in::<1, 1, true>(s, cur, below, d),
-        (1, 2) => evaluate_in::<1, 2, true>(s, cur, below, d),
-        (2, 2) => evaluate_in::<2, 2, true>(s, cur, below, d),
-        (2, 4) => evaluate_in::<2, 4, true>(s, cur, below, d),
-        (4, 4) => evaluate_in::<4, 4, true>(s, cur, below, d),
-        (4, 8) => evaluate_in::<4, 8, true>(s, cur, below, d),
-        (3..=4, _) => evaluate_in::<4, 8, false>(s, cur, below, d),
-        _ => evaluate_in::<MAX_VCS, MAX_NV, false>(s, cur, below, d),
-    }
-}
-
-/// [`evaluate`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the
-/// level has exactly `V` and `NV`.
-#[inline(always)]
-fn evaluate_in<const V: usize, const NV: usize, const EXACT: bool>(
-    s: &Shape,
-    cur: &mut Level,
-    below: &impl Below,
-    d: &mut Decisions,
-) {
-    let (b, nv) = match EXACT {
-        true => (V, NV),
-        false => (s.b, cur.nv),
-    };
-    let words = s.words;
-    // A word without a flit keeps the decisions of an earlier level: the clock edge reads
-    // only those of full registers.
-    d.leave.resize(nv * words, 0);
-    d.grant.resize(nv * words, 0);
-    d.granted_vc.resize(nv * b * words, 0);
-    for w in 0..words {
-        let mut full = [0u64; NV];
-        let mut dir = [0u64; NV];
-        let mut any = 0u64;
-        for j in 0..nv {
-            full[j] = cur.full[j * words + w];
-            dir[j] = cur.dir[j * words + w];
-            any |= full[j];
-        }
-        if any == 0 {
-            continue;
-        }
-        // Output VC v of direction o can take a flit (ready[o][v]) or a new worm
-        // (idle[o][v]).
-        let mut ready = [[0u64; V]; 2];
-        let mut idle = [[0u64; V]; 2];
-        for v in 0..b {
-            let [(r0, i0), (r1, i1)] = below.ready_idle(v, w);
-            (ready[0][v], idle[0][v]) = (r0, i0);
-            (ready[1][v], idle[1][v]) = (r1, i1);
-        }
-        // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output
-        // VCs ACTIVE registers hold (flit or not) are not free.
-        let mut moving = [0u64; NV];
-        let mut held = [[0u64; V]; 2];
-        let mut requests = [[0u64; NV]; 2];
-        for j in 0..nv {
-            let act = cur.act[j * words + w];
-            let (to0, to1) = (act & !dir[j], act & dir[j]);
-            let mut go = 0;
-            for v in 0..b {
-                let h = cur.hold[(j * b + v) * words + w];
-                held[0][v] |= to0 & h;
-                held[1][v] |= to1 & h;
-                go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
-            }
-            moving[j] = go & full[j];
-            let routing = full[j] & !act;
-            requests[0][j] = routing & !dir[j];
-            requests[1][j] = routing & dir[j];
-        }
-        let mut grant = [0u64; NV];
-        let mut granted_vc = [[0u64; V]; NV];
-        for o in 0..2 {
-            let req = &requests[o];
-            if req[..nv].iter().all(|&r| r == 0) {
-                continue;
-            }
-            let mut free = [0u64; V];
-            for v in 0..b {
-                free[v] = !held[o][v] & idle[o][v];
-            }
-            let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
-            allocate::<V, NV>(
-                nv,
-                b,
-                w,
-                words,
-                req,
-                &free,
-                pointer,
-                &mut grant,
-                &mut granted_vc,
-            );
-        }
-        let mut leave = [0u64; NV];
-        if s.one_per_link {
-            for o in 0..2 {
-                let mut candidates = [0u64; NV];
-                let mut some = 0;
-                for j in 0..nv {
-                    let to_o = if o == 0 { !dir[j] } else { dir[j] };
-                    candidates[j] = (moving[j] | grant[j]) & to_o;
-                    some |= candidates[j];
-                }
-                if some == 0 {
-                    continue;
-                }
-                let pointer = &mut cur.lrr[o * nv * words..(o + 1) * nv * words];
-                let winners = round_robin_first::<NV>(nv, w, words, &candidates, pointer);
-                for j in 0..nv {
-                    leave[j] |= winners[j];
-                }
-            }
-        } else {
-            for j in 0..nv {
-                leave[j] = moving[j] | grant[j];
-            }
-        }
-        for j in 0..nv {
-            d.leave[j * words + w] = leave[j];
-            d.grant[j * words + w] = grant[j];
-            for v in 0..b {
-                d.granted_vc[(j * b + v) * words + w] = granted_vc[j][v];
-            }
-        }
-    }
-}
-
-/// The clock edge of level `l` (`cur`, below the last), from the decisions in `d`: granted
-/// headers take their output VC, waiting headers are `Stalled`, leaving flits cross into
-/// `sink` (whose headers look up their direction there), leaving tails end their worms'
-/// hold. Returns the flits that left a register.
+/// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its
+/// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
+/// edge: granted headers take their output VC, waiting headers are `Stalled`, leaving flits
+/// cross into `next` (whose headers look up their direction there), leaving tails end their
+/// worms' hold. Word by word (an edge changes the next level only after every word reading
+/// the same words of it has evaluated). Returns the flits that left a register.
 #[allow(clippy::too_many_arguments)]
-fn commit(
+fn cycle_level(
     s: &Shape,
     l: usize,
     cur: &mut Level,
-    d: &Decisions,
-    sink: &mut impl Sink,
+    next: &mut (impl Below + Sink),
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> u64 {
-    // As [`evaluate`].
+    // The per-word arrays sized for B (a machine word's worth of rows each); the common
+    // shapes with B and the input VCs known, so that every loop over them unrolls.
     macro_rules! with {
         ($v:expr, $nv:expr, $exact:literal) => {
-            commit_in::<$v, $nv, $exact>(s, l, cur, d, sink, links, events, body_arrivals)
+            cycle_level_in::<$v, $nv, $exact>(s, l, cur, next, links, events, body_arrivals)
         };
     }
     match (s.b, cur.nv) {
@@ -402,116 +253,273 @@ fn commit(
     }
 }
 
-/// [`commit`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the level
-/// has exactly `V` and `NV`. Word by word, the flits leaving on each output VC are gathered
-/// over the input VCs (one output VC is held by one of them) and enter the next level at
-/// once.
+/// [`cycle_level`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the
+/// level has exactly `V` and `NV`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn commit_in<const V: usize, const NV: usize, const EXACT: bool>(
+fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool>(
     s: &Shape,
     l: usize,
     cur: &mut Level,
-    d: &Decisions,
-    sink: &mut impl Sink,
+    next: &mut (impl Below + Sink),
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> u64 {
-    let Shape {
-        words, n, flits, ..
-    } = *s;
     let (b, nv) = match EXACT {
         true => (V, NV),
         false => (s.b, cur.nv),
     };
-    let into_last = sink.last();
-    // Counter of output VC (direction o, VC v) and word w, laid out as the level's counters.
-    let counter = |o: usize, v: usize, w: usize| ((l * 2 + o) * b + v) * words + w;
-    let mut left = 0u64;
-    for w in 0..words {
-        let mut leaving = [Leaving::default(); V];
-        for j in 0..nv {
-            let i = j * words + w;
-            let (grant, leave, full) = (d.grant[i], d.leave[i], cur.full[i]);
-            if full == 0 {
+    let shape = WordShape { b, nv, l };
+    let mut left = 0;
+    match next.paired_word() {
+        0 => {
+            for w in 0..s.words {
+                if let Some(d) = decide::<V, NV>(s, shape, cur, &*next, w) {
+                    left += edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
+                }
+            }
+        }
+        pair => {
+            for w0 in (0..s.words).filter(|w| w & pair == 0) {
+                let w1 = w0 | pair;
+                let d0 = decide::<V, NV>(s, shape, cur, &*next, w0);
+                let d1 = decide::<V, NV>(s, shape, cur, &*next, w1);
+                for (w, d) in [(w0, d0), (w1, d1)] {
+                    if let Some(d) = d {
+                        left +=
+                            edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
+                    }
+                }
+            }
+        }
+    }
+    left
+}
+
+/// A level's B, input VCs per switch and number, as one word's rules read them.
+#[derive(Clone, Copy)]
+struct WordShape {
+    b: usize,
+    nv: usize,
+    l: usize,
+}
+
+/// What a word's evaluation decides for its clock edge, per input VC `j`: its flit crosses
+/// (`leave`), its header was granted an output VC (`grant`), the one granted (one-hot,
+/// `granted_vc[j][v]`).
+struct WordDecisions<const V: usize, const NV: usize> {
+    leave: [u64; NV],
+    grant: [u64; NV],
+    granted_vc: [[u64; V]; NV],
+}
+
+/// Rules 1, 2 and 4 for the switches of word `w` of `cur`, whose next level (`below`) is
+/// past its departures; the pointers take their next values. `None`: the word holds no flit.
+#[inline(always)]
+fn decide<const V: usize, const NV: usize>(
+    s: &Shape,
+    WordShape { b, nv, .. }: WordShape,
+    cur: &mut Level,
+    below: &impl Below,
+    w: usize,
+) -> Option<WordDecisions<V, NV>> {
+    let words = s.words;
+    let mut full = [0u64; NV];
+    let mut dir = [0u64; NV];
+    let mut any = 0u64;
+    for j in 0..nv {
+        full[j] = cur.full[j * words + w];
+        dir[j] = cur.dir[j * words + w];
+        any |= full[j];
+    }
+    if any == 0 {
+        return None;
+    }
+    // Output VC v of direction o can take a flit (ready[o][v]) or a new worm (idle[o][v]).
+    let mut ready = [[0u64; V]; 2];
+    let mut idle = [[0u64; V]; 2];
+    for v in 0..b {
+        let [(r0, i0), (r1, i1)] = below.ready_idle(v, w);
+        (ready[0][v], idle[0][v]) = (r0, i0);
+        (ready[1][v], idle[1][v]) = (r1, i1);
+    }
+    // Rule 1: an ACTIVE register passes its flit if its output VC is ready; the output VCs
+    // ACTIVE registers hold (flit or not) are not free.
+    let mut moving = [0u64; NV];
+    let mut held = [[0u64; V]; 2];
+    let mut requests = [[0u64; NV]; 2];
+    for j in 0..nv {
+        let act = cur.act[j * words + w];
+        let (to0, to1) = (act & !dir[j], act & dir[j]);
+        let mut go = 0;
+        for v in 0..b {
+            let h = cur.hold[(j * b + v) * words + w];
+            held[0][v] |= to0 & h;
+            held[1][v] |= to1 & h;
+            go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
+        }
+        moving[j] = go & full[j];
+        let routing = full[j] & !act;
+        requests[0][j] = routing & !dir[j];
+        requests[1][j] = routing & dir[j];
+    }
+    let mut grant = [0u64; NV];
+    let mut granted_vc = [[0u64; V]; NV];
+    for o in 0..2 {
+        let req = &requests[o];
+        if req[..nv].iter().all(|&r| r == 0) {
+            continue;
+        }
+        let mut free = [0u64; V];
+        for v in 0..b {
+            free[v] = !held[o][v] & idle[o][v];
+        }
+        let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
+        allocate::<V, NV>(
+            nv,
+            b,
+            w,
+            words,
+            req,
+            &free,
+            pointer,
+            &mut grant,
+            &mut granted_vc,
+        );
+    }
+    let mut leave = [0u64; NV];
+    if s.one_per_link {
+        for o in 0..2 {
+            let mut candidates = [0u64; NV];
+            let mut some = 0;
+            for j in 0..nv {
+                let to_o = if o == 0 { !dir[j] } else { dir[j] };
+                candidates[j] = (moving[j] | grant[j]) & to_o;
+                some |= candidates[j];
+            }
+            if some == 0 {
                 continue;
             }
-            let (head, tail, dir) = (cur.head[i], cur.tail[i], cur.dir[i]);
-            for v in 0..b {
-                let h = &mut cur.hold[(j * b + v) * words + w];
-                *h = (*h & !grant) | (d.granted_vc[(j * b + v) * words + w] & grant);
+            let pointer = &mut cur.lrr[o * nv * words..(o + 1) * nv * words];
+            let winners = round_robin_first::<NV>(nv, w, words, &candidates, pointer);
+            for j in 0..nv {
+                leave[j] |= winners[j];
             }
-            let mut stalled = full & !leave & head;
-            while stalled != 0 {
-                let row = w * 64 + stalled.trailing_zeros() as usize;
-                stalled &= stalled - 1;
-                events.push(Transfer {
-                    flit: cur.slot[j * n + row].head(l),
-                    from: cur.vc(row, j),
-                    to: NONE,
-                    kind: TransferKind::Stalled,
-                });
-            }
-            for v in 0..b {
-                let going = leave & cur.hold[(j * b + v) * words + w];
-                if going == 0 {
-                    continue;
-                }
-                let heads = going & head;
-                leaving[v].add(going, heads, going & tail, dir);
-                // A header names its worm in the register it enters; the books read the
-                // heads and tails that enter the last level and count its body flits.
-                let mut bits = heads;
-                if into_last {
-                    bits |= going & tail;
-                    *body_arrivals += u64::from((going & !head & !tail).count_ones());
-                }
-                while bits != 0 {
-                    let bit = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let row = w * 64 + bit;
-                    let o = (dir >> bit & 1) as usize;
-                    let slot = cur.slot[j * n + row];
-                    let is_head = heads >> bit & 1 != 0;
-                    if is_head {
-                        sink.header(v, row, o, slot);
-                    }
-                    if !into_last {
-                        continue;
-                    }
-                    let link = (l * s.n_all + s.row0 + row) * 2 + o;
-                    events.push(Transfer {
-                        flit: match is_head {
-                            true => slot.head(l + 1),
-                            false => slot.body(flits - 1),
-                        },
-                        from: cur.vc(row, j),
-                        to: sink.vc(v, row, o),
-                        kind: TransferKind::Crossed {
-                            ov: (link as u32) << s.vc_shift | v as u32,
-                        },
-                    });
-                }
-            }
-            left += u64::from(leave.count_ones());
-            let ended = leave & tail;
-            cur.full[i] = full & !leave;
-            cur.head[i] = head & !leave;
-            cur.tail[i] = tail & !leave;
-            cur.act[i] = (cur.act[i] | grant) & !ended;
-            cur.dir[i] = dir & !ended;
+        }
+    } else {
+        for j in 0..nv {
+            leave[j] = moving[j] | grant[j];
+        }
+    }
+    Some(WordDecisions {
+        leave,
+        grant,
+        granted_vc,
+    })
+}
+
+/// The clock edge of word `w` of level `l` (`cur`), from its decisions `d`. The flits
+/// leaving on each output VC are gathered over the input VCs (one output VC is held by one
+/// of them) and enter `sink` at once. Returns the flits that left a register.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn edge<const V: usize, const NV: usize>(
+    s: &Shape,
+    WordShape { b, nv, l }: WordShape,
+    cur: &mut Level,
+    d: &WordDecisions<V, NV>,
+    sink: &mut impl Sink,
+    links: &mut LinkCounts,
+    events: &mut Vec<Transfer>,
+    body_arrivals: &mut u64,
+    w: usize,
+) -> u64 {
+    let Shape {
+        words, n, flits, ..
+    } = *s;
+    let into_last = sink.last();
+    let mut left = 0u64;
+    let mut leaving = [Leaving::default(); V];
+    for j in 0..nv {
+        let i = j * words + w;
+        let (grant, leave, full) = (d.grant[j], d.leave[j], cur.full[i]);
+        if full == 0 {
+            continue;
+        }
+        let (head, tail, dir) = (cur.head[i], cur.tail[i], cur.dir[i]);
+        let mut stalled = full & !leave & head;
+        while stalled != 0 {
+            let row = w * 64 + stalled.trailing_zeros() as usize;
+            stalled &= stalled - 1;
+            events.push(Transfer {
+                flit: cur.slot[j * n + row].head(l),
+                from: cur.vc(row, j),
+                to: NONE,
+                kind: TransferKind::Stalled,
+            });
         }
         for v in 0..b {
-            let out = &leaving[v];
-            if out.full == [0, 0] {
+            let h = &mut cur.hold[(j * b + v) * words + w];
+            *h = (*h & !grant) | (d.granted_vc[j][v] & grant);
+            let going = leave & *h;
+            if going == 0 {
                 continue;
             }
-            sink.enter(v, w, out);
-            for o in 0..2 {
-                if out.full[o] != 0 {
-                    links.add(counter(o, v, w), out.full[o]);
+            let heads = going & head;
+            leaving[v].add(going, heads, going & tail, dir);
+            // A header names its worm in the register it enters; the books read the heads and
+            // tails that enter the last level and count its body flits.
+            let mut bits = heads;
+            if into_last {
+                bits |= going & tail;
+                *body_arrivals += u64::from((going & !head & !tail).count_ones());
+            }
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let row = w * 64 + bit;
+                let o = (dir >> bit & 1) as usize;
+                let slot = cur.slot[j * n + row];
+                let is_head = heads >> bit & 1 != 0;
+                if is_head {
+                    sink.header(v, row, o, slot);
                 }
+                if !into_last {
+                    continue;
+                }
+                let link = (l * s.n_all + s.row0 + row) * 2 + o;
+                events.push(Transfer {
+                    flit: match is_head {
+                        true => slot.head(l + 1),
+                        false => slot.body(flits - 1),
+                    },
+                    from: cur.vc(row, j),
+                    to: sink.vc(v, row, o),
+                    kind: TransferKind::Crossed {
+                        ov: (link as u32) << s.vc_shift | v as u32,
+                    },
+                });
+            }
+        }
+        left += u64::from(leave.count_ones());
+        let ended = leave & tail;
+        cur.full[i] = full & !leave;
+        cur.head[i] = head & !leave;
+        cur.tail[i] = tail & !leave;
+        cur.act[i] = (cur.act[i] | grant) & !ended;
+        cur.dir[i] = dir & !ended;
+    }
+    for v in 0..b {
+        let out = &leaving[v];
+        if out.full == [0, 0] {
+            continue;
+        }
+        sink.enter(v, w, out);
+        for o in 0..2 {
+            if out.full[o] != 0 {
+                // Output VC (o, v) of word w, laid out as the level's counters.
+                links.add(((l * 2 + o) * b + v) * words + w, out.full[o]);
             }
         }
     }

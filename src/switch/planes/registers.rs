@@ -96,14 +96,3 @@ impl Slot {
         }
     }
 }
-
-/// What a level's evaluation decides for its clock edge, per input VC and word.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Decisions {
-    /// The register's flit crosses (plane `j`).
-    pub(super) leave: Vec<u64>,
-    /// A header was granted an output VC (plane `j`).
-    pub(super) grant: Vec<u64>,
-    /// The output VC granted, one-hot (plane `j * B + v`).
-    pub(super) granted_vc: Vec<u64>,
-}

@@ -87,13 +87,14 @@ impl Outbox {
     }
 }
 
-/// Level 1 of both halves, as level 0 of half `port` reads it: port `port` of each, the
-/// direction naming the half.
+/// Level 1 of both halves, as level 0 of half `port` reads it (port `port` of each, the
+/// direction naming the half), and its outbox, which its clock edge writes.
 struct Across<'a> {
     levels: [&'a Level; 2],
     port: usize,
     b: usize,
     words: usize,
+    outbox: &'a mut Outbox,
 }
 
 impl Below for Across<'_> {
@@ -102,6 +103,31 @@ impl Below for Across<'_> {
         let at = port_vc(self.port, v, self.b) * self.words + w;
         self.levels
             .map(|next| (!next.full[at], !(next.full[at] | next.act[at])))
+    }
+
+    fn paired_word(&self) -> usize {
+        // Its edge writes the outbox, which no word reads.
+        0
+    }
+}
+
+impl Sink for Across<'_> {
+    fn last(&self) -> bool {
+        self.outbox.last()
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
+        self.outbox.enter(v, w, leaving);
+    }
+
+    #[inline(always)]
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
+        self.outbox.header(v, row, o, slot);
+    }
+
+    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
+        self.outbox.vc(v, row, o)
     }
 }
 
@@ -206,13 +232,14 @@ impl Planes {
             .collect();
         let done = gang.map(tasks, |(((mut zero, outbox), events), sender)| {
             outbox.clear();
-            let below = Across {
+            let mut next = Across {
                 levels,
                 port: outbox.port,
                 b: zero.shape.b,
                 words: zero.shape.words,
+                outbox,
             };
-            let left = zero.cycle(&below, outbox, events);
+            let left = zero.cycle(&mut next, events);
             let mut injection = zero.injection(headers);
             let r = send(sender, &mut injection);
             (left, injection.written, r)
