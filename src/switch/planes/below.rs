@@ -25,8 +25,7 @@ pub(super) trait Sink {
     /// The rows of word `w` in `leaving` send a flit on output VC `v`.
     fn enter(&mut self, v: usize, w: usize, leaving: &Leaving);
     /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
-    /// on VC `v` names its worm in the register it enters, and (below the last level) looks
-    /// up its routing digit there.
+    /// on VC `v` names its worm in the register it enters.
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
     /// The general kernel's number of the input VC that a flit leaving row `row` in
     /// direction `o` on VC `v` enters (asked of the last level only).
@@ -41,6 +40,9 @@ pub(super) struct Leaving {
     /// The headers among them, and the tails.
     pub(super) head: [u64; 2],
     pub(super) tail: [u64; 2],
+    /// Of the headers, those whose routing digit at the next level (below the last) is 1:
+    /// the direction they take there.
+    pub(super) dir: [u64; 2],
 }
 
 impl Leaving {
@@ -133,19 +135,15 @@ impl Sink for Next<'_> {
         if self.last {
             // At the last level a worm drains from its header on.
             land.or(&mut next.act, leaving.head);
+        } else {
+            land.or(&mut next.dir, leaving.dir);
         }
     }
 
     #[inline(always)]
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
         let (to_j, to_row) = self.target(v, row, o);
-        let next = &mut *self.level;
-        next.slot[to_j * self.n + to_row] = slot;
-        if !self.last {
-            // The next level's routing digit, bit k − 1.
-            next.dir[to_j * self.words + to_row / 64] |=
-                u64::from(slot.destination >> (self.k - 1) & 1) << (to_row % 64);
-        }
+        self.level.slot[to_j * self.n + to_row] = slot;
     }
 
     #[inline(always)]

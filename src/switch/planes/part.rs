@@ -221,7 +221,7 @@ impl Zero<'_> {
 /// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its
 /// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
 /// edge: granted headers take their output VC, waiting headers are `Stalled`, leaving flits
-/// cross into `next` (whose headers look up their direction there), leaving tails end their
+/// cross into `next` (their headers with their direction there), leaving tails end their
 /// worms' hold. Word by word (an edge changes the next level only after every word reading
 /// the same words of it has evaluated). Returns the flits that left a register.
 #[allow(clippy::too_many_arguments)]
@@ -439,6 +439,11 @@ fn edge<const V: usize, const NV: usize>(
         words, n, flits, ..
     } = *s;
     let into_last = sink.last();
+    // Below the last level, the next level's routing bit: its headers' direction there.
+    let digit = match into_last {
+        true => 0,
+        false => s.log_n - 2 - l as u32,
+    };
     let mut left = 0u64;
     let mut leaving = [Leaving::default(); V];
     for j in 0..nv {
@@ -486,6 +491,7 @@ fn edge<const V: usize, const NV: usize>(
                     sink.header(v, row, o, slot);
                 }
                 if !into_last {
+                    leaving[v].dir[o] |= u64::from(slot.destination >> digit & 1) << bit;
                     continue;
                 }
                 let link = (l * s.n_all + s.row0 + row) * 2 + o;
