@@ -86,11 +86,22 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
     granted_vc: &mut [[u64; V]; NV],
 ) {
     // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B);
-    // only rows with a requester need it.
+    // only rows with a requester need it. A row's only requester is its first whatever the
+    // pointer; the order from the pointer ranks the rows with several.
     let mut rank = [[0u64; V]; NV];
-    let requesting = req[..nv].iter().fold(0, |a, &r| a | r);
+    let (mut requesting, mut several) = (0, 0);
+    for j in 0..nv {
+        several |= requesting & req[j];
+        requesting |= req[j];
+    }
+    for j in 0..nv {
+        rank[j][0] = req[j] & !several;
+    }
     for q in 0..nv {
-        let at = pointer[q * words + w] & requesting;
+        if several == 0 {
+            break;
+        }
+        let at = pointer[q * words + w] & several;
         if at == 0 {
             continue;
         }
@@ -195,9 +206,20 @@ pub(super) fn round_robin_first<const NV: usize>(
     candidates: &[u64; NV],
     pointer: &mut [u64],
 ) -> [u64; NV] {
+    // A row's only candidate is the first; the order from the pointer picks among several.
+    let (mut candidate, mut contested) = (0, 0);
+    for j in 0..nv {
+        contested |= candidate & candidates[j];
+        candidate |= candidates[j];
+    }
     let mut first = [0u64; NV];
-    let contested = candidates[..nv].iter().fold(0, |a, &c| a | c);
+    for j in 0..nv {
+        first[j] = candidates[j] & !contested;
+    }
     for q in 0..nv {
+        if contested == 0 {
+            break;
+        }
         let at = pointer[q * words + w] & contested;
         if at == 0 {
             continue;
