@@ -195,9 +195,12 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         RunConfig::Network(config) => {
             // Round by round, every thread count once: a drifting machine slows them alike.
             let mut rates = vec![Vec::new(); args.threads.len()];
+            // Per count, the threads that ran (the same in every round).
+            let mut ran = args.threads.clone();
             for _ in 0..args.repeat {
-                for (&threads, rates) in args.threads.iter().zip(&mut rates) {
+                for ((&threads, rates), ran) in args.threads.iter().zip(&mut rates).zip(&mut ran) {
                     let r = flitforge::bench::run(config.clone(), threads, kernel)?;
+                    *ran = r.threads;
                     say!(
                         "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle; {} kernel{})",
                         r.switches,
@@ -211,7 +214,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                     rates.push(r.switch_cycles_per_second / 1e6);
                 }
             }
-            summarize(args, "switch-cycles", &rates);
+            summarize(args, "switch-cycles", &rates, &ran);
         }
         RunConfig::PrunedButterfly(mut config) => {
             if args.kernel.is_some() {
@@ -243,7 +246,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 );
                 rates[0].push(r.switch_cycles_per_second / 1e6);
             }
-            summarize(args, "vertex-cycles", &rates);
+            summarize(args, "vertex-cycles", &rates, &[1]);
         }
         _ => {
             return Err(Error::invalid(
@@ -285,13 +288,14 @@ fn running(all: &[usize], threads: usize, ran: usize) -> String {
 
 /// Per thread count, the median of its runs (`rates`, millions of `unit` per second) with
 /// their range, and the speed-up of each count over the first; nothing for a single run.
-fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>]) {
+/// `ran`: per count, the threads that ran ([`running`]).
+fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>], ran: &[usize]) {
     use flitforge::bench::{median, range};
     if args.repeat == 1 && rates.len() == 1 {
         return;
     }
     let first = median(&rates[0]);
-    for (k, (&threads, runs)) in args.threads.iter().zip(rates).enumerate() {
+    for (k, ((&threads, runs), &ran)) in args.threads.iter().zip(rates).zip(ran).enumerate() {
         let (m, (lo, hi)) = (median(runs), range(runs));
         let speedup = match k {
             0 => String::new(),
@@ -305,7 +309,7 @@ fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>]) {
             "bench: median of {} run{}{}: {m:.1} million {unit}/s ({lo:.1}–{hi:.1}){speedup}",
             runs.len(),
             if runs.len() == 1 { "" } else { "s" },
-            on_threads(&args.threads, threads),
+            running(&args.threads, threads, ran),
         );
     }
 }

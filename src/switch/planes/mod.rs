@@ -1,4 +1,4 @@
-//! The butterfly-family switch of [`super::logic`] and [`super::edge`] in bit planes: the same
+//! The butterfly-family switch of `switch::logic` and `switch::edge` in bit planes: the same
 //! next-state logic, evaluated for 64 switches of a level at once, one bit per switch (row) in
 //! every word, the way a wide datapath computes it. It runs the subset of networks in which
 //! that logic is pure Boolean algebra over a few registers per VC: a radix-2 butterfly
@@ -26,7 +26,7 @@
 //! A header carries its worm's message id and destination into each register it enters, in a
 //! scalar array; a body flit moves in the planes alone (its register already names its
 //! worm), and only heads and tails reach the books, which count a worm by them. The
-//! rules, word by word, are those of the module doc of [`super::logic`] with `B` output VCs
+//! rules, word by word, are those of the module doc of `switch::logic` with `B` output VCs
 //! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
 //! The run is the one the general kernel gives: the same flits move at the same clock edges,
@@ -220,7 +220,7 @@ impl Planes {
     }
 
     /// Level 0's injection VCs of a run on one thread as the sources read and write them
-    /// ([`crate::source::InjectionRegisters`]), each header looking up its destination in
+    /// (the sources' `InjectionRegisters`), each header looking up its destination in
     /// `headers`.
     pub fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
         let [part] = &mut self.parts[..] else {
