@@ -7,10 +7,10 @@ use super::word::{LOW_HALF, Landing, port_vc};
 
 /// The level a level's flits enter, as the level's evaluation reads it.
 pub(super) trait Below {
-    /// Per direction `o`, the rows of word `w` of the evaluating level whose output VC `v`
-    /// of direction `o` can take a flit (its register is empty after the next level's
-    /// departures) and a new worm (empty and not `ACTIVE`).
-    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
+    /// Per direction `o`, the rows of word `w` (of `words`) of the evaluating level whose
+    /// output VC `v` of direction `o` can take a flit (its register is empty after the next
+    /// level's departures) and a new worm (empty and not `ACTIVE`).
+    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2];
 
     /// The bit `p` such that word `w` of the evaluating level reads, and its flits enter,
     /// words of the level below that word `w ^ p` reads too (0: none that another word
@@ -22,8 +22,8 @@ pub(super) trait Below {
 pub(super) trait Sink {
     /// Whether it is the last level (a header entering it starts its worm draining).
     fn last(&self) -> bool;
-    /// The rows of word `w` in `leaving` send a flit on output VC `v`.
-    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving);
+    /// The rows of word `w` (of `words`) in `leaving` send a flit on output VC `v`.
+    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving);
     /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
     /// on VC `v` names its worm in the register it enters.
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
@@ -63,7 +63,6 @@ impl Leaving {
 pub(super) struct Next<'a> {
     pub(super) level: &'a mut Level,
     pub(super) k: u32,
-    pub(super) words: usize,
     pub(super) n: usize,
     pub(super) b: usize,
     pub(super) last: bool,
@@ -71,8 +70,8 @@ pub(super) struct Next<'a> {
 
 impl Below for Next<'_> {
     #[inline(always)]
-    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
-        let (words, b, next) = (self.words, self.b, &*self.level);
+    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2] {
+        let (b, next) = (self.b, &*self.level);
         let into = |plane: usize, w: usize| {
             let at = plane * words + w;
             (!next.full[at], !(next.full[at] | next.act[at]))
@@ -124,10 +123,10 @@ impl Sink for Next<'_> {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
+    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving) {
         // The registers they enter are empty: every plane of theirs is clear (the direction
         // of an ACTIVE one aside, which takes no header).
-        let land = Landing::new(self.k, w, self.words, v, self.b);
+        let land = Landing::new(self.k, w, words, v, self.b);
         let next = &mut *self.level;
         land.or(&mut next.full, leaving.full);
         land.or(&mut next.head, leaving.head);

@@ -112,7 +112,6 @@ impl Part {
             let mut next = Next {
                 level: next,
                 k,
-                words: s.words,
                 n: s.n,
                 b: s.b,
                 last: l + 1 == last,
@@ -236,9 +235,29 @@ fn cycle_level(
 ) -> u64 {
     // The per-word arrays sized for B (a machine word's worth of rows each); the common
     // shapes with B and the input VCs known, so that every loop over them unrolls.
+    // A level of one word (a network of at most 64 inputs) is its own case too.
     macro_rules! with {
         ($v:expr, $nv:expr, $exact:literal) => {
-            cycle_level_in::<$v, $nv, $exact>(s, l, cur, next, links, events, body_arrivals)
+            match s.words {
+                1 => cycle_level_in::<$v, $nv, $exact, true>(
+                    s,
+                    l,
+                    cur,
+                    next,
+                    links,
+                    events,
+                    body_arrivals,
+                ),
+                _ => cycle_level_in::<$v, $nv, $exact, false>(
+                    s,
+                    l,
+                    cur,
+                    next,
+                    links,
+                    events,
+                    body_arrivals,
+                ),
+            }
         };
     }
     match (s.b, cur.nv) {
@@ -257,7 +276,7 @@ fn cycle_level(
 /// level has exactly `V` and `NV`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool>(
+fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool, const ONE_WORD: bool>(
     s: &Shape,
     l: usize,
     cur: &mut Level,
@@ -270,18 +289,22 @@ fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool>(
         true => (V, NV),
         false => (s.b, cur.nv),
     };
-    let shape = WordShape { b, nv, l };
+    let words = match ONE_WORD {
+        true => 1,
+        false => s.words,
+    };
+    let shape = WordShape { b, nv, l, words };
     let mut left = 0;
     match next.paired_word() {
         0 => {
-            for w in 0..s.words {
+            for w in 0..words {
                 if let Some(d) = decide::<V, NV>(s, shape, cur, &*next, w) {
                     left += edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
                 }
             }
         }
         pair => {
-            for w0 in (0..s.words).filter(|w| w & pair == 0) {
+            for w0 in (0..words).filter(|w| w & pair == 0) {
                 let w1 = w0 | pair;
                 let d0 = decide::<V, NV>(s, shape, cur, &*next, w0);
                 let d1 = decide::<V, NV>(s, shape, cur, &*next, w1);
@@ -303,6 +326,8 @@ struct WordShape {
     b: usize,
     nv: usize,
     l: usize,
+    /// Words of a plane.
+    words: usize,
 }
 
 /// What a word's evaluation decides for its clock edge, per input VC `j`: its flit crosses
@@ -319,12 +344,11 @@ struct WordDecisions<const V: usize, const NV: usize> {
 #[inline(always)]
 fn decide<const V: usize, const NV: usize>(
     s: &Shape,
-    WordShape { b, nv, .. }: WordShape,
+    WordShape { b, nv, words, .. }: WordShape,
     cur: &mut Level,
     below: &impl Below,
     w: usize,
 ) -> Option<WordDecisions<V, NV>> {
-    let words = s.words;
     let mut full = [0u64; NV];
     let mut dir = [0u64; NV];
     let mut any = 0u64;
@@ -340,7 +364,7 @@ fn decide<const V: usize, const NV: usize>(
     let mut ready = [[0u64; V]; 2];
     let mut idle = [[0u64; V]; 2];
     for v in 0..b {
-        let [(r0, i0), (r1, i1)] = below.ready_idle(v, w);
+        let [(r0, i0), (r1, i1)] = below.ready_idle(v, w, words);
         (ready[0][v], idle[0][v]) = (r0, i0);
         (ready[1][v], idle[1][v]) = (r1, i1);
     }
@@ -426,7 +450,7 @@ fn decide<const V: usize, const NV: usize>(
 #[inline(always)]
 fn edge<const V: usize, const NV: usize>(
     s: &Shape,
-    WordShape { b, nv, l }: WordShape,
+    WordShape { b, nv, l, words }: WordShape,
     cur: &mut Level,
     d: &WordDecisions<V, NV>,
     sink: &mut impl Sink,
@@ -435,9 +459,7 @@ fn edge<const V: usize, const NV: usize>(
     body_arrivals: &mut u64,
     w: usize,
 ) -> u64 {
-    let Shape {
-        words, n, flits, ..
-    } = *s;
+    let Shape { n, flits, .. } = *s;
     let into_last = sink.last();
     // Below the last level, the next level's routing bit: its headers' direction there.
     let digit = match into_last {
@@ -521,7 +543,7 @@ fn edge<const V: usize, const NV: usize>(
         if out.full == [0, 0] {
             continue;
         }
-        sink.enter(v, w, out);
+        sink.enter(v, w, words, out);
         for o in 0..2 {
             if out.full[o] != 0 {
                 // Output VC (o, v) of word w, laid out as the level's counters.

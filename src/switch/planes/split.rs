@@ -93,14 +93,13 @@ struct Across<'a> {
     levels: [&'a Level; 2],
     port: usize,
     b: usize,
-    words: usize,
     outbox: &'a mut Outbox,
 }
 
 impl Below for Across<'_> {
     #[inline(always)]
-    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
-        let at = port_vc(self.port, v, self.b) * self.words + w;
+    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2] {
+        let at = port_vc(self.port, v, self.b) * words + w;
         self.levels
             .map(|next| (!next.full[at], !(next.full[at] | next.act[at])))
     }
@@ -117,8 +116,8 @@ impl Sink for Across<'_> {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
-        self.outbox.enter(v, w, leaving);
+    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving) {
+        self.outbox.enter(v, w, words, leaving);
     }
 
     #[inline(always)]
@@ -140,7 +139,7 @@ impl Sink for Outbox {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
+    fn enter(&mut self, v: usize, w: usize, _: usize, leaving: &Leaving) {
         for half in 0..2 {
             for (kind, bits) in [leaving.full, leaving.head, leaving.tail]
                 .into_iter()
@@ -236,7 +235,6 @@ impl Planes {
                 levels,
                 port: outbox.port,
                 b: zero.shape.b,
-                words: zero.shape.words,
                 outbox,
             };
             let left = zero.cycle(&mut next, events);
