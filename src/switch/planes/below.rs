@@ -22,7 +22,8 @@ pub(super) trait Below {
 pub(super) trait Sink {
     /// Whether it is the last level (a header entering it starts its worm draining).
     fn last(&self) -> bool;
-    /// The rows of word `w` (of `words`) in `leaving` send a flit on output VC `v`.
+    /// The rows of word `w` (of `words`) in `leaving` send a flit on output VC `v` (its
+    /// headers' directions land with them below the last level).
     fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving);
     /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
     /// on VC `v` names its worm in the register it enters.

@@ -140,6 +140,7 @@ impl Sink for Outbox {
 
     #[inline(always)]
     fn enter(&mut self, v: usize, w: usize, _: usize, leaving: &Leaving) {
+        // The headers' directions are looked up where level 1 takes them.
         for half in 0..2 {
             for (kind, bits) in [leaving.full, leaving.head, leaving.tail]
                 .into_iter()
