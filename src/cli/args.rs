@@ -37,7 +37,8 @@ pub fn refuse(flags: &[(&str, bool)], only: &str) -> Result<()> {
 #[command(next_help_heading = "Network")]
 pub struct NetworkArgs {
     /// A run's configuration as TOML, or as JSON (a report's "config", as written); unknown
-    /// keys and keys with no effect on the run are refused; flags override it.
+    /// keys and keys with no effect on the run are refused; flags override it; a file that
+    /// names no traffic runs the command's (and its cycles, unless it names them).
     /// [default: none]
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
@@ -395,7 +396,9 @@ fn family(topology: &str) -> &'static str {
 
 impl RunFlags<'_> {
     /// The run these flags describe: the config file (or `base` for VC networks, the
-    /// defaults for the others), overridden by the flags. Flags with no effect are refused.
+    /// defaults for the others), overridden by the flags. A file for a VC network that names
+    /// no traffic takes `base`'s traffic, and its cycles unless it names them. Flags with no
+    /// effect are refused.
     pub fn resolve(&self, base: SimConfig) -> Result<RunConfig> {
         let raw = match &self.net.config {
             Some(path) => Some((path, flitforge::run::read_config_file(path)?)),
@@ -424,8 +427,9 @@ impl RunFlags<'_> {
         let switch_given = self.switch.map(SwitchArgs::given).unwrap_or_default();
         let body_bits = self.serial.and_then(|s| s.body_bits);
         let t = self.traffic;
-        // A config file without traffic or cycles takes the command's (`sim --sweep`: Bernoulli;
-        // `bench`: its benchmark's), not the file defaults'.
+        // A config file without traffic takes the command's (`sim --sweep`: Bernoulli; `bench`:
+        // its benchmark's; `fpga`: the LFSR generators), with its cycles unless it names them,
+        // not the file defaults'.
         let (base_traffic, base_cycles) = (base.traffic.clone(), base.cycles);
         let mut run = match from_file {
             Some(c) => c,
@@ -448,10 +452,8 @@ impl RunFlags<'_> {
                     &[("body-bits", body_bits.is_some())],
                     "with --topology pruned-butterfly or sorting-fat-tree",
                 )?;
-                if let Some((_, raw)) = &raw {
-                    if raw.get("traffic").is_none() {
-                        c.traffic = base_traffic;
-                    }
+                if let Some((_, raw)) = raw.as_ref().filter(|(_, r)| r.get("traffic").is_none()) {
+                    c.traffic = base_traffic;
                     if raw.get("cycles").is_none() {
                         c.cycles = base_cycles;
                     }

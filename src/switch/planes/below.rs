@@ -11,11 +11,6 @@ pub(super) trait Below {
     /// output VC `v` of direction `o` can take a flit (its register is empty after the next
     /// level's departures) and a new worm (empty and not `ACTIVE`).
     fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2];
-
-    /// The bit `p` such that word `w` of the evaluating level reads, and its flits enter,
-    /// words of the level below that word `w ^ p` reads too (0: none that another word
-    /// reads). The two words evaluate before either's clock edge.
-    fn paired_word(&self) -> usize;
 }
 
 /// The level a level's flits enter, as the level's clock edge writes it.
@@ -94,14 +89,6 @@ impl Below for Next<'_> {
             let (r1, i1) = into(port_vc(1, v, b), w);
             let (ready, idle) = (gather(r0, r1), gather(i0, i1));
             [(ready.0, idle.0), (ready.1, idle.1)]
-        }
-    }
-
-    fn paired_word(&self) -> usize {
-        // The butterfly's bit flip within a word, or between words w and w ^ 2^(k - 6).
-        match self.k {
-            0..6 => 0,
-            k => 1 << (k - 6),
         }
     }
 }

@@ -196,8 +196,8 @@ pub(super) struct Zero<'a> {
 }
 
 impl Zero<'_> {
-    /// Level 0's evaluation reading `below` and its clock edge writing `sink`; returns the
-    /// flits that left a register.
+    /// Level 0's evaluation reading `next` and its clock edge writing it; returns the flits
+    /// that left a register.
     pub(super) fn cycle(
         &mut self,
         next: &mut (impl Below + Sink),
@@ -221,8 +221,11 @@ impl Zero<'_> {
 /// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
 /// edge: granted headers take their output VC, waiting headers are `Stalled`, leaving flits
 /// cross into `next` (their headers with their direction there), leaving tails end their
-/// worms' hold. Word by word (an edge changes the next level only after every word reading
-/// the same words of it has evaluated). Returns the flits that left a register.
+/// worms' hold. Word by word: a word's edge writes only registers of the next level that no
+/// other word reads (for routing bit k < 6 its flits stay in its own word of the next level;
+/// from k = 6 on, the flits of word `w` enter, and its rules read, words `w` and
+/// `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the other of
+/// those two words does not read). Returns the flits that left a register.
 #[allow(clippy::too_many_arguments)]
 fn cycle_level(
     s: &Shape,
@@ -295,26 +298,9 @@ fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool, const ONE_
     };
     let shape = WordShape { b, nv, l, words };
     let mut left = 0;
-    match next.paired_word() {
-        0 => {
-            for w in 0..words {
-                if let Some(d) = decide::<V, NV>(s, shape, cur, &*next, w) {
-                    left += edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
-                }
-            }
-        }
-        pair => {
-            for w0 in (0..words).filter(|w| w & pair == 0) {
-                let w1 = w0 | pair;
-                let d0 = decide::<V, NV>(s, shape, cur, &*next, w0);
-                let d1 = decide::<V, NV>(s, shape, cur, &*next, w1);
-                for (w, d) in [(w0, d0), (w1, d1)] {
-                    if let Some(d) = d {
-                        left +=
-                            edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
-                    }
-                }
-            }
+    for w in 0..words {
+        if let Some(d) = decide::<V, NV>(s, shape, cur, &*next, w) {
+            left += edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
         }
     }
     left

@@ -103,11 +103,6 @@ impl Below for Across<'_> {
         self.levels
             .map(|next| (!next.full[at], !(next.full[at] | next.act[at])))
     }
-
-    fn paired_word(&self) -> usize {
-        // Its edge writes the outbox, which no word reads.
-        0
-    }
 }
 
 impl Sink for Across<'_> {
