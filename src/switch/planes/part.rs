@@ -276,7 +276,7 @@ fn cycle_level(
 }
 
 /// [`cycle_level`] with arrays for at most `V` VCs per link, `NV` per switch; `EXACT`: the
-/// level has exactly `V` and `NV`.
+/// level has exactly `V` and `NV`; `ONE_WORD`: its planes are one word each.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool, const ONE_WORD: bool>(
