@@ -240,28 +240,13 @@ fn cycle_level(
     // shapes with B and the input VCs known, so that every loop over them unrolls.
     // A level of one word (a network of at most 64 inputs) is its own case too.
     macro_rules! with {
-        ($v:expr, $nv:expr, $exact:literal) => {
-            match s.words {
-                1 => cycle_level_in::<$v, $nv, $exact, true>(
-                    s,
-                    l,
-                    cur,
-                    next,
-                    links,
-                    events,
-                    body_arrivals,
-                ),
-                _ => cycle_level_in::<$v, $nv, $exact, false>(
-                    s,
-                    l,
-                    cur,
-                    next,
-                    links,
-                    events,
-                    body_arrivals,
-                ),
-            }
-        };
+        ($v:expr, $nv:expr, $exact:literal) => {{
+            let level = match s.words {
+                1 => cycle_level_in::<$v, $nv, $exact, true, _>,
+                _ => cycle_level_in::<$v, $nv, $exact, false, _>,
+            };
+            level(s, l, cur, next, links, events, body_arrivals)
+        }};
     }
     match (s.b, cur.nv) {
         (1, 1) => with!(1, 1, true),
@@ -279,11 +264,17 @@ fn cycle_level(
 /// level has exactly `V` and `NV`; `ONE_WORD`: its planes are one word each.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn cycle_level_in<const V: usize, const NV: usize, const EXACT: bool, const ONE_WORD: bool>(
+fn cycle_level_in<
+    const V: usize,
+    const NV: usize,
+    const EXACT: bool,
+    const ONE_WORD: bool,
+    N: Below + Sink,
+>(
     s: &Shape,
     l: usize,
     cur: &mut Level,
-    next: &mut (impl Below + Sink),
+    next: &mut N,
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,

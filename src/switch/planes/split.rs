@@ -35,13 +35,16 @@ pub(super) struct Outbox {
     b: usize,
     /// Words of a half's plane.
     words: usize,
-    /// `planes[((half · 3 + kind) · B + v) · words + w]`: the rows of word `w` of level 1 of
-    /// `half` that a flit enters on input VC `port · B + v`, of kind 0 (every flit), 1
-    /// (headers), 2 (tails).
+    /// `planes[((half · KINDS + kind) · B + v) · words + w]`: the rows of word `w` of level 1
+    /// of `half` that a flit enters on input VC `port · B + v`, of kind 0 (every flit), 1
+    /// (headers), 2 (tails), 3 (headers whose routing digit at level 1 is 1).
     planes: Vec<u64>,
     /// The headers among them, with their worms.
     headers: Vec<Crossing>,
 }
+
+/// The planes of level 1 an outbox carries, in the order of [`Outbox::planes`].
+const KINDS: usize = 4;
 
 /// A header crossing from level 0 into row `row` of `half` of level 1, on VC `v`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,7 +58,7 @@ struct Crossing {
 impl Outbox {
     /// Bytes of an outbox of a half of `rows` rows, B = `b`.
     pub(super) fn bytes(b: usize, rows: usize) -> u64 {
-        let planes = 2 * 3 * b * rows.div_ceil(64) * 8;
+        let planes = 2 * KINDS * b * rows.div_ceil(64) * 8;
         // A header per level-0 register of the half, at most.
         (planes + b * rows * std::mem::size_of::<Crossing>()) as u64
     }
@@ -71,14 +74,14 @@ impl Outbox {
             port,
             b,
             words,
-            planes: vec_of(2 * 3 * b * words, 0, "inputs", shown)?,
+            planes: vec_of(2 * KINDS * b * words, 0, "inputs", shown)?,
             headers,
         })
     }
 
     #[inline(always)]
     fn at(&self, half: usize, kind: usize, v: usize, w: usize) -> usize {
-        ((half * 3 + kind) * self.b + v) * self.words + w
+        ((half * KINDS + kind) * self.b + v) * self.words + w
     }
 
     fn clear(&mut self) {
@@ -88,7 +91,8 @@ impl Outbox {
 }
 
 /// Level 1 of both halves, as level 0 of half `port` reads it (port `port` of each, the
-/// direction naming the half), and its outbox, which its clock edge writes.
+/// direction naming the half), and its outbox, which its clock edge writes: a flit of row
+/// `row` leaving in direction `o` enters row `row` of half `o` of level 1, on port `port`.
 struct Across<'a> {
     levels: [&'a Level; 2],
     port: usize,
@@ -107,49 +111,27 @@ impl Below for Across<'_> {
 
 impl Sink for Across<'_> {
     fn last(&self) -> bool {
-        self.outbox.last()
-    }
-
-    #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving) {
-        self.outbox.enter(v, w, words, leaving);
-    }
-
-    #[inline(always)]
-    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
-        self.outbox.header(v, row, o, slot);
-    }
-
-    fn vc(&self, v: usize, row: usize, o: usize) -> u32 {
-        self.outbox.vc(v, row, o)
-    }
-}
-
-/// A flit of level-0 row `row` of half `port` leaving in direction `o` enters row `row` of
-/// half `o` of level 1, on port `port`.
-impl Sink for Outbox {
-    fn last(&self) -> bool {
         // A split run has at least three levels.
         false
     }
 
     #[inline(always)]
     fn enter(&mut self, v: usize, w: usize, _: usize, leaving: &Leaving) {
-        // The headers' directions are looked up where level 1 takes them.
+        let outbox = &mut *self.outbox;
         for half in 0..2 {
-            for (kind, bits) in [leaving.full, leaving.head, leaving.tail]
+            for (kind, bits) in [leaving.full, leaving.head, leaving.tail, leaving.dir]
                 .into_iter()
                 .enumerate()
             {
-                let at = self.at(half, kind, v, w);
-                self.planes[at] |= bits[half];
+                let at = outbox.at(half, kind, v, w);
+                outbox.planes[at] |= bits[half];
             }
         }
     }
 
     #[inline(always)]
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
-        self.headers.push(Crossing {
+        self.outbox.headers.push(Crossing {
             half: o as u8,
             v: v as u8,
             row: row as u32,
@@ -164,12 +146,10 @@ impl Sink for Outbox {
 
 impl Part {
     /// Takes into level 1 of this part, half `half`, the crossings of both halves' level 0
-    /// (phase 3), each header looking up its routing digit there.
+    /// (phase 3).
     fn take_crossings(&mut self, half: usize, outboxes: &[Outbox]) {
         let s = self.shape;
         let (b, words) = (s.b, s.words);
-        // Level 1's routing bit.
-        let k = s.log_n - 2;
         let level = &mut self.levels[1];
         for outbox in outboxes {
             for v in 0..b {
@@ -179,13 +159,12 @@ impl Part {
                     level.full[i] |= outbox.planes[outbox.at(half, 0, v, w)];
                     level.head[i] |= outbox.planes[outbox.at(half, 1, v, w)];
                     level.tail[i] |= outbox.planes[outbox.at(half, 2, v, w)];
+                    level.dir[i] |= outbox.planes[outbox.at(half, 3, v, w)];
                 }
             }
             for c in outbox.headers.iter().filter(|c| c.half as usize == half) {
                 let (j, row) = (port_vc(outbox.port, c.v as usize, b), c.row as usize);
                 level.slot[j * s.n + row] = c.slot;
-                level.dir[j * words + row / 64] |=
-                    u64::from(c.slot.destination >> k & 1) << (row % 64);
             }
         }
     }
