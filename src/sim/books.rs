@@ -27,6 +27,10 @@ pub(super) struct Books<'a> {
     pub tail: u16,
     pub max_attempts: u32,
     pub retry_backoff: u64,
+    /// A flit that enters its destination's register has left the network for the records
+    /// (the bit-plane kernel, whose destinations take a flit from that register every cycle
+    /// and whose edges list no `Delivered` transfer): its message may retire then.
+    pub exits_on_arrival: bool,
 }
 
 impl<'a> Books<'a> {
@@ -46,6 +50,16 @@ impl<'a> Books<'a> {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
+            exits_on_arrival: false,
+        }
+    }
+
+    /// These books, counting a flit gone where it enters its destination's register
+    /// ([`Books::exits_on_arrival`]).
+    pub fn exiting_on_arrival(self) -> Self {
+        Books {
+            exits_on_arrival: true,
+            ..self
         }
     }
 
@@ -83,9 +97,10 @@ impl<'a> Books<'a> {
                 if t.flit.seq == 0 {
                     m.record.hops = u32::from(t.flit.hop);
                 }
-                if ejected {
-                    self.counts.flits_delivered += 1;
-                    m.reach_destination(t.flit.seq, tail, cycle);
+                self.counts.flits_delivered += 1;
+                m.reach_destination(t.flit.seq, tail, cycle);
+                if self.exits_on_arrival {
+                    m.gone += 1;
                 }
                 continue;
             }

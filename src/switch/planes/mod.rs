@@ -208,8 +208,9 @@ impl Planes {
     /// One cycle of a run on one thread: every level from the last evaluates and commits its
     /// departures and the arrivals they cause, appending the transfers the books read to
     /// `events`: `Stalled` headers, and the heads' and tails' crossings into the last level
-    /// and `Delivered`. Returns the flits that left a register. Then the sources write
-    /// level 0 ([`Planes::injection`]).
+    /// (no `Delivered`: the books count a flit delivered where it enters the last level,
+    /// which it leaves at the next edge). Returns the flits that left a register. Then the
+    /// sources write level 0 ([`Planes::injection`]).
     pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> u64 {
         let [part] = &mut self.parts[..] else {
             panic!("a run on one thread");

@@ -99,11 +99,11 @@ impl Part {
     /// The last level delivers, then every level from the one below it down to `lowest`
     /// evaluates and commits (the level above reads the registers it feeds as they are after
     /// their departures), appending the transfers the books read to `events`: `Stalled`
-    /// headers, and the heads' and tails' crossings into the last level and `Delivered`.
-    /// Returns the flits that left a register.
+    /// headers, and the heads' and tails' crossings into the last level (where the books
+    /// count them delivered). Returns the flits that left a register.
     pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> u64 {
         let last = self.levels.len() - 1;
-        let mut left = self.deliver(events);
+        let mut left = self.deliver();
         for l in (lowest..last).rev() {
             let (upper, lower) = self.levels.split_at_mut(l + 1);
             let (cur, next) = (&mut upper[l], &mut lower[0]);
@@ -144,13 +144,13 @@ impl Part {
         )
     }
 
-    /// The last level: every held flit leaves into its destination (heads and tails booked);
-    /// a tail ends its worm.
-    fn deliver(&mut self, events: &mut Vec<Transfer>) -> u64 {
+    /// The last level: every held flit leaves into its destination; a tail ends its worm.
+    /// Nothing is listed for the books: a flit is booked as delivered where it enters this
+    /// level (the destination takes a flit from it every cycle, so it leaves at the next
+    /// edge).
+    fn deliver(&mut self) -> u64 {
         let last = self.levels.len() - 1;
-        let Shape {
-            words, n, flits, ..
-        } = self.shape;
+        let words = self.shape.words;
         let level = &mut self.levels[last];
         let mut left = 0;
         for j in 0..level.nv {
@@ -160,26 +160,10 @@ impl Part {
                 if full == 0 {
                     continue;
                 }
-                let heads = std::mem::take(&mut level.head[i]);
+                level.head[i] = 0;
                 let tails = std::mem::take(&mut level.tail[i]);
                 level.act[i] &= !(full & tails);
                 left += u64::from(full.count_ones());
-                let mut bits = full & (heads | tails);
-                while bits != 0 {
-                    let bit = bits.trailing_zeros() as usize;
-                    let row = w * 64 + bit;
-                    bits &= bits - 1;
-                    let slot = &level.slot[j * n + row];
-                    events.push(Transfer {
-                        flit: match heads >> bit & 1 {
-                            1 => slot.head(last),
-                            _ => slot.body(flits - 1),
-                        },
-                        from: level.vc(row, j),
-                        to: NONE,
-                        kind: TransferKind::Delivered,
-                    });
-                }
             }
         }
         self.held -= left as i64;
