@@ -50,7 +50,8 @@ fn matrix(m: usize, mode: FlowControl) {
                 let k = (m * 24 + bi * 8 + flits as usize * 2 + ti) as u64;
                 // One 64-input network (wormhole, B = 4, L = 4, the butterfly): Icarus takes
                 // ten seconds to elaborate one, and the sizes below reach every other feature
-                // (a quarter of the networks at 32 inputs, five or six levels).
+                // (a quarter at 32 inputs: the butterflies of one-flit messages and the
+                // splitter networks of four-flit ones).
                 let inputs = if (m, bi, flits, ti) == (0, 2, 4, 0) {
                     64
                 } else {
