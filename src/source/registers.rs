@@ -4,7 +4,7 @@
 use super::{InjectionPort, SourcePart, Sources};
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::switch::Transfer;
+use crate::switch::{NONE, Transfer};
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -107,20 +107,23 @@ impl SourcePart<'_> {
                 let mid = self.mid_worm[w * b + v];
                 let rows = mid & registers.ready_word(v, w0 + w);
                 let (mut bits, mut tails) = (rows, 0);
+                // A body flit counts its worm on; a tail ends it ([`SourcePart::commit_send`]
+                // less the round-robin pointer, which no VC of this path reads).
                 while bits != 0 {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let slot = (w * 64 + bit) * b + v;
-                    let flit = FlitSlot {
-                        msg: self.worm[slot],
-                        seq: self.next_seq[slot],
-                        hop: 0,
-                    };
-                    self.commit_send(w * 64 + bit, v, flit);
-                    if flit.seq == tail {
+                    let seq = self.next_seq[slot];
+                    self.next_seq[slot] = seq + 1;
+                    if seq == tail {
                         tails |= 1 << bit;
-                        end(first + w * 64 + bit, v, flit);
+                        let msg = std::mem::replace(&mut self.worm[slot], NONE);
+                        end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
                     }
+                }
+                if tails != 0 {
+                    self.mid_worm[w * b + v] &= !tails;
+                    self.sending -= tails.count_ones() as isize;
                 }
                 if rows != 0 {
                     registers.write_bodies(v, w0 + w, rows, tails);
