@@ -128,21 +128,37 @@ impl SourcePart<'_> {
                 if rows != 0 {
                     registers.write_bodies(v, w0 + w, rows, tails);
                 }
+                // A header starts the next queued message's worm ([`SourcePart::commit_send`]
+                // as above); a one-flit worm ends with it.
                 let mut starts = active & !mid & registers.accepts_word(v, w0 + w);
+                let mut started = 0;
                 while starts != 0 {
-                    let i = w * 64 + starts.trailing_zeros() as usize;
+                    let bit = starts.trailing_zeros() as usize;
                     starts &= starts - 1;
-                    let Some(&msg) = self.queues[i].front() else {
+                    let i = w * 64 + bit;
+                    let Some(msg) = self.queues[i].pop_front() else {
                         continue;
                     };
-                    let flit = FlitSlot {
-                        msg,
-                        seq: 0,
-                        hop: 0,
-                    };
-                    self.commit_send(i, v, flit);
                     registers.write((first + i) as u32, v as u32, msg, 0);
-                    end(first + i, v, flit);
+                    end(
+                        first + i,
+                        v,
+                        FlitSlot {
+                            msg,
+                            seq: 0,
+                            hop: 0,
+                        },
+                    );
+                    if tail > 0 {
+                        let slot = i * b + v;
+                        self.worm[slot] = msg;
+                        self.next_seq[slot] = 1;
+                        started |= 1 << bit;
+                    }
+                }
+                if started != 0 {
+                    self.mid_worm[w * b + v] |= started;
+                    self.sending += started.count_ones() as isize;
                 }
                 busy |= self.mid_worm[w * b + v];
             }
