@@ -7,19 +7,19 @@ use super::word::{LOW_HALF, Landing, port_vc};
 
 /// The level a level's flits enter, as the level's evaluation reads it.
 pub(super) trait Below {
-    /// Per direction `o`, the rows of word `w` (of `words`) of the evaluating level whose
-    /// output VC `v` of direction `o` can take a flit (its register is empty after the next
-    /// level's departures) and a new worm (empty and not `ACTIVE`).
-    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2];
+    /// Per direction `o`, the rows of word `w` of the evaluating level whose output VC `v` of
+    /// direction `o` can take a flit (its register is empty after the next level's
+    /// departures) and a new worm (empty and not `ACTIVE`).
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2];
 }
 
 /// The level a level's flits enter, as the level's clock edge writes it.
 pub(super) trait Sink {
     /// Whether it is the last level (a header entering it starts its worm draining).
     fn last(&self) -> bool;
-    /// The rows of word `w` (of `words`) in `leaving` send a flit on output VC `v` (its
-    /// headers' directions land with them below the last level).
-    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving);
+    /// The rows of word `w` in `leaving` send a flit on output VC `v` (its headers'
+    /// directions land with them below the last level).
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving);
     /// The header of worm `slot` leaving row `row` (of the sending part) in direction `o`
     /// on VC `v` names its worm in the register it enters.
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot);
@@ -66,10 +66,10 @@ pub(super) struct Next<'a> {
 
 impl Below for Next<'_> {
     #[inline(always)]
-    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2] {
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
         let (b, next) = (self.b, &*self.level);
-        let into = |plane: usize, w: usize| {
-            let at = plane * words + w;
+        let into = |j: usize, w: usize| {
+            let at = next.at(j, w);
             (!next.full[at], !(next.full[at] | next.act[at]))
         };
         let k = self.k;
@@ -111,11 +111,11 @@ impl Sink for Next<'_> {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, words: usize, leaving: &Leaving) {
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
         // The registers they enter are empty: every plane of theirs is clear (the direction
         // of an ACTIVE one aside, which takes no header).
-        let land = Landing::new(self.k, w, words, v, self.b);
         let next = &mut *self.level;
+        let land = Landing::new(self.k, w, next.nv, v, self.b);
         land.or(&mut next.full, leaving.full);
         land.or(&mut next.head, leaving.head);
         land.or(&mut next.tail, leaving.tail);

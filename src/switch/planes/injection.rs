@@ -37,7 +37,7 @@ impl Injection<'_> {
     /// Plane `vc`'s index of word `w` of the whole network's inputs.
     #[inline(always)]
     fn at(&self, vc: usize, w: usize) -> usize {
-        vc * self.shape.words + w - self.shape.row0 / 64
+        self.level.at(vc, w - self.shape.row0 / 64)
     }
 }
 
@@ -62,7 +62,7 @@ impl InjectionRegisters for Injection<'_> {
     fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16) {
         let s = self.shape;
         let (row, j) = (input as usize - s.row0, vc as usize);
-        let at = j * s.words + row / 64;
+        let at = self.level.at(j, row / 64);
         let mask = 1u64 << (row % 64);
         let level = &mut *self.level;
         level.full[at] |= mask;

@@ -153,18 +153,15 @@ impl Part {
         let words = self.shape.words;
         let level = &mut self.levels[last];
         let mut left = 0;
-        for j in 0..level.nv {
-            for w in 0..words {
-                let i = j * words + w;
-                let full = std::mem::take(&mut level.full[i]);
-                if full == 0 {
-                    continue;
-                }
-                level.head[i] = 0;
-                let tails = std::mem::take(&mut level.tail[i]);
-                level.act[i] &= !(full & tails);
-                left += u64::from(full.count_ones());
+        for i in 0..level.nv * words {
+            let full = std::mem::take(&mut level.full[i]);
+            if full == 0 {
+                continue;
             }
+            level.head[i] = 0;
+            let tails = std::mem::take(&mut level.tail[i]);
+            level.act[i] &= !(full & tails);
+            left += u64::from(full.count_ones());
         }
         self.held -= left as i64;
         left
@@ -305,17 +302,19 @@ struct WordDecisions<const V: usize, const NV: usize> {
 #[inline(always)]
 fn decide<const V: usize, const NV: usize>(
     s: &Shape,
-    WordShape { b, nv, words, .. }: WordShape,
+    WordShape { b, nv, .. }: WordShape,
     cur: &mut Level,
     below: &impl Below,
     w: usize,
 ) -> Option<WordDecisions<V, NV>> {
+    // The word's run of each plane (word-major: its length is the level's input VCs).
+    let (full_w, dir_w) = (&cur.full[w * nv..][..nv], &cur.dir[w * nv..][..nv]);
     let mut full = [0u64; NV];
     let mut dir = [0u64; NV];
     let mut any = 0u64;
     for j in 0..nv {
-        full[j] = cur.full[j * words + w];
-        dir[j] = cur.dir[j * words + w];
+        full[j] = full_w[j];
+        dir[j] = dir_w[j];
         any |= full[j];
     }
     if any == 0 {
@@ -325,7 +324,7 @@ fn decide<const V: usize, const NV: usize>(
     let mut ready = [[0u64; V]; 2];
     let mut idle = [[0u64; V]; 2];
     for v in 0..b {
-        let [(r0, i0), (r1, i1)] = below.ready_idle(v, w, words);
+        let [(r0, i0), (r1, i1)] = below.ready_idle(v, w);
         (ready[0][v], idle[0][v]) = (r0, i0);
         (ready[1][v], idle[1][v]) = (r1, i1);
     }
@@ -334,12 +333,13 @@ fn decide<const V: usize, const NV: usize>(
     let mut moving = [0u64; NV];
     let mut held = [[0u64; V]; 2];
     let mut requests = [[0u64; NV]; 2];
+    let (act_w, hold_w) = (&cur.act[w * nv..][..nv], &cur.hold[w * nv * b..][..nv * b]);
     for j in 0..nv {
-        let act = cur.act[j * words + w];
+        let act = act_w[j];
         let (to0, to1) = (act & !dir[j], act & dir[j]);
         let mut go = 0;
         for v in 0..b {
-            let h = cur.hold[(j * b + v) * words + w];
+            let h = hold_w[j * b + v];
             held[0][v] |= to0 & h;
             held[1][v] |= to1 & h;
             go |= h & ((to0 & ready[0][v]) | (to1 & ready[1][v]));
@@ -360,18 +360,8 @@ fn decide<const V: usize, const NV: usize>(
         for v in 0..b {
             free[v] = !held[o][v] & idle[o][v];
         }
-        let pointer = &mut cur.rr[o * nv * words..(o + 1) * nv * words];
-        allocate::<V, NV>(
-            nv,
-            b,
-            w,
-            words,
-            req,
-            &free,
-            pointer,
-            &mut grant,
-            &mut granted_vc,
-        );
+        let pointer = &mut cur.rr[(w * 2 + o) * nv..][..nv];
+        allocate::<V, NV>(nv, b, req, &free, pointer, &mut grant, &mut granted_vc);
     }
     let mut leave = [0u64; NV];
     if s.one_per_link {
@@ -386,8 +376,8 @@ fn decide<const V: usize, const NV: usize>(
             if some == 0 {
                 continue;
             }
-            let pointer = &mut cur.lrr[o * nv * words..(o + 1) * nv * words];
-            let winners = round_robin_first::<NV>(nv, w, words, &candidates, pointer);
+            let pointer = &mut cur.lrr[(w * 2 + o) * nv..][..nv];
+            let winners = round_robin_first::<NV>(nv, &candidates, pointer);
             for j in 0..nv {
                 leave[j] |= winners[j];
             }
@@ -421,6 +411,7 @@ fn edge<const V: usize, const NV: usize>(
     w: usize,
 ) -> u64 {
     let Shape { n, flits, .. } = *s;
+    let vc_base = cur.vc_base;
     let into_last = sink.last();
     // Below the last level, the next level's routing bit: its headers' direction there.
     let digit = match into_last {
@@ -429,26 +420,44 @@ fn edge<const V: usize, const NV: usize>(
     };
     let mut left = 0u64;
     let mut leaving = [Leaving::default(); V];
+    // The word's run of each plane (word-major: its length is the level's input VCs).
+    let Level {
+        full: full_p,
+        head: head_p,
+        tail: tail_p,
+        act: act_p,
+        dir: dir_p,
+        hold: hold_p,
+        slot: slots,
+        ..
+    } = cur;
+    let (full_w, head_w, tail_w) = (
+        &mut full_p[w * nv..][..nv],
+        &mut head_p[w * nv..][..nv],
+        &mut tail_p[w * nv..][..nv],
+    );
+    let (act_w, dir_w) = (&mut act_p[w * nv..][..nv], &mut dir_p[w * nv..][..nv]);
+    let hold_w = &mut hold_p[w * nv * b..][..nv * b];
+    let vc = |row: usize, j: usize| vc_base + (row * nv + j) as u32;
     for j in 0..nv {
-        let i = j * words + w;
-        let (grant, leave, full) = (d.grant[j], d.leave[j], cur.full[i]);
+        let (grant, leave, full) = (d.grant[j], d.leave[j], full_w[j]);
         if full == 0 {
             continue;
         }
-        let (head, tail, dir) = (cur.head[i], cur.tail[i], cur.dir[i]);
+        let (head, tail, dir) = (head_w[j], tail_w[j], dir_w[j]);
         let mut stalled = full & !leave & head;
         while stalled != 0 {
             let row = w * 64 + stalled.trailing_zeros() as usize;
             stalled &= stalled - 1;
             events.push(Transfer {
-                flit: cur.slot[j * n + row].head(l),
-                from: cur.vc(row, j),
+                flit: slots[j * n + row].head(l),
+                from: vc(row, j),
                 to: NONE,
                 kind: TransferKind::Stalled,
             });
         }
         for v in 0..b {
-            let h = &mut cur.hold[(j * b + v) * words + w];
+            let h = &mut hold_w[j * b + v];
             *h = (*h & !grant) | (d.granted_vc[j][v] & grant);
             let going = leave & *h;
             if going == 0 {
@@ -468,7 +477,7 @@ fn edge<const V: usize, const NV: usize>(
                 bits &= bits - 1;
                 let row = w * 64 + bit;
                 let o = (dir >> bit & 1) as usize;
-                let slot = cur.slot[j * n + row];
+                let slot = slots[j * n + row];
                 let is_head = heads >> bit & 1 != 0;
                 if is_head {
                     sink.header(v, row, o, slot);
@@ -483,7 +492,7 @@ fn edge<const V: usize, const NV: usize>(
                         true => slot.head(l + 1),
                         false => slot.body(flits - 1),
                     },
-                    from: cur.vc(row, j),
+                    from: vc(row, j),
                     to: sink.vc(v, row, o),
                     kind: TransferKind::Crossed {
                         ov: (link as u32) << s.vc_shift | v as u32,
@@ -493,18 +502,18 @@ fn edge<const V: usize, const NV: usize>(
         }
         left += u64::from(leave.count_ones());
         let ended = leave & tail;
-        cur.full[i] = full & !leave;
-        cur.head[i] = head & !leave;
-        cur.tail[i] = tail & !leave;
-        cur.act[i] = (cur.act[i] | grant) & !ended;
-        cur.dir[i] = dir & !ended;
+        full_w[j] = full & !leave;
+        head_w[j] = head & !leave;
+        tail_w[j] = tail & !leave;
+        act_w[j] = (act_w[j] | grant) & !ended;
+        dir_w[j] = dir & !ended;
     }
     for v in 0..b {
         let out = &leaving[v];
         if out.full == [0, 0] {
             continue;
         }
-        sink.enter(v, w, words, out);
+        sink.enter(v, w, out);
         for o in 0..2 {
             if out.full[o] != 0 {
                 // Output VC (o, v) of word w, laid out as the level's counters.
@@ -518,11 +527,11 @@ fn edge<const V: usize, const NV: usize>(
 impl Part {
     /// Every header held by a register, with the links it crossed (its level).
     pub(super) fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
-        let Shape { n, words, .. } = self.shape;
+        let n = self.shape.n;
         self.levels.iter().enumerate().flat_map(move |(l, level)| {
             (0..level.nv).flat_map(move |j| {
                 (0..n).filter_map(move |row| {
-                    let at = j * words + row / 64;
+                    let at = level.at(j, row / 64);
                     let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
                     head.then(|| level.slot[j * n + row].head(l))
                 })

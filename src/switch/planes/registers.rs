@@ -5,7 +5,10 @@ use crate::error::Result;
 use crate::flit::FlitSlot;
 use crate::limits::vec_of;
 
-/// The registers of one level, in planes of `words` words (index `plane * words + w`).
+/// The registers of one level, word-major: the planes of a word of 64 switches lie together
+/// ([`Level::at`]: index `w · nv + j` for input VC `j` of word `w`), so that one word's rules
+/// read one short run of each plane, whose length (the level's input VCs) is known where
+/// the rules are compiled for it.
 #[derive(Clone, Debug)]
 pub(super) struct Level {
     /// Input VCs per switch.
@@ -15,11 +18,11 @@ pub(super) struct Level {
     pub(super) tail: Vec<u64>,
     pub(super) act: Vec<u64>,
     pub(super) dir: Vec<u64>,
-    /// Plane `j * B + v`.
+    /// `hold[(w · nv + j) · B + v]`.
     pub(super) hold: Vec<u64>,
-    /// Plane `o * nv + j`: the VC-allocation pointer of direction `o` points at `j`.
+    /// `rr[(w · 2 + o) · nv + j]`: the VC-allocation pointer of direction `o` points at `j`.
     pub(super) rr: Vec<u64>,
-    /// Plane `o * nv + j`: the pointer of link `o` points at `j`.
+    /// `lrr[(w · 2 + o) · nv + j]`: the pointer of link `o` points at `j`.
     pub(super) lrr: Vec<u64>,
     /// `slot[j * n + row]`: the worm whose flit register `j` of switch `row` holds.
     pub(super) slot: Vec<Slot>,
@@ -42,12 +45,18 @@ impl Level {
         self.vc_base + (row * self.nv + j) as u32
     }
 
+    /// Index of input VC `j` of word `w` in the planes `full`, `head`, `tail`, `act`, `dir`.
+    #[inline(always)]
+    pub(super) fn at(&self, j: usize, w: usize) -> usize {
+        w * self.nv + j
+    }
+
     pub(super) fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {
         let planes = |count: usize| vec_of(count * words, 0u64, "inputs", n);
         let mut pointers = planes(2 * nv)?;
         // Every pointer starts at input VC 0.
-        for o in 0..2 {
-            pointers[o * nv * words..(o * nv + 1) * words].fill(!0);
+        for pointer in pointers.chunks_exact_mut(nv) {
+            pointer[0] = !0;
         }
         Ok(Level {
             nv,

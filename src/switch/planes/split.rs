@@ -102,10 +102,12 @@ struct Across<'a> {
 
 impl Below for Across<'_> {
     #[inline(always)]
-    fn ready_idle(&self, v: usize, w: usize, words: usize) -> [(u64, u64); 2] {
-        let at = port_vc(self.port, v, self.b) * words + w;
-        self.levels
-            .map(|next| (!next.full[at], !(next.full[at] | next.act[at])))
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
+        let j = port_vc(self.port, v, self.b);
+        self.levels.map(|next| {
+            let at = next.at(j, w);
+            (!next.full[at], !(next.full[at] | next.act[at]))
+        })
     }
 }
 
@@ -116,7 +118,7 @@ impl Sink for Across<'_> {
     }
 
     #[inline(always)]
-    fn enter(&mut self, v: usize, w: usize, _: usize, leaving: &Leaving) {
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
         let outbox = &mut *self.outbox;
         for half in 0..2 {
             for (kind, bits) in [leaving.full, leaving.head, leaving.tail, leaving.dir]
@@ -155,7 +157,7 @@ impl Part {
             for v in 0..b {
                 let j = port_vc(outbox.port, v, b);
                 for w in 0..words {
-                    let i = j * words + w;
+                    let i = level.at(j, w);
                     level.full[i] |= outbox.planes[outbox.at(half, 0, v, w)];
                     level.head[i] |= outbox.planes[outbox.at(half, 1, v, w)];
                     level.tail[i] |= outbox.planes[outbox.at(half, 2, v, w)];

@@ -31,18 +31,19 @@ pub(super) fn port_vc(port: usize, v: usize, b: usize) -> usize {
 pub(super) struct Landing {
     k: u32,
     w: usize,
-    words: usize,
-    /// The next level's planes of port 0 and port 1 for VC `v`.
+    /// The next level's input VCs per switch (its planes' stride, word-major).
+    nv: usize,
+    /// The next level's input VCs of port 0 and port 1 for VC `v`.
     planes: [usize; 2],
 }
 
 impl Landing {
     #[inline(always)]
-    pub(super) fn new(k: u32, w: usize, words: usize, v: usize, b: usize) -> Self {
+    pub(super) fn new(k: u32, w: usize, nv: usize, v: usize, b: usize) -> Self {
         Landing {
             k,
             w,
-            words,
+            nv,
             planes: [port_vc(0, v, b), port_vc(1, v, b)],
         }
     }
@@ -54,31 +55,29 @@ impl Landing {
         if to0 | to1 == 0 {
             return;
         }
-        let words = self.words;
+        let nv = self.nv;
         if self.k >= 6 {
             let bit = 1usize << (self.k - 6);
-            let base = self.planes[usize::from(self.w & bit != 0)] * words;
-            plane[base + (self.w & !bit)] |= to0;
-            plane[base + (self.w | bit)] |= to1;
+            let j = self.planes[usize::from(self.w & bit != 0)];
+            plane[(self.w & !bit) * nv + j] |= to0;
+            plane[(self.w | bit) * nv + j] |= to1;
         } else {
             let (shift, low) = (1u32 << self.k, LOW_HALF[self.k as usize]);
-            plane[self.planes[0] * words + self.w] |= (to0 & low) | ((to1 & low) << shift);
-            plane[self.planes[1] * words + self.w] |= ((to0 & !low) >> shift) | (to1 & !low);
+            let word = &mut plane[self.w * nv..][..nv];
+            word[self.planes[0]] |= (to0 & low) | ((to1 & low) << shift);
+            word[self.planes[1]] |= ((to0 & !low) >> shift) | (to1 & !low);
         }
     }
 }
 
-/// VC allocation of one direction (rule 2 of [`crate::switch::logic`]) for word `w`: the requesters
-/// `req` in round-robin order from the one-hot `pointer` (planes `j * words + w`), the k-th of
-/// them given the k-th `free` output VC; the grants go to `grant` and `granted_vc`, and the
-/// pointer moves past the last requester served.
-#[allow(clippy::too_many_arguments)]
+/// VC allocation of one direction (rule 2 of [`crate::switch::logic`]) for a word: the
+/// requesters `req` in round-robin order from the one-hot `pointer` (its planes `j < nv` of
+/// the word), the k-th of them given the k-th `free` output VC; the grants go to `grant` and
+/// `granted_vc`, and the pointer moves past the last requester served.
 #[inline(always)]
 pub(super) fn allocate<const V: usize, const NV: usize>(
     nv: usize,
     b: usize,
-    w: usize,
-    words: usize,
     req: &[u64; NV],
     free: &[u64; V],
     pointer: &mut [u64],
@@ -101,7 +100,7 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
         if several == 0 {
             break;
         }
-        let at = pointer[q * words + w] & several;
+        let at = pointer[q] & several;
         if at == 0 {
             continue;
         }
@@ -172,37 +171,30 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
         }
         later |= ranked[c];
     }
-    move_pointer::<NV>(nv, w, words, &last, pointer);
+    move_pointer::<NV>(nv, &last, pointer);
 }
 
-/// The one-hot `pointer` (planes `j * words + w`) moves past the requester in `served` (at
-/// most one per row); rows with none keep it.
+/// The one-hot `pointer` (planes `j < nv` of a word) moves past the requester in `served`
+/// (at most one per row); rows with none keep it.
 #[inline(always)]
-fn move_pointer<const NV: usize>(
-    nv: usize,
-    w: usize,
-    words: usize,
-    served: &[u64; NV],
-    pointer: &mut [u64],
-) {
+fn move_pointer<const NV: usize>(nv: usize, served: &[u64; NV], pointer: &mut [u64]) {
     let any = served[..nv].iter().fold(0, |a, &s| a | s);
     if any == 0 {
         return;
     }
+    let pointer = &mut pointer[..nv];
     for j in 0..nv {
         let from = if j == 0 { nv - 1 } else { j - 1 };
-        let p = &mut pointer[j * words + w];
-        *p = (*p & !any) | served[from];
+        pointer[j] = (pointer[j] & !any) | served[from];
     }
 }
 
-/// Link arbitration (rule 4 of [`crate::switch::logic`]) for word `w`: of the `candidates`, the first
-/// in round-robin order from the one-hot `pointer` wins; the pointer moves past it.
+/// Link arbitration (rule 4 of [`crate::switch::logic`]) for a word: of the `candidates`, the
+/// first in round-robin order from the one-hot `pointer` (planes `j < nv` of the word) wins;
+/// the pointer moves past it.
 #[inline(always)]
 pub(super) fn round_robin_first<const NV: usize>(
     nv: usize,
-    w: usize,
-    words: usize,
     candidates: &[u64; NV],
     pointer: &mut [u64],
 ) -> [u64; NV] {
@@ -220,7 +212,7 @@ pub(super) fn round_robin_first<const NV: usize>(
         if contested == 0 {
             break;
         }
-        let at = pointer[q * words + w] & contested;
+        let at = pointer[q] & contested;
         if at == 0 {
             continue;
         }
@@ -235,6 +227,6 @@ pub(super) fn round_robin_first<const NV: usize>(
             seen |= candidates[j];
         }
     }
-    move_pointer::<NV>(nv, w, words, &first, pointer);
+    move_pointer::<NV>(nv, &first, pointer);
     first
 }
