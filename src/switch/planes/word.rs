@@ -93,13 +93,32 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
         several |= requesting & req[j];
         requesting |= req[j];
     }
+    if several == 0 {
+        // No row has two requesters (the common case): each is its row's first, granted its
+        // row's first free output VC, and the pointer moves past it.
+        let (mut first, mut any_free) = ([0u64; V], 0u64);
+        for v in 0..b {
+            first[v] = free[v] & !any_free;
+            any_free |= free[v];
+        }
+        let mut served = [0u64; NV];
+        for j in 0..nv {
+            let r = req[j] & any_free;
+            if r == 0 {
+                continue;
+            }
+            for v in 0..b {
+                granted_vc[j][v] |= r & first[v];
+            }
+            grant[j] |= r;
+            served[j] = r;
+        }
+        return move_pointer::<NV>(nv, &served, pointer);
+    }
     for j in 0..nv {
         rank[j][0] = req[j] & !several;
     }
     for q in 0..nv {
-        if several == 0 {
-            break;
-        }
         let at = pointer[q] & several;
         if at == 0 {
             continue;
