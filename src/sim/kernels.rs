@@ -307,7 +307,7 @@ impl Simulation {
         let Some(gang) = self.gang.as_mut().filter(|_| planes.parts() == 2) else {
             // Its one run holds only transfers the books read; crossings inside the
             // network count.
-            let left = planes.cycle(self.transfers.only_run());
+            let moved = planes.cycle(self.transfers.only_run());
             let mut injection = planes.injection(self.messages.headers());
             self.sources.send_into(
                 &mut injection,
@@ -315,8 +315,8 @@ impl Simulation {
                 |input, vc| input * b + vc,
             );
             // A body flit written moves as a crossing does (the watchdog's progress).
-            let moved = left + injection.written;
-            self.transfers.add_moved(moved);
+            self.transfers
+                .add_moved(u64::from(moved) + injection.written);
             self.counts.flits_delivered += planes.take_body_arrivals();
             self.account(cycle);
             self.messages.retire();
@@ -329,7 +329,7 @@ impl Simulation {
             .collect();
         let lists = self.transfers.take_injected(2);
         let senders = self.sources.parts().into_iter().zip(lists).collect();
-        let (left, written, sent) = planes.cycle_halves(
+        let (moved, written, sent) = planes.cycle_halves(
             gang,
             self.messages.headers(),
             &mut events,
@@ -351,7 +351,7 @@ impl Simulation {
             run.run = events;
             self.transfers.put_back(run, 0);
         }
-        self.transfers.add_moved(left + written);
+        self.transfers.add_moved(u64::from(moved) + written);
         self.counts.flits_delivered += planes.take_body_arrivals();
         // While this thread books the edge, the other draws the next cycle's traffic.
         enum Work<'a> {

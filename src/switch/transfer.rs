@@ -214,7 +214,8 @@ impl Transfers {
     }
 
     /// Counts `left` flits that moved this edge beyond the transfers listed (a kernel whose
-    /// lists hold only what the books read: [`Transfers::moved`]).
+    /// lists hold only what the books read: [`Transfers::moved`], which asks only whether
+    /// any did, so that the bit-plane kernel's levels give at most one each).
     pub(crate) fn add_moved(&mut self, left: u64) {
         self.left += left;
     }

@@ -209,15 +209,15 @@ impl Planes {
     /// departures and the arrivals they cause, appending the transfers the books read to
     /// `events`: `Stalled` headers, and the heads' and tails' crossings into the last level
     /// (no `Delivered`: the books count a flit delivered where it enters the last level,
-    /// which it leaves at the next edge). Returns the flits that left a register. Then the
+    /// which it leaves at the next edge). Returns whether a flit left a register. Then the
     /// sources write level 0 ([`Planes::injection`]).
-    pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> u64 {
+    pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
         let [part] = &mut self.parts[..] else {
             panic!("a run on one thread");
         };
-        let left = part.cycle_down_to(0, events);
+        let moved = part.cycle_down_to(0, events);
         part.links.end_cycle();
-        left
+        moved
     }
 
     /// Level 0's injection VCs of a run on one thread as the sources read and write them

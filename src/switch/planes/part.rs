@@ -100,10 +100,10 @@ impl Part {
     /// evaluates and commits (the level above reads the registers it feeds as they are after
     /// their departures), appending the transfers the books read to `events`: `Stalled`
     /// headers, and the heads' and tails' crossings into the last level (where the books
-    /// count them delivered). Returns the flits that left a register.
-    pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> u64 {
+    /// count them delivered). Returns whether a flit left a register.
+    pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
-        let mut left = self.deliver();
+        let mut moved = self.deliver() > 0;
         for l in (lowest..last).rev() {
             let (upper, lower) = self.levels.split_at_mut(l + 1);
             let (cur, next) = (&mut upper[l], &mut lower[0]);
@@ -116,7 +116,7 @@ impl Part {
                 b: s.b,
                 last: l + 1 == last,
             };
-            left += cycle_level(
+            moved |= cycle_level(
                 s,
                 l,
                 cur,
@@ -126,7 +126,7 @@ impl Part {
                 &mut self.body_arrivals,
             );
         }
-        left
+        moved
     }
 
     /// Level 0 open to its clock edge while the levels above it are shared: its registers
@@ -177,13 +177,13 @@ pub(super) struct Zero<'a> {
 }
 
 impl Zero<'_> {
-    /// Level 0's evaluation reading `next` and its clock edge writing it; returns the flits
-    /// that left a register.
+    /// Level 0's evaluation reading `next` and its clock edge writing it; returns whether a
+    /// flit left a register.
     pub(super) fn cycle(
         &mut self,
         next: &mut (impl Below + Sink),
         events: &mut Vec<Transfer>,
-    ) -> u64 {
+    ) -> bool {
         // Level 0 never feeds the last level of a split run, which has at least three.
         let mut body_arrivals = 0;
         cycle_level(
@@ -206,7 +206,7 @@ impl Zero<'_> {
 /// other word reads (for routing bit k < 6 its flits stay in its own word of the next level;
 /// from k = 6 on, the flits of word `w` enter, and its rules read, words `w` and
 /// `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the other of
-/// those two words does not read). Returns the flits that left a register.
+/// those two words does not read). Returns whether a flit left a register.
 #[allow(clippy::too_many_arguments)]
 fn cycle_level(
     s: &Shape,
@@ -216,7 +216,7 @@ fn cycle_level(
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
-) -> u64 {
+) -> bool {
     // The per-word arrays sized for B (a machine word's worth of rows each); the common
     // shapes with B and the input VCs known, so that every loop over them unrolls.
     // A level of one word (a network of at most 64 inputs) is its own case too.
@@ -259,7 +259,7 @@ fn cycle_level_in<
     links: &mut LinkCounts,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
-) -> u64 {
+) -> bool {
     let (b, nv) = match EXACT {
         true => (V, NV),
         false => (s.b, cur.nv),
@@ -269,13 +269,13 @@ fn cycle_level_in<
         false => s.words,
     };
     let shape = WordShape { b, nv, l, words };
-    let mut left = 0;
+    let mut moved = false;
     for w in 0..words {
         if let Some(d) = decide::<V, NV>(s, shape, cur, &*next, w) {
-            left += edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
+            moved |= edge::<V, NV>(s, shape, cur, &d, next, links, events, body_arrivals, w);
         }
     }
-    left
+    moved
 }
 
 /// A level's B, input VCs per switch and number, as one word's rules read them.
@@ -396,7 +396,7 @@ fn decide<const V: usize, const NV: usize>(
 
 /// The clock edge of word `w` of level `l` (`cur`), from its decisions `d`. The flits
 /// leaving on each output VC are gathered over the input VCs (one output VC is held by one
-/// of them) and enter `sink` at once. Returns the flits that left a register.
+/// of them) and enter `sink` at once. Returns whether a flit left a register.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn edge<const V: usize, const NV: usize>(
@@ -409,7 +409,7 @@ fn edge<const V: usize, const NV: usize>(
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
     w: usize,
-) -> u64 {
+) -> bool {
     let Shape { n, flits, .. } = *s;
     let vc_base = cur.vc_base;
     let into_last = sink.last();
@@ -418,7 +418,7 @@ fn edge<const V: usize, const NV: usize>(
         true => 0,
         false => s.log_n - 2 - l as u32,
     };
-    let mut left = 0u64;
+    let mut moved = 0u64;
     let mut leaving = [Leaving::default(); V];
     // The word's run of each plane (word-major: its length is the level's input VCs).
     let Level {
@@ -500,7 +500,7 @@ fn edge<const V: usize, const NV: usize>(
                 });
             }
         }
-        left += u64::from(leave.count_ones());
+        moved |= leave;
         let ended = leave & tail;
         full_w[j] = full & !leave;
         head_w[j] = head & !leave;
@@ -521,7 +521,7 @@ fn edge<const V: usize, const NV: usize>(
             }
         }
     }
-    left
+    moved != 0
 }
 
 impl Part {

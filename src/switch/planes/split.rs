@@ -176,7 +176,7 @@ impl Planes {
     /// Phases 1 and 2 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s
     /// threads, thread `h` owning half `h`: its transfers for the books go to `events[h]`,
     /// and after its level 0 `send` gives the sources of its inputs (`senders[h]`) its
-    /// injection VCs. Returns the flits that left a register, the flits the sources wrote,
+    /// injection VCs. Returns whether a flit left a register, the flits the sources wrote,
     /// and what `send` returned, per half. [`Planes::end_cycle_halves`] ends the cycle.
     pub fn cycle_halves<T: Send, R: Send>(
         &mut self,
@@ -185,16 +185,16 @@ impl Planes {
         events: &mut [Vec<Transfer>],
         senders: Vec<T>,
         send: impl Fn(T, &mut Injection<'_>) -> R + Sync,
-    ) -> (u64, u64, Vec<R>) {
+    ) -> (bool, u64, Vec<R>) {
         assert!(
             self.parts.len() == 2 && events.len() == 2 && senders.len() == 2,
             "a run on two halves, with two lists of events and two parts of the sources"
         );
         let tasks = self.parts.iter_mut().zip(events.iter_mut()).collect();
-        let mut left: u64 = gang
+        let mut moved = gang
             .map(tasks, |(part, events)| part.cycle_down_to(1, events))
             .into_iter()
-            .sum();
+            .any(|m| m);
         let [first, second] = &mut self.parts[..] else {
             unreachable!("two halves")
         };
@@ -214,21 +214,21 @@ impl Planes {
                 b: zero.shape.b,
                 outbox,
             };
-            let left = zero.cycle(&mut next, events);
+            let moved = zero.cycle(&mut next, events);
             let mut injection = zero.injection(headers);
             let r = send(sender, &mut injection);
-            (left, injection.written, r)
+            (moved, injection.written, r)
         });
         let mut written = 0;
         let results = done
             .into_iter()
-            .map(|(l, w, r)| {
-                left += l;
+            .map(|(m, w, r)| {
+                moved |= m;
                 written += w;
                 r
             })
             .collect();
-        (left, written, results)
+        (moved, written, results)
     }
 
     /// Ends the cycle of [`Planes::cycle_halves`] on `gang`'s threads: thread `h` takes the
