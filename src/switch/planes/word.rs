@@ -27,46 +27,52 @@ pub(super) fn port_vc(port: usize, v: usize, b: usize) -> usize {
 /// Where the flits leaving the registers of output VC `v` of one word of a level land in
 /// the next: a flit of row `r` leaving in direction `o` enters row `r` with bit `k` set to
 /// `o`, in input VC `port · B + v` where the port is `r`'s bit `k` (the butterfly's bit
-/// flip, [CMS] §1.2).
+/// flip, [CMS] §1.2). Below bit 6 the rows move within the word, into the planes of both
+/// ports; from bit 6 on, whole words move, within one port's plane.
 pub(super) struct Landing {
-    k: u32,
-    w: usize,
-    /// The next level's input VCs per switch (its planes' stride, word-major).
-    nv: usize,
-    /// The next level's input VCs of port 0 and port 1 for VC `v`.
-    planes: [usize; 2],
+    /// The next level's two registers (plane indices, word-major) the word's flits enter.
+    at: [usize; 2],
+    /// `[x0, x1]` entering `at` from `[to0, to1]` leaving: `x0 = (to0 & m[0]) | ((to1 &
+    /// m[1]) << shift)`, `x1 = ((to0 & m[2]) >> shift) | (to1 & m[3])` (the masks computed
+    /// once for every plane).
+    m: [u64; 4],
+    shift: u32,
 }
 
 impl Landing {
+    /// The landing of word `w`'s flits on VC `v` (B = `b`), routing bit `k`, into a level of
+    /// `nv` input VCs per switch.
     #[inline(always)]
     pub(super) fn new(k: u32, w: usize, nv: usize, v: usize, b: usize) -> Self {
-        Landing {
-            k,
-            w,
-            nv,
-            planes: [port_vc(0, v, b), port_vc(1, v, b)],
+        let ports = [port_vc(0, v, b), port_vc(1, v, b)];
+        if k >= 6 {
+            let bit = 1usize << (k - 6);
+            let j = ports[usize::from(w & bit != 0)];
+            Landing {
+                at: [(w & !bit) * nv + j, (w | bit) * nv + j],
+                m: [!0, 0, 0, !0],
+                shift: 0,
+            }
+        } else {
+            let low = LOW_HALF[k as usize];
+            Landing {
+                at: [w * nv + ports[0], w * nv + ports[1]],
+                m: [low, low, !low, !low],
+                shift: 1 << k,
+            }
         }
     }
 
-    /// Sets in the next level's `plane` the bits of the rows that the rows of word `w` in
+    /// Sets in the next level's `plane` the bits of the rows that the rows of the word in
     /// `to[o]` enter, leaving in direction `o`.
     #[inline(always)]
     pub(super) fn or(&self, plane: &mut [u64], [to0, to1]: [u64; 2]) {
         if to0 | to1 == 0 {
             return;
         }
-        let nv = self.nv;
-        if self.k >= 6 {
-            let bit = 1usize << (self.k - 6);
-            let j = self.planes[usize::from(self.w & bit != 0)];
-            plane[(self.w & !bit) * nv + j] |= to0;
-            plane[(self.w | bit) * nv + j] |= to1;
-        } else {
-            let (shift, low) = (1u32 << self.k, LOW_HALF[self.k as usize]);
-            let word = &mut plane[self.w * nv..][..nv];
-            word[self.planes[0]] |= (to0 & low) | ((to1 & low) << shift);
-            word[self.planes[1]] |= ((to0 & !low) >> shift) | (to1 & !low);
-        }
+        let ([m0, m1, m2, m3], shift) = (self.m, self.shift);
+        plane[self.at[0]] |= (to0 & m0) | ((to1 & m1) << shift);
+        plane[self.at[1]] |= ((to0 & m2) >> shift) | (to1 & m3);
     }
 }
 
