@@ -346,7 +346,7 @@ pub fn markdown(against: Against, rows: &[Row]) -> String {
         );
     }
     s.push_str(match against {
-        Against::Verilator => "\nOne thread each. The RTL replays the model's injections and is the model cycle for cycle (co-simulation), so its accepted throughput is the model's; Verilator's time is the simulation binary's run, not its compilation, and includes reading the stimulus file.\n",
+        Against::Verilator => "\nOne thread each. The RTL replays the model's injections and is the model cycle for cycle (co-simulation), so its accepted throughput is the model's; Verilator's time is the simulation binary's run, not its compilation, and includes reading the stimulus file. Each side runs once untimed before the timed runs.\n",
         Against::Booksim => "\nOne thread each. Accepted: flits per terminal per cycle. BookSim's input-queued router pipelines routing, VC and switch allocation and waits for credits; flitforge's switch moves a flit one hop per cycle ([CMS] §1.1) and reuses a register in the cycle it empties, so equal offered loads give different latencies and saturation points (with one-flit registers BookSim's credit loop saturates far below flitforge). BookSim's cycles include its drain after the measured period.\n",
     });
     s
