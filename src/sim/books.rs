@@ -66,9 +66,11 @@ impl<'a> Books<'a> {
     /// Books the edge's `transfers` that may change a record ([`Transfers::bookable`]) at
     /// the end of `cycle`; returns whether any of them moved a flit.
     pub fn book_edge(&mut self, transfers: &Transfers, fabric: &Fabric, cycle: u64) -> bool {
-        self.book(transfers.bookable(), cycle, |ivc| {
-            fabric.is_ejection_vc(ivc)
-        })
+        let mut progressed = false;
+        for list in transfers.bookable_lists() {
+            progressed |= self.book(list.iter(), cycle, |ivc| fabric.is_ejection_vc(ivc));
+        }
+        progressed
     }
 
     /// Books `transfers` (in the one-thread order: drop mode's retry draws follow it) of the

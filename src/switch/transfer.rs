@@ -106,11 +106,16 @@ impl Transfers {
     /// every one but the crossings into registers that cannot deliver, when the departures
     /// sorted those out; else every one.
     pub fn bookable(&self) -> impl Iterator<Item = &Transfer> {
+        self.bookable_lists().flatten()
+    }
+
+    /// [`Transfers::bookable`], list by list.
+    pub fn bookable_lists(&self) -> impl Iterator<Item = &[Transfer]> {
         let lists = match self.apart {
             true => &self.events,
             false => &self.runs,
         };
-        lists.iter().flatten().chain(self.injected.iter().flatten())
+        lists.iter().chain(&self.injected).map(Vec::as_slice)
     }
 
     /// Whether a flit left a register at a split edge, or on the bit-plane kernel left one or
