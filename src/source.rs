@@ -89,6 +89,7 @@ impl Sources {
 
     /// Queues message `msg` at input `source` (with a cut, the thread that owns the input
     /// queues it before its sources next decide).
+    #[inline]
     pub fn release(&mut self, source: u32, msg: u32) {
         if let Some(cut) = &self.cut {
             let part = cut.partition_point(|&b| b <= source as usize) - 1;

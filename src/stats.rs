@@ -91,6 +91,7 @@ pub struct Histogram {
 
 impl Histogram {
     /// Records one value.
+    #[inline]
     pub fn add(&mut self, v: u64) {
         let i = usize::try_from(v).unwrap_or(usize::MAX);
         if i >= self.counts.len() {
@@ -173,6 +174,7 @@ pub struct Tally {
 
 impl Tally {
     /// Folds in one record (any status: only delivered and dropped ones count as finished).
+    #[inline]
     pub fn add(&mut self, r: &MessageRecord) {
         self.stalled_cycles += u64::from(r.stalled);
         self.injected += u64::from(r.injected.is_some());

@@ -20,6 +20,7 @@ pub struct Message {
 
 impl Message {
     /// Flit `seq` of the current attempt entered its destination's register in `cycle`.
+    #[inline]
     pub(crate) fn reach_destination(&mut self, seq: u16, tail: u16, cycle: u64) {
         if seq == 0 {
             self.record.head_arrival = Some(cycle);
@@ -81,6 +82,7 @@ impl MessageTable {
     }
 
     /// Adds a message; its id is [`MessageTable::issued`] before the call.
+    #[inline]
     pub fn push(&mut self, message: Message, header: Header) {
         if (self.end - self.base) as usize == self.slots.len() {
             self.grow();
@@ -113,6 +115,7 @@ impl MessageTable {
     }
 
     /// The message `id`. Panics if it is not held: flits only name live messages.
+    #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Message {
         let mask = self.mask();
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
