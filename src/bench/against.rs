@@ -179,6 +179,9 @@ fn row(config: &SimConfig, kernel: &'static str, model: Side, other: Side) -> Ro
     }
 }
 
+/// The pause before each timed run of `bench --against verilator` ([`verilator`]).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The model against its own RTL under Verilator (`--binary -O3`, no tracing), in `dir`: the
 /// testbench replays the model's injections, so both run the same cycles of the same traffic.
 /// The RTL is compiled once; then the two sides run in turn, `repeat` times each.
@@ -204,12 +207,18 @@ pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize, kernel: Kernel) 
     crate::tools::verilator_tb(dir, &design.verilog_files(), &["-O3"])?;
     let mut model = ModelRuns::new(kernel);
     // One untimed run of each side first: the compilation just ended, and a run of tenths of
-    // a second would time its aftermath (and the binaries' first loading).
+    // a second would time its aftermath (and the binaries' first loading). Then each timed
+    // run starts after a pause: for a tenth of a second or two after a simulation process
+    // exits, this machine runs the next one up to a third slower, which would count against
+    // whichever side runs next (the model's runs, of about 50 ms, most).
     run(config.clone(), 1, kernel)?;
     crate::tools::tool(dir, "./obj/Vtb", &[])?;
+    let settle = || std::thread::sleep(SETTLE);
     let mut runs = Vec::with_capacity(repeat);
     for _ in 0..repeat {
+        settle();
         model.run(config)?;
+        settle();
         let start = Instant::now();
         crate::tools::tool(dir, "./obj/Vtb", &[])?;
         runs.push((stimulus.cycles(), start.elapsed().as_secs_f64()));
@@ -346,7 +355,7 @@ pub fn markdown(against: Against, rows: &[Row]) -> String {
         );
     }
     s.push_str(match against {
-        Against::Verilator => "\nOne thread each. The RTL replays the model's injections and is the model cycle for cycle (co-simulation), so its accepted throughput is the model's; Verilator's time is the simulation binary's run, not its compilation, and includes reading the stimulus file. Each side runs once untimed before the timed runs.\n",
+        Against::Verilator => "\nOne thread each. The RTL replays the model's injections and is the model cycle for cycle (co-simulation), so its accepted throughput is the model's; Verilator's time is the simulation binary's run, not its compilation, and includes reading the stimulus file. Each side runs once untimed before the timed runs, and each timed run starts after a pause of 0.3 s.\n",
         Against::Booksim => "\nOne thread each. Accepted: flits per terminal per cycle. BookSim's input-queued router pipelines routing, VC and switch allocation and waits for credits; flitforge's switch moves a flit one hop per cycle ([CMS] §1.1) and reuses a register in the cycle it empties, so equal offered loads give different latencies and saturation points (with one-flit registers BookSim's credit loop saturates far below flitforge). BookSim's cycles include its drain after the measured period.\n",
     });
     s
