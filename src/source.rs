@@ -458,22 +458,39 @@ impl SourcePart<'_> {
     /// Injection VC `v` of the part's input `i` sends `flit`.
     fn commit_send(&mut self, i: usize, v: usize, flit: FlitSlot) {
         let b = self.vcs as usize;
-        let slot = i * b + v;
         let bit = 1 << (i % 64);
-        let mid = &mut self.mid_worm[i / 64 * b + v];
         if flit.seq == 0 {
             self.queues[i].pop_front();
-            self.worm[slot] = flit.msg;
-            *mid |= bit;
-            self.sending += 1;
         }
-        self.next_seq[slot] = flit.seq + 1;
-        if flit.seq + 1 == self.flits {
-            self.worm[slot] = NONE;
-            *mid &= !bit;
-            self.sending -= 1;
+        let ended = self.sent(i * b + v, flit.msg, flit.seq);
+        // The worm is mid-injection from its header to its tail.
+        let mid = &mut self.mid_worm[i / 64 * b + v];
+        match (flit.seq == 0, ended) {
+            (true, false) => {
+                *mid |= bit;
+                self.sending += 1;
+            }
+            (false, true) => {
+                *mid &= !bit;
+                self.sending -= 1;
+            }
+            _ => {}
         }
         // The VC after it (no division: this runs for every flit sent).
         self.rr[i] = if v + 1 == b { 0 } else { (v + 1) as u16 };
+    }
+
+    /// Injection VC `slot` sends flit `seq` of worm `msg`: the VC counts on to the next, or
+    /// (returns `true`) that was the tail and the VC is free.
+    #[inline(always)]
+    fn sent(&mut self, slot: usize, msg: u32, seq: u16) -> bool {
+        self.next_seq[slot] = seq + 1;
+        let tail = seq + 1 == self.flits;
+        if tail {
+            self.worm[slot] = NONE;
+        } else if seq == 0 {
+            self.worm[slot] = msg;
+        }
+        tail
     }
 }

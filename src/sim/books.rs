@@ -34,13 +34,14 @@ pub(super) struct Books<'a> {
 }
 
 impl<'a> Books<'a> {
-    /// The books of a run of `config`.
+    /// The books of a run of `config` ([`Books::exits_on_arrival`]: on the bit-plane kernel).
     pub fn of(
         messages: &'a mut MessageTable,
         sources: &'a mut Sources,
         counts: &'a mut Counts,
         retry_rng: &'a mut Rng,
         config: &crate::config::SimConfig,
+        exits_on_arrival: bool,
     ) -> Self {
         Books {
             messages,
@@ -50,16 +51,7 @@ impl<'a> Books<'a> {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
-            exits_on_arrival: false,
-        }
-    }
-
-    /// These books, counting a flit gone where it enters its destination's register
-    /// ([`Books::exits_on_arrival`]).
-    pub fn exiting_on_arrival(self) -> Self {
-        Books {
-            exits_on_arrival: true,
-            ..self
+            exits_on_arrival,
         }
     }
 
@@ -67,7 +59,7 @@ impl<'a> Books<'a> {
     /// the end of `cycle`; returns whether any of them moved a flit.
     pub fn book_edge(&mut self, transfers: &Transfers, fabric: &Fabric, cycle: u64) -> bool {
         let mut progressed = false;
-        for list in transfers.bookable_lists() {
+        for list in transfers.bookable() {
             progressed |= self.book(list.iter(), cycle, |ivc| fabric.is_ejection_vc(ivc));
         }
         progressed

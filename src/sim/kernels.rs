@@ -364,8 +364,8 @@ impl Simulation {
             &mut self.counts,
             &mut self.retry_rng,
             &self.config,
-        )
-        .exiting_on_arrival();
+            true,
+        );
         let (transfers, fabric) = (&self.transfers, &self.fabric);
         let booked = planes.end_cycle_halves(
             gang,

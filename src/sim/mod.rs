@@ -532,17 +532,15 @@ impl Simulation {
 
     /// Books the last clock edge's transfers into messages and statistics.
     fn account(&mut self, cycle: u64) {
-        let mut books = books::Books::of(
+        let progressed = books::Books::of(
             &mut self.messages,
             &mut self.sources,
             &mut self.counts,
             &mut self.retry_rng,
             &self.config,
-        );
-        if self.planes.is_some() {
-            books = books.exiting_on_arrival();
-        }
-        let progressed = books.book_edge(&self.transfers, &self.fabric, cycle);
+            self.planes.is_some(),
+        )
+        .book_edge(&self.transfers, &self.fabric, cycle);
         self.progress(progressed, cycle);
     }
 

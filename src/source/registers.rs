@@ -4,7 +4,7 @@
 use super::{InjectionPort, SourcePart, Sources};
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::switch::{NONE, Transfer};
+use crate::switch::Transfer;
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -87,7 +87,6 @@ impl SourcePart<'_> {
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         let b = self.vcs as usize;
-        let tail = self.flits - 1;
         // The registers' words count from input 0, the part's from its first (a multiple of
         // 64).
         let (first, w0) = (self.first, self.first / 64);
@@ -107,17 +106,15 @@ impl SourcePart<'_> {
                 let mid = self.mid_worm[w * b + v];
                 let rows = mid & registers.ready_word(v, w0 + w);
                 let (mut bits, mut tails) = (rows, 0);
-                // A body flit counts its worm on; a tail ends it ([`SourcePart::commit_send`]
-                // less the round-robin pointer, which no VC of this path reads).
+                // `commit_send` a word at a time, less the round-robin pointer, which no VC of
+                // this path reads: a body flit counts its worm on, a tail ends it.
                 while bits != 0 {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let slot = (w * 64 + bit) * b + v;
-                    let seq = self.next_seq[slot];
-                    self.next_seq[slot] = seq + 1;
-                    if seq == tail {
+                    let (msg, seq) = (self.worm[slot], self.next_seq[slot]);
+                    if self.sent(slot, msg, seq) {
                         tails |= 1 << bit;
-                        let msg = std::mem::replace(&mut self.worm[slot], NONE);
                         end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
                     }
                 }
@@ -128,8 +125,8 @@ impl SourcePart<'_> {
                 if rows != 0 {
                     registers.write_bodies(v, w0 + w, rows, tails);
                 }
-                // A header starts the next queued message's worm ([`SourcePart::commit_send`]
-                // as above); a one-flit worm ends with it.
+                // A header starts the next queued message's worm (a one-flit worm ends with
+                // it).
                 let mut starts = active & !mid & registers.accepts_word(v, w0 + w);
                 let mut started = 0;
                 while starts != 0 {
@@ -149,10 +146,7 @@ impl SourcePart<'_> {
                             hop: 0,
                         },
                     );
-                    if tail > 0 {
-                        let slot = i * b + v;
-                        self.worm[slot] = msg;
-                        self.next_seq[slot] = 1;
+                    if !self.sent(i * b + v, msg, 0) {
                         started |= 1 << bit;
                     }
                 }

@@ -102,15 +102,10 @@ impl Transfers {
             .chain(self.injected.iter().flatten())
     }
 
-    /// The transfers that may change a message's record, in the order of [`Transfers::iter`]:
-    /// every one but the crossings into registers that cannot deliver, when the departures
-    /// sorted those out; else every one.
-    pub fn bookable(&self) -> impl Iterator<Item = &Transfer> {
-        self.bookable_lists().flatten()
-    }
-
-    /// [`Transfers::bookable`], list by list.
-    pub fn bookable_lists(&self) -> impl Iterator<Item = &[Transfer]> {
+    /// The transfers that may change a message's record, list by list in the order of
+    /// [`Transfers::iter`]: every one but the crossings into registers that cannot deliver,
+    /// when the departures sorted those out; else every one.
+    pub fn bookable(&self) -> impl Iterator<Item = &[Transfer]> {
         let lists = match self.apart {
             true => &self.events,
             false => &self.runs,

@@ -10,7 +10,7 @@
 
 use super::below::{Below, Leaving, Next, Sink};
 use super::links::LinkCounts;
-use super::registers::Level;
+use super::registers::{Level, run, run_mut};
 use super::word::{allocate, round_robin_first};
 use super::{MAX_NV, MAX_VCS};
 use crate::config::{LinkBandwidth, SimConfig};
@@ -308,7 +308,7 @@ fn decide<const V: usize, const NV: usize>(
     w: usize,
 ) -> Option<WordDecisions<V, NV>> {
     // The word's run of each plane (word-major: its length is the level's input VCs).
-    let (full_w, dir_w) = (&cur.full[w * nv..][..nv], &cur.dir[w * nv..][..nv]);
+    let (full_w, dir_w) = (run(&cur.full, w, nv), run(&cur.dir, w, nv));
     let mut full = [0u64; NV];
     let mut dir = [0u64; NV];
     let mut any = 0u64;
@@ -333,7 +333,7 @@ fn decide<const V: usize, const NV: usize>(
     let mut moving = [0u64; NV];
     let mut held = [[0u64; V]; 2];
     let mut requests = [[0u64; NV]; 2];
-    let (act_w, hold_w) = (&cur.act[w * nv..][..nv], &cur.hold[w * nv * b..][..nv * b]);
+    let (act_w, hold_w) = (run(&cur.act, w, nv), run(&cur.hold, w, nv * b));
     for j in 0..nv {
         let act = act_w[j];
         let (to0, to1) = (act & !dir[j], act & dir[j]);
@@ -360,7 +360,7 @@ fn decide<const V: usize, const NV: usize>(
         for v in 0..b {
             free[v] = !held[o][v] & idle[o][v];
         }
-        let pointer = &mut cur.rr[(w * 2 + o) * nv..][..nv];
+        let pointer = run_mut(&mut cur.rr, w * 2 + o, nv);
         allocate::<V, NV>(nv, b, req, &free, pointer, &mut grant, &mut granted_vc);
     }
     let mut leave = [0u64; NV];
@@ -376,7 +376,7 @@ fn decide<const V: usize, const NV: usize>(
             if some == 0 {
                 continue;
             }
-            let pointer = &mut cur.lrr[(w * 2 + o) * nv..][..nv];
+            let pointer = run_mut(&mut cur.lrr, w * 2 + o, nv);
             let winners = round_robin_first::<NV>(nv, &candidates, pointer);
             for j in 0..nv {
                 leave[j] |= winners[j];
@@ -432,12 +432,12 @@ fn edge<const V: usize, const NV: usize>(
         ..
     } = cur;
     let (full_w, head_w, tail_w) = (
-        &mut full_p[w * nv..][..nv],
-        &mut head_p[w * nv..][..nv],
-        &mut tail_p[w * nv..][..nv],
+        run_mut(full_p, w, nv),
+        run_mut(head_p, w, nv),
+        run_mut(tail_p, w, nv),
     );
-    let (act_w, dir_w) = (&mut act_p[w * nv..][..nv], &mut dir_p[w * nv..][..nv]);
-    let hold_w = &mut hold_p[w * nv * b..][..nv * b];
+    let (act_w, dir_w) = (run_mut(act_p, w, nv), run_mut(dir_p, w, nv));
+    let hold_w = run_mut(hold_p, w, nv * b);
     let vc = |row: usize, j: usize| vc_base + (row * nv + j) as u32;
     for j in 0..nv {
         let (grant, leave, full) = (d.grant[j], d.leave[j], full_w[j]);

@@ -5,9 +5,27 @@ use crate::error::Result;
 use crate::flit::FlitSlot;
 use crate::limits::vec_of;
 
+/// Index of entry `j` of word `w` in a word-major plane of `nv` entries a word.
+#[inline(always)]
+pub(super) fn at(j: usize, w: usize, nv: usize) -> usize {
+    w * nv + j
+}
+
+/// Word `w`'s run of a word-major plane of `nv` entries a word ([`at`]).
+#[inline(always)]
+pub(super) fn run(plane: &[u64], w: usize, nv: usize) -> &[u64] {
+    &plane[at(0, w, nv)..][..nv]
+}
+
+/// [`run`], to write.
+#[inline(always)]
+pub(super) fn run_mut(plane: &mut [u64], w: usize, nv: usize) -> &mut [u64] {
+    &mut plane[at(0, w, nv)..][..nv]
+}
+
 /// The registers of one level, word-major: the planes of a word of 64 switches lie together
-/// ([`Level::at`]: index `w · nv + j` for input VC `j` of word `w`), so that one word's rules
-/// read one short run of each plane, whose length (the level's input VCs) is known where
+/// ([`at`]: index `w · nv + j` for input VC `j` of word `w`), so that one word's rules read
+/// one short run of each plane ([`run`]), whose length (the level's input VCs) is known where
 /// the rules are compiled for it.
 #[derive(Clone, Debug)]
 pub(super) struct Level {
@@ -18,9 +36,10 @@ pub(super) struct Level {
     pub(super) tail: Vec<u64>,
     pub(super) act: Vec<u64>,
     pub(super) dir: Vec<u64>,
-    /// `hold[(w · nv + j) · B + v]`.
+    /// `hold[(w · nv + j) · B + v]`: runs of `nv · B` a word.
     pub(super) hold: Vec<u64>,
-    /// `rr[(w · 2 + o) · nv + j]`: the VC-allocation pointer of direction `o` points at `j`.
+    /// `rr[(w · 2 + o) · nv + j]`: the VC-allocation pointer of direction `o` points at `j`
+    /// (run `w · 2 + o`).
     pub(super) rr: Vec<u64>,
     /// `lrr[(w · 2 + o) · nv + j]`: the pointer of link `o` points at `j`.
     pub(super) lrr: Vec<u64>,
@@ -48,7 +67,7 @@ impl Level {
     /// Index of input VC `j` of word `w` in the planes `full`, `head`, `tail`, `act`, `dir`.
     #[inline(always)]
     pub(super) fn at(&self, j: usize, w: usize) -> usize {
-        w * self.nv + j
+        at(j, w, self.nv)
     }
 
     pub(super) fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {

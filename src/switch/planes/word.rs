@@ -7,6 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::MAX_VCS;
+use super::registers::at;
 
 /// Rows whose bit `k` is 0, for `k < 6` (the bit picks a row within a word).
 pub(super) const LOW_HALF: [u64; 6] = [
@@ -49,14 +50,14 @@ impl Landing {
             let bit = 1usize << (k - 6);
             let j = ports[usize::from(w & bit != 0)];
             Landing {
-                at: [(w & !bit) * nv + j, (w | bit) * nv + j],
+                at: [at(j, w & !bit, nv), at(j, w | bit, nv)],
                 m: [!0, 0, 0, !0],
                 shift: 0,
             }
         } else {
             let low = LOW_HALF[k as usize];
             Landing {
-                at: [w * nv + ports[0], w * nv + ports[1]],
+                at: [at(ports[0], w, nv), at(ports[1], w, nv)],
                 m: [low, low, !low, !low],
                 shift: 1 << k,
             }
@@ -90,10 +91,6 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
     grant: &mut [u64; NV],
     granted_vc: &mut [[u64; V]; NV],
 ) {
-    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B);
-    // only rows with a requester need it. A row's only requester is its first whatever the
-    // pointer; the order from the pointer ranks the rows with several.
-    let mut rank = [[0u64; V]; NV];
     let (mut requesting, mut several) = (0, 0);
     for j in 0..nv {
         several |= requesting & req[j];
@@ -121,6 +118,10 @@ pub(super) fn allocate<const V: usize, const NV: usize>(
         }
         return move_pointer::<NV>(nv, &served, pointer);
     }
+    // rank[j][c]: requester j has exactly c requesters before it in round-robin order (c < B);
+    // only rows with a requester need it. A row's only requester is its first whatever the
+    // pointer; the order from the pointer ranks the rows with several.
+    let mut rank = [[0u64; V]; NV];
     for j in 0..nv {
         rank[j][0] = req[j] & !several;
     }
