@@ -291,46 +291,67 @@ impl Simulation {
         }
     }
 
-    /// One cycle on the bit-plane kernel, booked and retired: the levels from the last, each
-    /// committing as it goes, then the sources decide from level 0's registers and write
-    /// into them (on two threads, half of the rows and inputs each:
-    /// [`Planes::cycle_halves`], and the booking beside the next cycle's traffic draws:
-    /// [`Planes::end_cycle_halves`]). The books see each worm's head and tail (their `sent`
+    /// One cycle on the bit-plane kernel, its messages admitted, booked and retired: the
+    /// levels from the last, each committing as it goes, then the sources decide from level
+    /// 0's registers and write into them (on two threads, half of the rows and inputs each,
+    /// [`Simulation::tick_halves`]). The books see each worm's head and tail (their `sent`
     /// and `gone` count those two); the body flits that reach their destination are counted
-    /// here.
-    pub(super) fn tick_planes(&mut self, cycle: u64) {
+    /// here. An error of the admissions ([`Simulation::admit_due`]) ends the run.
+    pub(super) fn tick_planes(&mut self, cycle: u64) -> Result<()> {
+        if self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 2) {
+            return self.tick_halves(cycle);
+        }
+        self.admit_due(cycle)?;
         let Some(planes) = self.planes.as_deref_mut() else {
-            return;
+            return Ok(());
         };
         self.transfers.clear();
         let b = self.config.vcs;
-        let Some(gang) = self.gang.as_mut().filter(|_| planes.parts() == 2) else {
-            // Its one run holds only transfers the books read; crossings inside the
-            // network count.
-            let moved = planes.cycle(self.transfers.only_run());
-            let mut injection = planes.injection(self.messages.headers());
-            self.sources.send_into(
-                &mut injection,
-                self.transfers.injected_mut(),
-                |input, vc| input * b + vc,
-            );
-            // A body flit written moves as a crossing does (the watchdog's progress).
-            self.transfers
-                .add_moved(u64::from(moved) + injection.written);
-            self.counts.flits_delivered += planes.take_body_arrivals();
-            self.account(cycle);
-            self.messages.retire();
-            return;
+        // Its one run holds only transfers the books read; crossings inside the network
+        // count.
+        let moved = planes.cycle(self.transfers.only_run());
+        let mut injection = planes.injection(self.messages.headers());
+        self.sources.send_into(
+            &mut injection,
+            self.transfers.injected_mut(),
+            |input, vc| input * b + vc,
+        );
+        // A body flit written moves as a crossing does (the watchdog's progress).
+        self.transfers
+            .add_moved(u64::from(moved) + injection.written);
+        self.counts.flits_delivered += planes.take_body_arrivals();
+        self.account(cycle);
+        self.messages.retire();
+        Ok(())
+    }
+
+    /// [`Simulation::tick_planes`] on two threads: the levels above 0, this thread admitting
+    /// the cycle's messages beside its half ([`Planes::levels_above_halves`]); level 0 and
+    /// the sources ([`Planes::level_zero_halves`]); the crossings into level 1, and the
+    /// booking beside the next cycle's traffic draws ([`Planes::end_cycle_halves`]). An
+    /// error of the admissions leaves the cycle half run (the run ends there).
+    fn tick_halves(&mut self, cycle: u64) -> Result<()> {
+        let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
+            unreachable!("a run on two halves has its registers and its threads")
         };
+        self.transfers.clear();
         let mut runs = self.transfers.take_runs(2, 1, false);
         let mut events: Vec<_> = runs
             .iter_mut()
             .map(|r| std::mem::take(&mut r.run))
             .collect();
+        let (above, admitted) =
+            planes.levels_above_halves(&mut gang, &mut events, || self.admit_due(cycle));
+        if let Err(e) = admitted {
+            self.planes = Some(planes);
+            self.gang = Some(gang);
+            return Err(e);
+        }
+        let b = self.config.vcs;
         let lists = self.transfers.take_injected(2);
         let senders = self.sources.parts().into_iter().zip(lists).collect();
-        let (moved, written, sent) = planes.cycle_halves(
-            gang,
+        let (zero, written, sent) = planes.level_zero_halves(
+            &mut gang,
             self.messages.headers(),
             &mut events,
             senders,
@@ -351,7 +372,7 @@ impl Simulation {
             run.run = events;
             self.transfers.put_back(run, 0);
         }
-        self.transfers.add_moved(u64::from(moved) + written);
+        self.transfers.add_moved(u64::from(above || zero) + written);
         self.counts.flits_delivered += planes.take_body_arrivals();
         // While this thread books the edge, the other draws the next cycle's traffic.
         enum Work<'a> {
@@ -368,7 +389,7 @@ impl Simulation {
         );
         let (transfers, fabric) = (&self.transfers, &self.fabric);
         let booked = planes.end_cycle_halves(
-            gang,
+            &mut gang,
             [Work::Book(books), Work::Draw(&mut self.arrivals)],
             |_, work| match work {
                 Work::Book(mut books) => {
@@ -382,6 +403,9 @@ impl Simulation {
                 }
             },
         );
+        self.planes = Some(planes);
+        self.gang = Some(gang);
         self.progress(booked.contains(&true), cycle);
+        Ok(())
     }
 }

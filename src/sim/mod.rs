@@ -361,30 +361,14 @@ impl Simulation {
                 ),
             ));
         }
-        for spec in &due {
-            self.admit(spec);
-        }
         self.due = due;
-        if u64::from(self.messages.held()) > self.max_held {
-            return Err(Error::invalid(
-                "traffic",
-                self.config.traffic.name(),
-                format!(
-                    "a load whose live messages fit in {}: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
-                    crate::limits::bytes(crate::limits::memory_limit().0),
-                    self.messages.held()
-                ),
-            ));
-        }
-        for msg in self.sources.due_retries(cycle) {
-            let source = self.messages.get_mut(msg).record.source;
-            self.sources.release(source, msg);
-        }
         if self.planes.is_some() {
-            // Booked and retired with the cycle (on two threads, beside its last phase).
-            self.tick_planes(cycle);
+            // Admitted, booked and retired with the cycle (on two threads, beside its
+            // phases).
+            self.tick_planes(cycle)?;
             self.clock.cycle += 1;
         } else {
+            self.admit_due(cycle)?;
             let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
             clock.tick(self);
             self.clock = clock;
@@ -484,6 +468,32 @@ impl Simulation {
     }
 
     /// Gives a released message its id, middle column and header, and queues it at its source.
+    /// Admits the messages released this cycle (`self.due`) and releases the retries due
+    /// to their sources; an error if the live messages no longer fit in memory.
+    fn admit_due(&mut self, cycle: u64) -> Result<()> {
+        let due = std::mem::take(&mut self.due);
+        for spec in &due {
+            self.admit(spec);
+        }
+        self.due = due;
+        if u64::from(self.messages.held()) > self.max_held {
+            return Err(Error::invalid(
+                "traffic",
+                self.config.traffic.name(),
+                format!(
+                    "a load whose live messages fit in {}: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
+                    crate::limits::bytes(crate::limits::memory_limit().0),
+                    self.messages.held()
+                ),
+            ));
+        }
+        for msg in self.sources.due_retries(cycle) {
+            let source = self.messages.get_mut(msg).record.source;
+            self.sources.release(source, msg);
+        }
+        Ok(())
+    }
+
     fn admit(&mut self, s: &MessageSpec) {
         let config = &self.config;
         let two_pass = matches!(

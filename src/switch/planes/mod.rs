@@ -147,7 +147,7 @@ impl Planes {
 
     /// The empty registers of `fabric`'s network (which [`Planes::supports`], of at least
     /// [`MIN_HALVES_INPUTS`] inputs) in two halves, for a run on two threads
-    /// ([`Planes::cycle_halves`]).
+    /// ([`Planes::levels_above_halves`]).
     pub fn halves(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         let n = fabric.topo.n;
         if n < MIN_HALVES_INPUTS {

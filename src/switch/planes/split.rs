@@ -2,7 +2,9 @@
 //! each flit into the half of the network its most significant routing bit names; above it,
 //! a row feeds only rows of its own half: two butterflies of `n / 2` inputs ([CMS] §1.2). So
 //! each thread owns half of the rows of every level, and a cycle has three phases:
-//! 1. each thread runs its half of the levels above 0, from the last down to level 1;
+//! 1. each thread runs its half of the levels above 0, from the last down to level 1, and
+//!    thread 0 then does work of the run's own beside them (the simulation admits the
+//!    cycle's messages there: no level above 0 reads them);
 //! 2. each thread runs its half of level 0 and then its inputs' sources. Level 0 of half `h`
 //!    feeds port `h` of level 1 in both halves (a flit's port is its sending row's routing
 //!    bit), and reads those registers as they are past their departures; the flits leaving
@@ -173,12 +175,51 @@ impl Part {
 }
 
 impl Planes {
-    /// Phases 1 and 2 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s
-    /// threads, thread `h` owning half `h`: its transfers for the books go to `events[h]`,
-    /// and after its level 0 `send` gives the sources of its inputs (`senders[h]`) its
-    /// injection VCs. Returns whether a flit left a register, the flits the sources wrote,
-    /// and what `send` returned, per half. [`Planes::end_cycle_halves`] ends the cycle.
-    pub fn cycle_halves<T: Send, R: Send>(
+    /// Phase 1 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s threads,
+    /// thread `h` running half `h` of the levels above 0 (its transfers for the books go to
+    /// `events[h]`) and then thread 0 calling `beside`, work of the run's own that does not
+    /// touch the registers (the cycle's admissions: the sources read them only in phase 2).
+    /// Returns whether a flit left a register, and what `beside` returned;
+    /// [`Planes::level_zero_halves`] goes on with the cycle.
+    pub fn levels_above_halves<R: Send>(
+        &mut self,
+        gang: &mut Gang,
+        events: &mut [Vec<Transfer>],
+        beside: impl FnOnce() -> R + Send,
+    ) -> (bool, R) {
+        assert!(
+            self.parts.len() == 2 && events.len() == 2,
+            "a run on two halves, with two lists of events"
+        );
+        // Each thread's list moves to the thread (its length, pushed at every transfer,
+        // stays off the line the other list's shares).
+        let tasks = self
+            .parts
+            .iter_mut()
+            .zip(events.iter_mut().map(std::mem::take))
+            .zip([Some(beside), None])
+            .collect();
+        let done = gang.map(tasks, |((part, mut list), beside)| {
+            let moved = part.cycle_down_to(1, &mut list);
+            (moved, list, beside.map(|f| f()))
+        });
+        let mut moved = false;
+        let mut result = None;
+        for ((m, list, r), events) in done.into_iter().zip(events.iter_mut()) {
+            moved |= m;
+            *events = list;
+            result = result.or(r);
+        }
+        let result = result.expect("thread 0 ran the work beside");
+        (moved, result)
+    }
+
+    /// Phase 2 of a cycle of a run on two halves, after [`Planes::levels_above_halves`]:
+    /// thread `h` runs level 0 of half `h` (its transfers for the books to `events[h]`) and
+    /// then `send` gives the sources of its inputs (`senders[h]`) its injection VCs. Returns
+    /// whether a flit left a register, the flits the sources wrote, and what `send`
+    /// returned, per half. [`Planes::end_cycle_halves`] ends the cycle.
+    pub fn level_zero_halves<T: Send, R: Send>(
         &mut self,
         gang: &mut Gang,
         headers: Headers<'_>,
@@ -190,11 +231,6 @@ impl Planes {
             self.parts.len() == 2 && events.len() == 2 && senders.len() == 2,
             "a run on two halves, with two lists of events and two parts of the sources"
         );
-        let tasks = self.parts.iter_mut().zip(events.iter_mut()).collect();
-        let mut moved = gang
-            .map(tasks, |(part, events)| part.cycle_down_to(1, events))
-            .into_iter()
-            .any(|m| m);
         let [first, second] = &mut self.parts[..] else {
             unreachable!("two halves")
         };
@@ -203,10 +239,10 @@ impl Planes {
         let tasks = [zero0, zero1]
             .into_iter()
             .zip(self.outboxes.iter_mut())
-            .zip(events.iter_mut())
+            .zip(events.iter_mut().map(std::mem::take))
             .zip(senders)
             .collect();
-        let done = gang.map(tasks, |(((mut zero, outbox), events), sender)| {
+        let done = gang.map(tasks, |(((mut zero, outbox), mut list), sender)| {
             outbox.clear();
             let mut next = Across {
                 levels,
@@ -214,24 +250,26 @@ impl Planes {
                 b: zero.shape.b,
                 outbox,
             };
-            let moved = zero.cycle(&mut next, events);
+            let moved = zero.cycle(&mut next, &mut list);
             let mut injection = zero.injection(headers);
             let r = send(sender, &mut injection);
-            (moved, injection.written, r)
+            (moved, injection.written, r, list)
         });
-        let mut written = 0;
+        let (mut moved, mut written) = (false, 0);
         let results = done
             .into_iter()
-            .map(|(m, w, r)| {
+            .zip(events.iter_mut())
+            .map(|((m, w, r, list), events)| {
                 moved |= m;
                 written += w;
+                *events = list;
                 r
             })
             .collect();
         (moved, written, results)
     }
 
-    /// Ends the cycle of [`Planes::cycle_halves`] on `gang`'s threads: thread `h` takes the
+    /// Ends the cycle of [`Planes::level_zero_halves`] on `gang`'s threads: thread `h` takes the
     /// crossings from level 0 into half `h` of level 1 (its registers are then those of a
     /// run on one thread), then calls `f(h, work[h])`, work of the run's own that does not
     /// touch the registers. Returns what `f` returned, per half.
