@@ -6,6 +6,7 @@ use super::{MIN_PARALLEL_INPUTS, Simulation, check_threads};
 use crate::error::{Error, Result};
 use crate::gang::Gang;
 use crate::switch::planes::Planes;
+use crate::traffic::Arrivals;
 
 /// Which kernel runs a simulation's cycles ([`Simulation::set_kernel`]); the run is the same
 /// on either.
@@ -325,11 +326,12 @@ impl Simulation {
         Ok(())
     }
 
-    /// [`Simulation::tick_planes`] on two threads: the levels above 0, this thread admitting
-    /// the cycle's messages beside its half ([`Planes::levels_above_halves`]); level 0 and
-    /// the sources ([`Planes::level_zero_halves`]); the crossings into level 1, and the
-    /// booking beside the next cycle's traffic draws ([`Planes::end_cycle_halves`]). An
-    /// error of the admissions leaves the cycle half run (the run ends there).
+    /// [`Simulation::tick_planes`] on two threads: the levels above 0, this thread then
+    /// admitting the cycle's messages and the other drawing the next cycle's of half of the
+    /// sources ([`Planes::levels_above_halves`]); level 0 and the sources
+    /// ([`Planes::level_zero_halves`]); the crossings into level 1, and the booking beside
+    /// the rest of the next cycle's draws ([`Planes::end_cycle_halves`]). An error of the
+    /// admissions leaves the cycle half run (the run ends there).
     fn tick_halves(&mut self, cycle: u64) -> Result<()> {
         let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
             unreachable!("a run on two halves has its registers and its threads")
@@ -340,9 +342,30 @@ impl Simulation {
             .iter_mut()
             .map(|r| std::mem::take(&mut r.run))
             .collect();
-        let (above, admitted) =
-            planes.levels_above_halves(&mut gang, &mut events, || self.admit_due(cycle));
-        if let Err(e) = admitted {
+        // This thread admits the cycle's messages while the other draws the next cycle's
+        // messages of the first half's sources; the rest are drawn beside the booking.
+        // (Drawn whole there, the draws made that phase the longer on the other thread,
+        // and the admissions this one.)
+        enum Beside<'a> {
+            Admit(&'a mut Simulation),
+            Draw(&'a mut Arrivals, u32),
+        }
+        let mut arrivals = std::mem::replace(&mut self.arrivals, Arrivals::list(Vec::new()));
+        let half = self.config.inputs / 2;
+        let (above, admitted) = planes.levels_above_halves(
+            &mut gang,
+            &mut events,
+            [Beside::Admit(self), Beside::Draw(&mut arrivals, half)],
+            |_, work| match work {
+                Beside::Admit(sim) => sim.admit_due(cycle),
+                Beside::Draw(arrivals, upto) => {
+                    arrivals.draw_ahead(cycle + 1, upto);
+                    Ok(())
+                }
+            },
+        );
+        self.arrivals = arrivals;
+        if let Some(Err(e)) = admitted.into_iter().find(Result::is_err) {
             self.planes = Some(planes);
             self.gang = Some(gang);
             return Err(e);
@@ -374,10 +397,11 @@ impl Simulation {
         }
         self.transfers.add_moved(u64::from(above || zero) + written);
         self.counts.flits_delivered += planes.take_body_arrivals();
-        // While this thread books the edge, the other draws the next cycle's traffic.
-        enum Work<'a> {
+        // While this thread books the edge, the other draws the rest of the next cycle's
+        // traffic.
+        enum End<'a> {
             Book(super::books::Books<'a>),
-            Draw(&'a mut crate::traffic::Arrivals),
+            Draw(&'a mut Arrivals),
         }
         let books = super::books::Books::of(
             &mut self.messages,
@@ -390,15 +414,15 @@ impl Simulation {
         let (transfers, fabric) = (&self.transfers, &self.fabric);
         let booked = planes.end_cycle_halves(
             &mut gang,
-            [Work::Book(books), Work::Draw(&mut self.arrivals)],
+            [End::Book(books), End::Draw(&mut self.arrivals)],
             |_, work| match work {
-                Work::Book(mut books) => {
+                End::Book(mut books) => {
                     let booked = books.book_edge(transfers, fabric, cycle);
                     books.messages.retire();
                     booked
                 }
-                Work::Draw(arrivals) => {
-                    arrivals.draw_ahead(cycle + 1);
+                End::Draw(arrivals) => {
+                    arrivals.draw_ahead(cycle + 1, u32::MAX);
                     false
                 }
             },

@@ -14,8 +14,8 @@ pub struct Arrivals {
     kind: Kind,
     /// Messages handed out so far.
     produced: u64,
-    /// A continuous pattern's cycle drawn ahead of the clock ([`Arrivals::draw_ahead`]),
-    /// and its messages, not handed out yet.
+    /// A continuous pattern's cycle drawn ahead of the clock, all or the sources below one
+    /// ([`Arrivals::draw_ahead`]), and its messages, not handed out yet.
     ahead: Option<u64>,
     ahead_specs: Vec<MessageSpec>,
 }
@@ -28,8 +28,9 @@ enum Kind {
     Bernoulli {
         n: u32,
         cycles: u64,
-        /// Next cycle to draw.
+        /// Next cycle to draw, from source `from` on.
         cycle: u64,
+        from: u32,
         coin: Bernoulli,
         dest: Uniform<u32>,
         /// Boxed: the generator state is large beside the other variants'.
@@ -39,6 +40,7 @@ enum Kind {
         n: u32,
         cycles: u64,
         cycle: u64,
+        from: u32,
         threshold: u16,
         fixed: Option<Vec<u32>>,
         arrivals: Vec<u16>,
@@ -61,6 +63,7 @@ impl Arrivals {
                     n,
                     cycles: if rate == 0.0 { 0 } else { cycles },
                     cycle: 0,
+                    from: 0,
                     coin: Bernoulli::new(rate).map_err(|e| Error::invalid("rate", rate, e))?,
                     dest: Uniform::new(0, n).map_err(|e| Error::invalid("inputs", n, e))?,
                     rng: Box::new(stream(seed, Stream::Traffic)),
@@ -98,34 +101,36 @@ impl Arrivals {
             self.ahead = None;
             out.append(&mut self.ahead_specs);
         }
-        self.draw(cycle, out);
+        self.draw(cycle, u32::MAX, out);
         self.produced += (out.len() - before) as u64;
     }
 
-    /// Draws a continuous pattern's messages of `cycle`, the next cycle it would draw, ahead
-    /// of the clock (on another thread while this cycle is booked): [`Arrivals::due`] hands
-    /// them out when the clock reaches them, and until then the arrivals answer as if they
-    /// were not drawn. The sequence is the same: the draws are made in the same order.
-    /// Does nothing for a list, a cycle drawn already or past the horizon, or one that is
-    /// not the next.
-    pub fn draw_ahead(&mut self, cycle: u64) {
+    /// Draws a continuous pattern's messages of `cycle`, the next cycle it would draw, from
+    /// sources below `upto` (all: `u32::MAX`), ahead of the clock (on another thread while
+    /// this cycle runs): [`Arrivals::due`] hands them out when the clock reaches them, and
+    /// until then the arrivals answer as if they were not drawn. A later call goes on from
+    /// the source where the last stopped. The sequence is the same: the draws are made in
+    /// the same order. Does nothing for a list, a cycle past the horizon, or one that is not
+    /// the next (a cycle drawn whole already included).
+    pub fn draw_ahead(&mut self, cycle: u64, upto: u32) {
         let next = match &self.kind {
             Kind::List { .. } => return,
             Kind::Bernoulli { cycle, cycles, .. } | Kind::Lfsr { cycle, cycles, .. } => {
                 (cycle < cycles).then_some(*cycle)
             }
         };
-        if self.ahead.is_some() || next != Some(cycle) {
+        if self.ahead.is_some_and(|a| a != cycle) || next != Some(cycle) {
             return;
         }
         let mut specs = std::mem::take(&mut self.ahead_specs);
-        self.draw(cycle, &mut specs);
+        self.draw(cycle, upto, &mut specs);
         self.ahead_specs = specs;
         self.ahead = Some(cycle);
     }
 
-    /// Appends every message released at or before `cycle` not drawn yet, in order.
-    fn draw(&mut self, cycle: u64, out: &mut Vec<MessageSpec>) {
+    /// Appends every message released before `cycle` not drawn yet, and those of `cycle`
+    /// from sources below `upto`, in order.
+    fn draw(&mut self, cycle: u64, upto: u32, out: &mut Vec<MessageSpec>) {
         match &mut self.kind {
             Kind::List { specs, next } => {
                 while let Some(s) = specs.get(*next) {
@@ -140,12 +145,18 @@ impl Arrivals {
                 n,
                 cycles,
                 cycle: at,
+                from,
                 coin,
                 dest,
                 rng,
             } => {
                 while *at <= cycle && *at < *cycles {
-                    for source in 0..*n {
+                    let end = if *at == cycle {
+                        upto.clamp(*from, *n)
+                    } else {
+                        *n
+                    };
+                    for source in *from..end {
                         if coin.sample(rng.as_mut()) {
                             out.push(MessageSpec {
                                 source,
@@ -156,13 +167,18 @@ impl Arrivals {
                             });
                         }
                     }
-                    *at += 1;
+                    if end < *n {
+                        *from = end;
+                        break;
+                    }
+                    (*at, *from) = (*at + 1, 0);
                 }
             }
             Kind::Lfsr {
                 n,
                 cycles,
                 cycle: at,
+                from,
                 threshold,
                 fixed,
                 arrivals,
@@ -171,7 +187,12 @@ impl Arrivals {
                 use crate::lfsr::{next, spread};
                 let log_n = n.trailing_zeros();
                 while *at <= cycle && *at < *cycles {
-                    for source in 0..*n {
+                    let end = if *at == cycle {
+                        upto.clamp(*from, *n)
+                    } else {
+                        *n
+                    };
+                    for source in *from..end {
                         let a = &mut arrivals[source as usize];
                         if *a <= *threshold {
                             let destination = match fixed {
@@ -193,7 +214,11 @@ impl Arrivals {
                         }
                         *a = next(*a);
                     }
-                    *at += 1;
+                    if end < *n {
+                        *from = end;
+                        break;
+                    }
+                    (*at, *from) = (*at + 1, 0);
                 }
             }
         }
@@ -296,6 +321,7 @@ fn lfsr(n: u32, rate: f64, destinations: Destinations, cycles: u64, seed: u64) -
         n,
         cycles,
         cycle: 0,
+        from: 0,
         threshold: lfsr_threshold(rate),
         fixed: destinations.fixed(n, seed),
         arrivals: (0..n)

@@ -323,8 +323,9 @@ fn load_messages_reports_a_missing_file_as_io() {
     assert!(matches!(err, Error::Io { .. }), "{err}");
 }
 
-/// Drawing each cycle ahead of the clock hands out the same messages at the same cycles, and
-/// until the clock reaches a cycle drawn ahead the arrivals answer as if it were not drawn.
+/// Drawing each cycle ahead of the clock, whole or in parts, hands out the same messages at
+/// the same cycles, and until the clock reaches a cycle drawn ahead the arrivals answer as if
+/// it were not drawn.
 #[test]
 fn drawing_ahead_hands_out_the_same_sequence() {
     use super::Arrivals;
@@ -345,10 +346,16 @@ fn drawing_ahead_hands_out_the_same_sequence() {
             ahead.due(cycle, &mut b);
             assert_eq!(a, b, "{traffic:?} cycle {cycle}");
             assert_eq!(plain.produced(), ahead.produced());
-            ahead.draw_ahead(cycle + 1);
-            // Drawn once only, and only the next cycle.
-            ahead.draw_ahead(cycle + 1);
-            ahead.draw_ahead(cycle + 3);
+            // In parts (none, some sources, fewer, the rest), once only, and only the next
+            // cycle; or (odd cycles) only in part, the clock drawing the rest.
+            let parts: &[u32] = match cycle % 2 {
+                0 => &[0, cycle as u32 % 3 * 20, 30, u32::MAX, u32::MAX],
+                _ => &[10, 5],
+            };
+            for &upto in parts {
+                ahead.draw_ahead(cycle + 1, upto);
+                ahead.draw_ahead(cycle + 3, upto);
+            }
             assert_eq!(plain.exhausted(), ahead.exhausted(), "cycle {cycle}");
             assert_eq!(plain.next_release(), ahead.next_release(), "cycle {cycle}");
             assert_eq!(plain.produced(), ahead.produced());

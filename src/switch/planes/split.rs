@@ -3,8 +3,8 @@
 //! a row feeds only rows of its own half: two butterflies of `n / 2` inputs ([CMS] §1.2). So
 //! each thread owns half of the rows of every level, and a cycle has three phases:
 //! 1. each thread runs its half of the levels above 0, from the last down to level 1, and
-//!    thread 0 then does work of the run's own beside them (the simulation admits the
-//!    cycle's messages there: no level above 0 reads them);
+//!    then work of the run's own that no level above 0 reads (the simulation admits the
+//!    cycle's messages on one thread and draws some of the next cycle's on the other);
 //! 2. each thread runs its half of level 0 and then its inputs' sources. Level 0 of half `h`
 //!    feeds port `h` of level 1 in both halves (a flit's port is its sending row's routing
 //!    bit), and reads those registers as they are past their departures; the flits leaving
@@ -175,18 +175,19 @@ impl Part {
 }
 
 impl Planes {
-    /// Phase 1 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s threads,
-    /// thread `h` running half `h` of the levels above 0 (its transfers for the books go to
-    /// `events[h]`) and then thread 0 calling `beside`, work of the run's own that does not
-    /// touch the registers (the cycle's admissions: the sources read them only in phase 2).
-    /// Returns whether a flit left a register, and what `beside` returned;
-    /// [`Planes::level_zero_halves`] goes on with the cycle.
-    pub fn levels_above_halves<R: Send>(
+    /// Phase 1 of a cycle of a run on two halves ([`Planes::halves`]) on `gang`'s threads:
+    /// thread `h` runs half `h` of the levels above 0 (its transfers for the books go to
+    /// `events[h]`) and then calls `f(h, work[h])`, work of the run's own that does not touch
+    /// the registers (the simulation admits the cycle's messages there, and draws some of the
+    /// next cycle's). Returns whether a flit left a register, and what `f` returned, per
+    /// half; [`Planes::level_zero_halves`] goes on with the cycle.
+    pub fn levels_above_halves<A: Send, R: Send>(
         &mut self,
         gang: &mut Gang,
         events: &mut [Vec<Transfer>],
-        beside: impl FnOnce() -> R + Send,
-    ) -> (bool, R) {
+        work: [A; 2],
+        f: impl Fn(usize, A) -> R + Sync,
+    ) -> (bool, Vec<R>) {
         assert!(
             self.parts.len() == 2 && events.len() == 2,
             "a run on two halves, with two lists of events"
@@ -197,21 +198,24 @@ impl Planes {
             .parts
             .iter_mut()
             .zip(events.iter_mut().map(std::mem::take))
-            .zip([Some(beside), None])
+            .zip(work)
+            .enumerate()
             .collect();
-        let done = gang.map(tasks, |((part, mut list), beside)| {
+        let done = gang.map(tasks, |(half, ((part, mut list), work))| {
             let moved = part.cycle_down_to(1, &mut list);
-            (moved, list, beside.map(|f| f()))
+            (moved, list, f(half, work))
         });
         let mut moved = false;
-        let mut result = None;
-        for ((m, list, r), events) in done.into_iter().zip(events.iter_mut()) {
-            moved |= m;
-            *events = list;
-            result = result.or(r);
-        }
-        let result = result.expect("thread 0 ran the work beside");
-        (moved, result)
+        let results = done
+            .into_iter()
+            .zip(events.iter_mut())
+            .map(|((m, list, r), events)| {
+                moved |= m;
+                *events = list;
+                r
+            })
+            .collect();
+        (moved, results)
     }
 
     /// Phase 2 of a cycle of a run on two halves, after [`Planes::levels_above_halves`]:
