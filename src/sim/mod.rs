@@ -467,7 +467,6 @@ impl Simulation {
         skipped
     }
 
-    /// Gives a released message its id, middle column and header, and queues it at its source.
     /// Admits the messages released this cycle (`self.due`) and releases the retries due
     /// to their sources; an error if the live messages no longer fit in memory.
     fn admit_due(&mut self, cycle: u64) -> Result<()> {
@@ -494,6 +493,7 @@ impl Simulation {
         Ok(())
     }
 
+    /// Gives a released message its id, middle column and header, and queues it at its source.
     fn admit(&mut self, s: &MessageSpec) {
         let config = &self.config;
         let two_pass = matches!(
