@@ -297,14 +297,14 @@ impl Simulation {
     /// 0's registers and write into them (on two threads, half of the rows and inputs each,
     /// [`Simulation::tick_halves`]). The books see each worm's head and tail (their `sent`
     /// and `gone` count those two); the body flits that reach their destination are counted
-    /// here. An error of the admissions ([`Simulation::admit_due`]) ends the run.
-    pub(super) fn tick_planes(&mut self, cycle: u64) -> Result<()> {
+    /// here.
+    pub(super) fn tick_planes(&mut self, cycle: u64) {
         if self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 2) {
             return self.tick_halves(cycle);
         }
-        self.admit_due(cycle)?;
+        self.admit_due(cycle);
         let Some(planes) = self.planes.as_deref_mut() else {
-            return Ok(());
+            return;
         };
         self.transfers.clear();
         let b = self.config.vcs;
@@ -323,16 +323,14 @@ impl Simulation {
         self.counts.flits_delivered += planes.take_body_arrivals();
         self.account(cycle);
         self.messages.retire();
-        Ok(())
     }
 
     /// [`Simulation::tick_planes`] on two threads: the levels above 0, this thread then
     /// admitting the cycle's messages and the other drawing the next cycle's of half of the
     /// sources ([`Planes::levels_above_halves`]); level 0 and the sources
     /// ([`Planes::level_zero_halves`]); the crossings into level 1, and the booking beside
-    /// the rest of the next cycle's draws ([`Planes::end_cycle_halves`]). An error of the
-    /// admissions leaves the cycle half run (the run ends there).
-    fn tick_halves(&mut self, cycle: u64) -> Result<()> {
+    /// the rest of the next cycle's draws ([`Planes::end_cycle_halves`]).
+    fn tick_halves(&mut self, cycle: u64) {
         let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
             unreachable!("a run on two halves has its registers and its threads")
         };
@@ -352,24 +350,16 @@ impl Simulation {
         }
         let mut arrivals = std::mem::replace(&mut self.arrivals, Arrivals::list(Vec::new()));
         let half = self.config.inputs / 2;
-        let (above, admitted) = planes.levels_above_halves(
+        let (above, _) = planes.levels_above_halves(
             &mut gang,
             &mut events,
             [Beside::Admit(self), Beside::Draw(&mut arrivals, half)],
             |_, work| match work {
                 Beside::Admit(sim) => sim.admit_due(cycle),
-                Beside::Draw(arrivals, upto) => {
-                    arrivals.draw_ahead(cycle + 1, upto);
-                    Ok(())
-                }
+                Beside::Draw(arrivals, upto) => arrivals.draw_ahead(cycle + 1, upto),
             },
         );
         self.arrivals = arrivals;
-        if let Some(Err(e)) = admitted.into_iter().find(Result::is_err) {
-            self.planes = Some(planes);
-            self.gang = Some(gang);
-            return Err(e);
-        }
         let b = self.config.vcs;
         let lists = self.transfers.take_injected(2);
         let senders = self.sources.parts().into_iter().zip(lists).collect();
@@ -430,6 +420,5 @@ impl Simulation {
         self.planes = Some(planes);
         self.gang = Some(gang);
         self.progress(booked.contains(&true), cycle);
-        Ok(())
     }
 }

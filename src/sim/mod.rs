@@ -361,14 +361,26 @@ impl Simulation {
                 ),
             ));
         }
+        // Checked before the cycle runs: each message admitted is one more held.
+        let held = u64::from(self.messages.held()) + due.len() as u64;
+        if held > self.max_held {
+            return Err(Error::invalid(
+                "traffic",
+                self.config.traffic.name(),
+                format!(
+                    "a load whose live messages fit in {}: {held} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
+                    crate::limits::bytes(crate::limits::memory_limit().0),
+                ),
+            ));
+        }
         self.due = due;
         if self.planes.is_some() {
             // Admitted, booked and retired with the cycle (on two threads, beside its
             // phases).
-            self.tick_planes(cycle)?;
+            self.tick_planes(cycle);
             self.clock.cycle += 1;
         } else {
-            self.admit_due(cycle)?;
+            self.admit_due(cycle);
             let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
             clock.tick(self);
             self.clock = clock;
@@ -467,30 +479,18 @@ impl Simulation {
         skipped
     }
 
-    /// Admits the messages released this cycle (`self.due`) and releases the retries due
-    /// to their sources; an error if the live messages no longer fit in memory.
-    fn admit_due(&mut self, cycle: u64) -> Result<()> {
+    /// Admits the messages released this cycle (`self.due`: [`Simulation::step`] has checked
+    /// that they fit) and releases the retries due to their sources.
+    fn admit_due(&mut self, cycle: u64) {
         let due = std::mem::take(&mut self.due);
         for spec in &due {
             self.admit(spec);
         }
         self.due = due;
-        if u64::from(self.messages.held()) > self.max_held {
-            return Err(Error::invalid(
-                "traffic",
-                self.config.traffic.name(),
-                format!(
-                    "a load whose live messages fit in {}: {} are held at cycle {cycle} (a saturated network's source queues grow, and --per-message keeps every record)",
-                    crate::limits::bytes(crate::limits::memory_limit().0),
-                    self.messages.held()
-                ),
-            ));
-        }
         for msg in self.sources.due_retries(cycle) {
             let source = self.messages.get_mut(msg).record.source;
             self.sources.release(source, msg);
         }
-        Ok(())
     }
 
     /// Gives a released message its id, middle column and header, and queues it at its source.

@@ -129,7 +129,7 @@ impl Arrivals {
     }
 
     /// Appends every message released before `cycle` not drawn yet, and those of `cycle`
-    /// from sources below `upto`, in order.
+    /// from sources below `upto` (a list: all of `cycle`'s), in order.
     fn draw(&mut self, cycle: u64, upto: u32, out: &mut Vec<MessageSpec>) {
         match &mut self.kind {
             Kind::List { specs, next } => {

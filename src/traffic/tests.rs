@@ -363,3 +363,34 @@ fn drawing_ahead_hands_out_the_same_sequence() {
         assert!(ahead.exhausted());
     }
 }
+
+/// A cycle drawn ahead in part is finished by the clock even when it jumps past it (idle
+/// cycles skipped), or by taking every remaining message at once.
+#[test]
+fn a_partial_draw_ahead_is_finished_by_whatever_comes_next() {
+    use super::Arrivals;
+    for traffic in [
+        Traffic::Bernoulli { rate: 0.3 },
+        Traffic::Lfsr {
+            rate: 0.2,
+            destinations: super::Destinations::Uniform,
+        },
+    ] {
+        let (n, cycles) = (64, 12);
+        let mut plain = Arrivals::new(&traffic, n, cycles, 9).unwrap();
+        let mut ahead = Arrivals::new(&traffic, n, cycles, 9).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        plain.due(2, &mut a);
+        ahead.due(2, &mut b);
+        ahead.draw_ahead(3, 10);
+        plain.due(6, &mut a);
+        ahead.due(6, &mut b);
+        assert_eq!(a, b, "{traffic:?}: the clock past a partly drawn cycle");
+        ahead.draw_ahead(7, 40);
+        assert_eq!(
+            plain.collect_all(),
+            ahead.collect_all(),
+            "{traffic:?}: the rest at once"
+        );
+    }
+}
