@@ -342,8 +342,8 @@ impl Simulation {
             .collect();
         // This thread admits the cycle's messages while the other draws the next cycle's
         // messages of the first half's sources; the rest are drawn beside the booking.
-        // (Drawn whole there, the draws made that phase the longer on the other thread,
-        // and the admissions this one.)
+        // (A whole cycle's draws outlast the booking, and the other thread would wait here
+        // for the admissions: split, the two phases even out.)
         enum Beside<'a> {
             Admit(&'a mut Simulation),
             Draw(&'a mut Arrivals, u32),
