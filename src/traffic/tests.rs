@@ -323,20 +323,24 @@ fn load_messages_reports_a_missing_file_as_io() {
     assert!(matches!(err, Error::Io { .. }), "{err}");
 }
 
+/// The continuous patterns, drawn cycle by cycle as the clock reaches them.
+fn continuous() -> [Traffic; 2] {
+    [
+        Traffic::Bernoulli { rate: 0.3 },
+        Traffic::Lfsr {
+            rate: 0.2,
+            destinations: super::Destinations::Uniform,
+        },
+    ]
+}
+
 /// Drawing each cycle ahead of the clock, whole or in parts, hands out the same messages at
 /// the same cycles, and until the clock reaches a cycle drawn ahead the arrivals answer as if
 /// it were not drawn.
 #[test]
 fn drawing_ahead_hands_out_the_same_sequence() {
     use super::Arrivals;
-    for traffic in [
-        Traffic::Bernoulli { rate: 0.3 },
-        Traffic::Lfsr {
-            rate: 0.2,
-            destinations: super::Destinations::Uniform,
-        },
-        Traffic::Transpose,
-    ] {
+    for traffic in continuous().into_iter().chain([Traffic::Transpose]) {
         let (n, cycles) = (64, 40);
         let mut plain = Arrivals::new(&traffic, n, cycles, 5).unwrap();
         let mut ahead = Arrivals::new(&traffic, n, cycles, 5).unwrap();
@@ -369,13 +373,7 @@ fn drawing_ahead_hands_out_the_same_sequence() {
 #[test]
 fn a_partial_draw_ahead_is_finished_by_whatever_comes_next() {
     use super::Arrivals;
-    for traffic in [
-        Traffic::Bernoulli { rate: 0.3 },
-        Traffic::Lfsr {
-            rate: 0.2,
-            destinations: super::Destinations::Uniform,
-        },
-    ] {
+    for traffic in continuous() {
         let (n, cycles) = (64, 12);
         let mut plain = Arrivals::new(&traffic, n, cycles, 9).unwrap();
         let mut ahead = Arrivals::new(&traffic, n, cycles, 9).unwrap();
