@@ -4,7 +4,7 @@
 use super::{InjectionPort, SourcePart, Sources};
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
-use crate::switch::Transfer;
+use crate::switch::{NONE, Transfer};
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -107,16 +107,25 @@ impl SourcePart<'_> {
                 let rows = mid & registers.ready_word(v, w0 + w);
                 let (mut bits, mut tails) = (rows, 0);
                 // `commit_send` a word at a time, less the round-robin pointer, which no VC of
-                // this path reads: a body flit counts its worm on, a tail ends it.
+                // this path reads: a body flit counts its worm on, a tail ends it (found
+                // without a branch, then ended: which flits are tails is as random as the
+                // traffic).
                 while bits != 0 {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let slot = (w * 64 + bit) * b + v;
-                    let (msg, seq) = (self.worm[slot], self.next_seq[slot]);
-                    if self.sent(slot, msg, seq) {
-                        tails |= 1 << bit;
-                        end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
-                    }
+                    let seq = self.next_seq[slot] + 1;
+                    self.next_seq[slot] = seq;
+                    tails |= u64::from(seq == self.flits) << bit;
+                }
+                let mut ending = tails;
+                while ending != 0 {
+                    let bit = ending.trailing_zeros() as usize;
+                    ending &= ending - 1;
+                    let slot = (w * 64 + bit) * b + v;
+                    let msg = std::mem::replace(&mut self.worm[slot], NONE);
+                    let seq = self.flits - 1;
+                    end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
                 }
                 if tails != 0 {
                     self.mid_worm[w * b + v] &= !tails;
