@@ -456,35 +456,46 @@ fn edge<const V: usize, const NV: usize>(
                 kind: TransferKind::Stalled,
             });
         }
+        let hold = &mut hold_w[j * b..][..b];
         for v in 0..b {
-            let h = &mut hold_w[j * b + v];
+            let h = &mut hold[v];
             *h = (*h & !grant) | (d.granted_vc[j][v] & grant);
             let going = leave & *h;
-            if going == 0 {
-                continue;
+            if going != 0 {
+                leaving[v].add(going, going & head, going & tail, dir);
             }
-            let heads = going & head;
-            leaving[v].add(going, heads, going & tail, dir);
-            // A header names its worm in the register it enters; the books read the heads and
-            // tails that enter the last level and count its body flits.
+        }
+        // The register's leaving headers (below the last level), or heads and tails (into
+        // it), in one pass whatever their output VCs: one loop a register rather than one
+        // an output VC, whose exits the branch predictor cannot foresee.
+        let heads = leave & head;
+        if !into_last {
+            // A header names its worm in the register it enters, and its direction there.
             let mut bits = heads;
-            if into_last {
-                bits |= going & tail;
-                *body_arrivals += u64::from((going & !head & !tail).count_ones());
-            }
             while bits != 0 {
                 let bit = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
+                let v = vc_of::<V>(hold, b, bit);
+                let o = (dir >> bit & 1) as usize;
+                let slot = slots[j * n + w * 64 + bit];
+                sink.header(v, w * 64 + bit, o, slot);
+                leaving[v].dir[o] |= u64::from(slot.destination >> digit & 1) << bit;
+            }
+        } else {
+            // Into the last level: the books read the heads and tails that enter it and
+            // count its body flits.
+            *body_arrivals += u64::from((leave & !head & !tail).count_ones());
+            let mut bits = heads | (leave & tail);
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let v = vc_of::<V>(hold, b, bit);
                 let row = w * 64 + bit;
                 let o = (dir >> bit & 1) as usize;
                 let slot = slots[j * n + row];
                 let is_head = heads >> bit & 1 != 0;
                 if is_head {
                     sink.header(v, row, o, slot);
-                }
-                if !into_last {
-                    leaving[v].dir[o] |= u64::from(slot.destination >> digit & 1) << bit;
-                    continue;
                 }
                 let link = (l * s.n_all + s.row0 + row) * 2 + o;
                 events.push(Transfer {
@@ -522,6 +533,17 @@ fn edge<const V: usize, const NV: usize>(
         }
     }
     moved != 0
+}
+
+/// The output VC that row `bit` of a register holds (one of its `b` `hold` planes has the
+/// bit), found without a branch.
+#[inline(always)]
+fn vc_of<const V: usize>(hold: &[u64], b: usize, bit: usize) -> usize {
+    let mut v = 0;
+    for (u, plane) in hold.iter().enumerate().take(b).skip(1) {
+        v |= u & 0usize.wrapping_sub((plane >> bit & 1) as usize);
+    }
+    v
 }
 
 impl Part {
