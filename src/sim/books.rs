@@ -88,14 +88,9 @@ impl<'a> Books<'a> {
                     continue;
                 }
                 let m = self.messages.get_mut(t.flit.msg);
-                if t.flit.seq == 0 {
-                    m.record.hops = u32::from(t.flit.hop);
-                }
                 self.counts.flits_delivered += 1;
-                m.reach_destination(t.flit.seq, tail, cycle);
-                if self.exits_on_arrival {
-                    m.gone += 1;
-                }
+                m.arrive(t.flit, tail, cycle);
+                m.gone += u16::from(self.exits_on_arrival);
                 continue;
             }
             let m = self.messages.get_mut(t.flit.msg);

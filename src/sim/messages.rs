@@ -3,6 +3,7 @@
 //! front and folds into a [`Tally`], so memory follows the messages alive at once, not the
 //! length of the run. With [`MessageTable::keep`] every record stays (per-message reports).
 
+use crate::flit::FlitSlot;
 use crate::stats::{MessageRecord, Status, Tally};
 use crate::switch::{Header, Headers};
 
@@ -29,6 +30,26 @@ impl Message {
             self.record.tail_arrival = Some(cycle);
             self.record.status = Status::Delivered;
         }
+    }
+
+    /// `flit` of the current attempt (its header with the links it crossed) entered its
+    /// destination's register in `cycle`: [`Message::reach_destination`] as selects rather
+    /// than branches (whether an arriving flit is a head or a tail is as random as the
+    /// traffic).
+    #[inline]
+    pub(crate) fn arrive(&mut self, flit: FlitSlot, tail: u16, cycle: u64) {
+        use std::hint::select_unpredictable as select;
+        // `Some(cycle)` where `now`, else as it was (an option chosen by its parts: a
+        // select of whole options is compiled as a branch).
+        let at = |now: bool, was: Option<u64>| {
+            (now || was.is_some()).then_some(select(now, cycle, was.unwrap_or(0)))
+        };
+        let (head, last) = (flit.seq == 0, flit.seq == tail);
+        let r = &mut self.record;
+        r.hops = select(head, u32::from(flit.hop), r.hops);
+        r.head_arrival = at(head, r.head_arrival);
+        r.tail_arrival = at(last, r.tail_arrival);
+        r.status = select(last, Status::Delivered, r.status);
     }
 
     /// Delivered or dropped, with no flit left in the network.

@@ -493,15 +493,16 @@ fn edge<const V: usize, const NV: usize>(
                 let row = w * 64 + bit;
                 let o = (dir >> bit & 1) as usize;
                 let slot = slots[j * n + row];
-                let is_head = heads >> bit & 1 != 0;
-                if is_head {
-                    sink.header(v, row, o, slot);
-                }
+                // A tail names its worm too: the register it enters is its header's (no
+                // branch on which of the two, as random as the traffic).
+                sink.header(v, row, o, slot);
+                let tail = (!heads >> bit & 1) as u16;
                 let link = (l * s.n_all + s.row0 + row) * 2 + o;
                 events.push(Transfer {
-                    flit: match is_head {
-                        true => slot.head(l + 1),
-                        false => slot.body(flits - 1),
+                    flit: FlitSlot {
+                        msg: slot.msg,
+                        seq: tail * (flits - 1),
+                        hop: (1 - tail) * (l as u16 + 1),
                     },
                     from: vc(row, j),
                     to: sink.vc(v, row, o),

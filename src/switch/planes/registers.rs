@@ -113,14 +113,4 @@ impl Slot {
             hop: hops as u16,
         }
     }
-
-    /// Flit `seq` of the worm (a tail, for the books).
-    #[inline(always)]
-    pub(super) fn body(&self, seq: u16) -> FlitSlot {
-        FlitSlot {
-            msg: self.msg,
-            seq,
-            hop: 0,
-        }
-    }
 }
