@@ -45,6 +45,9 @@ pub struct Sources {
     /// queued, cleared by the commit that leaves the input idle): the others propose nothing,
     /// and the cycle passes them by.
     active: Vec<u64>,
+    /// One bit per input whose queue holds a message (of `active`, those that may start a
+    /// worm).
+    queued: Vec<u64>,
     /// Where the inputs are cut into parts that threads own ([`Sources::set_cut`]), and per
     /// part the messages released there and not yet queued, in release order: the thread
     /// that owns a part queues them before its sources decide, so that the queues stay in
@@ -82,6 +85,7 @@ impl Sources {
             retries: BTreeSet::new(),
             sending: 0,
             active: vec![0; (inputs as usize).div_ceil(64)],
+            queued: vec![0; (inputs as usize).div_ceil(64)],
             cut: None,
             pending: Vec::new(),
         }
@@ -99,6 +103,7 @@ impl Sources {
         queue.push_back(msg);
         self.peak_waiting = self.peak_waiting.max(queue.len());
         self.active[source as usize / 64] |= 1 << (source % 64);
+        self.queued[source as usize / 64] |= 1 << (source % 64);
     }
 
     /// Cuts the inputs into the parts `bounds[k]..bounds[k + 1]` ([`Sources::parts`]), or
@@ -166,15 +171,13 @@ impl Sources {
 
     /// Whether no message waits in a source queue (retries not yet due aside).
     pub fn queues_empty(&self) -> bool {
-        let mut empty = self.pending.iter().all(Vec::is_empty);
-        for_active(&self.active, |input| empty &= self.queues[input].is_empty());
-        empty
+        self.pending.iter().all(Vec::is_empty) && self.queued.iter().all(|&w| w == 0)
     }
 
     /// Messages waiting in queues or for a retry.
     pub fn waiting(&self) -> usize {
         let mut queued: usize = self.pending.iter().map(Vec::len).sum();
-        for_active(&self.active, |input| queued += self.queues[input].len());
+        for_active(&self.queued, |input| queued += self.queues[input].len());
         queued + self.retries.len()
     }
 
@@ -230,6 +233,7 @@ impl Sources {
         let mut send = &mut self.send[bounds[0] * b..];
         let mut rr = &mut self.rr[bounds[0]..];
         let mut active = &mut self.active[bounds[0] / 64..];
+        let mut queued = &mut self.queued[bounds[0] / 64..];
         let mut parts = Vec::with_capacity(bounds.len() - 1);
         for w in bounds.windows(2) {
             debug_assert!(w[0].is_multiple_of(64), "a part's bitmap starts a word");
@@ -247,6 +251,8 @@ impl Sources {
             let words = n.div_ceil(64).min(active.len());
             let (a, rest) = std::mem::take(&mut active).split_at_mut(words);
             active = rest;
+            let (qd, rest) = std::mem::take(&mut queued).split_at_mut(words);
+            queued = rest;
             let (mw, rest) = std::mem::take(&mut mid_worm).split_at_mut(words * b);
             mid_worm = rest;
             parts.push(SourcePart {
@@ -261,6 +267,7 @@ impl Sources {
                 send: se,
                 rr: r,
                 active: a,
+                queued: qd,
                 pending: lists.next(),
                 sending: 0,
                 peak: 0,
@@ -284,6 +291,7 @@ impl Sources {
             send: &mut self.send,
             rr: &mut self.rr,
             active: &mut self.active,
+            queued: &mut self.queued,
             pending: None,
             sending: 0,
             peak: 0,
@@ -332,6 +340,7 @@ pub(crate) struct SourcePart<'a> {
     send: &'a mut [Option<FlitSlot>],
     rr: &'a mut [u16],
     active: &'a mut [u64],
+    queued: &'a mut [u64],
     /// Messages released to the part's inputs and not yet queued.
     pending: Option<&'a mut Vec<(u32, u32)>>,
     /// Worms started less worms finished by [`SourcePart::commit`] or
@@ -358,6 +367,7 @@ impl SourcePart<'_> {
             self.queues[i].push_back(msg);
             self.peak = self.peak.max(self.queues[i].len());
             self.active[i / 64] |= 1 << (i % 64);
+            self.queued[i / 64] |= 1 << (i % 64);
         }
     }
 
@@ -461,6 +471,9 @@ impl SourcePart<'_> {
         let bit = 1 << (i % 64);
         if flit.seq == 0 {
             self.queues[i].pop_front();
+            if self.queues[i].is_empty() {
+                self.queued[i / 64] &= !bit;
+            }
         }
         let ended = self.sent(i * b + v, flit.msg, flit.seq);
         // The worm is mid-injection from its header to its tail.

@@ -136,15 +136,15 @@ impl SourcePart<'_> {
                 }
                 // A header starts the next queued message's worm (a one-flit worm ends with
                 // it).
-                let mut starts = active & !mid & registers.accepts_word(v, w0 + w);
+                let mut starts = self.queued[w] & !mid & registers.accepts_word(v, w0 + w);
                 let mut started = 0;
                 while starts != 0 {
                     let bit = starts.trailing_zeros() as usize;
                     starts &= starts - 1;
                     let i = w * 64 + bit;
-                    let Some(msg) = self.queues[i].pop_front() else {
-                        continue;
-                    };
+                    let queue = &mut self.queues[i];
+                    let msg = queue.pop_front().expect("a queued input's message");
+                    self.queued[w] &= !(u64::from(queue.is_empty()) << bit);
                     registers.write((first + i) as u32, v as u32, msg, 0);
                     end(
                         first + i,
@@ -165,14 +165,8 @@ impl SourcePart<'_> {
                 }
                 busy |= self.mid_worm[w * b + v];
             }
-            let mut done = active & !busy;
-            while done != 0 {
-                let bit = done.trailing_zeros() as usize;
-                done &= done - 1;
-                if self.queues[w * 64 + bit].is_empty() {
-                    self.active[w] &= !(1 << bit);
-                }
-            }
+            // An input with no worm partly sent and none queued is idle.
+            self.active[w] &= busy | self.queued[w];
         }
     }
 }
