@@ -470,8 +470,9 @@ fn edge<const V: usize, const NV: usize>(
         // an output VC, whose exits the branch predictor cannot foresee.
         let heads = leave & head;
         if !into_last {
-            // A header names its worm in the register it enters, and its direction there.
-            let mut bits = heads;
+            // A header names its worm in the register it enters, and its direction there
+            // (gathered for the register, then split by output VC and direction).
+            let (mut bits, mut ones) = (heads, 0);
             while bits != 0 {
                 let bit = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -479,7 +480,14 @@ fn edge<const V: usize, const NV: usize>(
                 let o = (dir >> bit & 1) as usize;
                 let slot = slots[j * n + w * 64 + bit];
                 sink.header(v, w * 64 + bit, o, slot);
-                leaving[v].dir[o] |= u64::from(slot.destination >> digit & 1) << bit;
+                ones |= u64::from(slot.destination >> digit & 1) << bit;
+            }
+            if ones != 0 {
+                for v in 0..b {
+                    let these = ones & hold[v];
+                    leaving[v].dir[0] |= these & !dir;
+                    leaving[v].dir[1] |= these & dir;
+                }
             }
         } else {
             // Into the last level: the books read the heads and tails that enter it and
