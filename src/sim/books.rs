@@ -29,7 +29,9 @@ pub(super) struct Books<'a> {
     pub retry_backoff: u64,
     /// A flit that enters its destination's register has left the network for the records
     /// (the bit-plane kernel, whose destinations take a flit from that register every cycle
-    /// and whose edges list no `Delivered` transfer): its message may retire then.
+    /// and whose edges list no `Delivered` transfer): its message may retire then. That
+    /// kernel lists no crossing but into the last level, and no message to its own
+    /// terminal.
     pub exits_on_arrival: bool,
 }
 
@@ -83,7 +85,7 @@ impl<'a> Books<'a> {
                 // ([`FlitSlot::hop`](crate::flit::FlitSlot)): its record takes them then (or
                 // when it is discarded), not at every link.
                 progressed = true;
-                let ejected = ejects(t.to);
+                let ejected = self.exits_on_arrival || ejects(t.to);
                 if !ejected {
                     continue;
                 }
@@ -113,7 +115,7 @@ impl<'a> Books<'a> {
                         m.gone = 0;
                     }
                     // A message to its own terminal (a graph network) leaves where it enters.
-                    if ejects(t.to) {
+                    if !self.exits_on_arrival && ejects(t.to) {
                         self.counts.flits_delivered += 1;
                         m.reach_destination(t.flit.seq, tail, cycle);
                     }
