@@ -119,6 +119,43 @@ fn batches_finish_alike() {
     }
 }
 
+/// Between cycles too, the records and the report are the general kernel's: a header in the
+/// network counts the cycles it has waited so far (the bit-plane kernel books them as it
+/// arrives), and a header that has arrived counts them once.
+#[test]
+fn waits_in_flight_count_as_the_general_kernel_counts_them() {
+    for (inputs, vcs, flits, threads) in [(64, 2, 3, 1), (256, 1, 1, 2), (256, 2, 4, 2)] {
+        let c = config(
+            inputs,
+            vcs,
+            flits,
+            LinkBandwidth::One,
+            Traffic::Bernoulli { rate: 0.6 },
+        );
+        let mut general = Simulation::new(c.clone()).unwrap();
+        general.keep_records(true);
+        let mut planes = Simulation::new(c.clone()).unwrap();
+        planes.keep_records(true);
+        planes.set_check_invariants(false);
+        planes.set_bit_planes(true).unwrap();
+        planes.set_threads(threads).unwrap();
+        for cycle in 0..120 {
+            general.step().unwrap();
+            planes.step().unwrap();
+            if cycle % 7 == 3 {
+                let id = (cycle * 5) as u32;
+                let record = |sim: &Simulation| format!("{:?}", sim.record(id));
+                assert_eq!(record(&general), record(&planes), "message {id}");
+                assert_eq!(
+                    general.report(true).to_json(),
+                    planes.report(true).to_json(),
+                    "{inputs} inputs, B {vcs}, L {flits}, cycle {cycle}"
+                );
+            }
+        }
+    }
+}
+
 /// The report (with every message's record) of `config` on the bit-plane kernel on one
 /// thread and on two (its two halves).
 fn one_and_two_threads(config: &SimConfig) -> (String, String) {

@@ -27,23 +27,16 @@ pub(super) struct Books<'a> {
     pub tail: u16,
     pub max_attempts: u32,
     pub retry_backoff: u64,
-    /// A flit that enters its destination's register has left the network for the records
-    /// (the bit-plane kernel, whose destinations take a flit from that register every cycle
-    /// and whose edges list no `Delivered` transfer): its message may retire then. That
-    /// kernel lists no crossing but into the last level, and no message to its own
-    /// terminal.
-    pub exits_on_arrival: bool,
 }
 
 impl<'a> Books<'a> {
-    /// The books of a run of `config` ([`Books::exits_on_arrival`]: on the bit-plane kernel).
+    /// The books of a run of `config`.
     pub fn of(
         messages: &'a mut MessageTable,
         sources: &'a mut Sources,
         counts: &'a mut Counts,
         retry_rng: &'a mut Rng,
         config: &crate::config::SimConfig,
-        exits_on_arrival: bool,
     ) -> Self {
         Books {
             messages,
@@ -53,7 +46,6 @@ impl<'a> Books<'a> {
             tail: (config.flits - 1) as u16,
             max_attempts: config.max_attempts,
             retry_backoff: config.retry_backoff,
-            exits_on_arrival,
         }
     }
 
@@ -85,14 +77,24 @@ impl<'a> Books<'a> {
                 // ([`FlitSlot::hop`](crate::flit::FlitSlot)): its record takes them then (or
                 // when it is discarded), not at every link.
                 progressed = true;
-                let ejected = self.exits_on_arrival || ejects(t.to);
-                if !ejected {
+                if !ejects(t.to) {
                     continue;
                 }
                 let m = self.messages.get_mut(t.flit.msg);
                 self.counts.flits_delivered += 1;
                 m.arrive(t.flit, tail, cycle);
-                m.gone += u16::from(self.exits_on_arrival);
+                continue;
+            }
+            if let TransferKind::Arrived { stalled } = t.kind {
+                // The bit-plane kernel's arrival (its flit leaves the network at the next
+                // edge): a head with its waits; the tail ends the worm that its head's
+                // injection counted.
+                progressed = true;
+                let m = self.messages.get_mut(t.flit.msg);
+                self.counts.flits_delivered += 1;
+                m.arrive(t.flit, tail, cycle);
+                m.record.stalled += stalled;
+                m.gone += u16::from(t.flit.seq == tail);
                 continue;
             }
             let m = self.messages.get_mut(t.flit.msg);
@@ -115,12 +117,14 @@ impl<'a> Books<'a> {
                         m.gone = 0;
                     }
                     // A message to its own terminal (a graph network) leaves where it enters.
-                    if !self.exits_on_arrival && ejects(t.to) {
+                    if ejects(t.to) {
                         self.counts.flits_delivered += 1;
                         m.reach_destination(t.flit.seq, tail, cycle);
                     }
                 }
-                TransferKind::Crossed { .. } => unreachable!("booked above"),
+                TransferKind::Crossed { .. } | TransferKind::Arrived { .. } => {
+                    unreachable!("booked above")
+                }
                 TransferKind::Delivered => m.gone += 1,
                 TransferKind::Discarded => {
                     m.gone += 1;

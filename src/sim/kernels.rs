@@ -284,20 +284,24 @@ impl Simulation {
         }
     }
 
-    /// Every header held by a register, with the links it crossed.
-    pub(super) fn stored_headers(&self) -> Box<dyn Iterator<Item = crate::flit::FlitSlot> + '_> {
+    /// Every header held by a register, with the links it crossed and the cycles it waited
+    /// that its record has not counted yet (the bit-plane kernel's headers count their waits
+    /// as they go, [`Planes::stored_headers`]; the general kernel books each as it happens).
+    pub(super) fn stored_headers(
+        &self,
+    ) -> Box<dyn Iterator<Item = (crate::flit::FlitSlot, u32)> + '_> {
         match &self.planes {
             Some(p) => Box::new(p.stored_headers()),
-            None => Box::new(self.fabric.stored_headers()),
+            None => Box::new(self.fabric.stored_headers().map(|flit| (flit, 0))),
         }
     }
 
     /// One cycle on the bit-plane kernel, its messages admitted, booked and retired: the
     /// levels from the last, each committing as it goes, then the sources decide from level
     /// 0's registers and write into them (on two threads, half of the rows and inputs each,
-    /// [`Simulation::tick_halves`]). The books see each worm's head and tail (their `sent`
-    /// and `gone` count those two); the body flits that reach their destination are counted
-    /// here.
+    /// [`Simulation::tick_halves`]). The books see each worm's head injected (`sent` counts
+    /// the worm) and its head and tail arrive (the tail's arrival is the worm's `gone`); the
+    /// body flits that reach their destination are counted here.
     pub(super) fn tick_planes(&mut self, cycle: u64) {
         if self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 2) {
             return self.tick_halves(cycle);
@@ -399,7 +403,6 @@ impl Simulation {
             &mut self.counts,
             &mut self.retry_rng,
             &self.config,
-            true,
         );
         let (transfers, fabric) = (&self.transfers, &self.fabric);
         let booked = planes.end_cycle_halves(

@@ -12,10 +12,10 @@ use crate::switch::{Header, Headers};
 pub struct Message {
     pub record: MessageRecord,
     /// Flits of the current attempt written into the network (on the bit-plane kernel, which
-    /// books a worm by its head and tail, of those two).
+    /// books a worm's head's injection and its head's and tail's arrivals, 1: the worm).
     pub sent: u16,
     /// Flits of the current attempt that left it (delivered or discarded; on the bit-plane
-    /// kernel, of its head and tail).
+    /// kernel, 1 once its tail has arrived).
     pub gone: u16,
 }
 

@@ -202,8 +202,8 @@ impl Simulation {
 
     /// The flit events of the last clock edge, in switch order, then the injections in input
     /// and VC order (on the bit-plane kernel only those its books read, in no promised order:
-    /// headers stalled, and the heads and tails injected, entering the last level and leaving
-    /// it).
+    /// the headers injected, and the heads and tails arriving in the last level, a head with
+    /// the cycles it waited on its way, [`TransferKind::Arrived`](crate::switch::TransferKind)).
     pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
         self.transfers.iter()
     }
@@ -548,7 +548,6 @@ impl Simulation {
             &mut self.counts,
             &mut self.retry_rng,
             &self.config,
-            self.planes.is_some(),
         )
         .book_edge(&self.transfers, &self.fabric, cycle);
         self.progress(progressed, cycle);

@@ -11,6 +11,14 @@ impl Simulation {
         let cycles = self.clock.cycle;
         let n = u64::from(self.config.inputs);
         let mut tally = self.messages.tally.clone();
+        // The waits of headers in the network that their records have not counted yet (the
+        // bit-plane kernel's: [`Simulation::stored_headers`]).
+        if self.bit_planes() {
+            tally.stalled_cycles += self
+                .stored_headers()
+                .map(|(_, waited)| u64::from(waited))
+                .sum::<u64>();
+        }
         let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
         for m in self.messages.live() {
             tally.add(&m.record);
@@ -60,33 +68,36 @@ impl Simulation {
 
     /// The records still held, in id (release) order: every message's with
     /// [`Simulation::keep_records`], else those not finished. A worm's header counts its
-    /// links as it goes: the record of a worm in flight takes them from there.
+    /// links (and on the bit-plane kernel its waits) as it goes: the record of a worm in
+    /// flight takes them from there.
     pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
-        let hops: std::collections::BTreeMap<u32, u16> =
+        let headers: std::collections::BTreeMap<u32, (u16, u32)> =
             if self.messages.live().any(|m| header_in_network(&m.record)) {
                 self.stored_headers()
-                    .map(|flit| (flit.msg, flit.hop))
+                    .map(|(flit, waited)| (flit.msg, (flit.hop, waited)))
                     .collect()
             } else {
                 Default::default()
             };
         self.messages.live().map(move |m| {
             let mut record = m.record.clone();
-            if let Some(&hop) = hops.get(&record.id) {
+            if let Some(&(hop, waited)) = headers.get(&record.id) {
                 record.hops = u32::from(hop);
+                record.stalled += waited;
             }
             record
         })
     }
 
-    /// The record of message `id`, if held (with the links its header crossed so far, as
-    /// [`Simulation::records`]).
+    /// The record of message `id`, if held (with the links its header crossed and the
+    /// cycles it waited so far, as [`Simulation::records`]).
     pub fn record(&self, id: u32) -> Option<MessageRecord> {
         let mut record = self.messages.get(id)?.record.clone();
         if header_in_network(&record)
-            && let Some(flit) = self.stored_headers().find(|f| f.msg == id)
+            && let Some((flit, waited)) = self.stored_headers().find(|(f, _)| f.msg == id)
         {
             record.hops = u32::from(flit.hop);
+            record.stalled += waited;
         }
         Some(record)
     }

@@ -25,19 +25,19 @@ impl Sources {
     /// What [`Sources::evaluate_all`] then [`Sources::commit`] decide and send, in
     /// one pass that writes the flits into `registers` ([`InjectionRegisters`]): input by
     /// input, or with a flit per VC (or one VC) a word of 64 inputs at a time, VC by VC
-    /// ([`SourcePart::send_into`]). Only heads and tails are listed in `ends` (a worm's first
-    /// and last `Injected` transfers, by which the bit-plane kernel's books count it), and not
-    /// in input order.
+    /// ([`SourcePart::send_into`]). Only headers are listed in `heads` (a worm's first
+    /// `Injected` transfer, by which the bit-plane kernel's books count it), and not in input
+    /// order.
     pub(crate) fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        ends: &mut Vec<Transfer>,
+        heads: &mut Vec<Transfer>,
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         self.queue_pending();
         let sent = {
             let mut part = self.whole();
-            part.send_into(registers, ends, injection_vc);
+            part.send_into(registers, heads, injection_vc);
             part.sending
         };
         self.add_sending(sent);
@@ -46,20 +46,19 @@ impl Sources {
 
 impl SourcePart<'_> {
     /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass: each input decides
-    /// from its injection VCs and writes its flits into them; its heads and tails (only) are
-    /// listed in `ends` as `Injected` transfers.
+    /// from its injection VCs and writes its flits into them; its headers (only) are listed
+    /// in `heads` as `Injected` transfers.
     pub fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        ends: &mut Vec<Transfer>,
+        heads: &mut Vec<Transfer>,
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         self.queue_pending();
         // With one VC, one flit per link is one per VC.
         if self.bandwidth == LinkBandwidth::PerVc || self.vcs == 1 {
-            return self.send_words(registers, ends, injection_vc);
+            return self.send_words(registers, heads, injection_vc);
         }
-        let tail = self.flits - 1;
         for w in 0..self.active.len() {
             let mut bits = self.active[w];
             while bits != 0 {
@@ -68,8 +67,8 @@ impl SourcePart<'_> {
                 self.decide(self.first + i, &*registers);
                 self.commit_input(i, |input, vc, flit| {
                     registers.write(input, vc, flit.msg, flit.seq);
-                    if flit.seq == 0 || flit.seq == tail {
-                        ends.push(Transfer::injected(flit, injection_vc(input, vc)));
+                    if flit.seq == 0 {
+                        heads.push(Transfer::injected(flit, injection_vc(input, vc)));
                     }
                 });
             }
@@ -83,19 +82,13 @@ impl SourcePart<'_> {
     fn send_words(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        ends: &mut Vec<Transfer>,
+        heads: &mut Vec<Transfer>,
         injection_vc: impl Fn(u32, u32) -> u32,
     ) {
         let b = self.vcs as usize;
         // The registers' words count from input 0, the part's from its first (a multiple of
         // 64).
         let (first, w0) = (self.first, self.first / 64);
-        let mut end = |input: usize, vc: usize, flit: FlitSlot| {
-            ends.push(Transfer::injected(
-                flit,
-                injection_vc(input as u32, vc as u32),
-            ))
-        };
         for w in 0..self.active.len() {
             let active = self.active[w];
             if active == 0 {
@@ -122,10 +115,7 @@ impl SourcePart<'_> {
                 while ending != 0 {
                     let bit = ending.trailing_zeros() as usize;
                     ending &= ending - 1;
-                    let slot = (w * 64 + bit) * b + v;
-                    let msg = std::mem::replace(&mut self.worm[slot], NONE);
-                    let seq = self.flits - 1;
-                    end(first + w * 64 + bit, v, FlitSlot { msg, seq, hop: 0 });
+                    self.worm[(w * 64 + bit) * b + v] = NONE;
                 }
                 if tails != 0 {
                     self.mid_worm[w * b + v] &= !tails;
@@ -146,15 +136,15 @@ impl SourcePart<'_> {
                     let msg = queue.pop_front().expect("a queued input's message");
                     self.queued[w] &= !(u64::from(queue.is_empty()) << bit);
                     registers.write((first + i) as u32, v as u32, msg, 0);
-                    end(
-                        first + i,
-                        v,
-                        FlitSlot {
-                            msg,
-                            seq: 0,
-                            hop: 0,
-                        },
-                    );
+                    let header = FlitSlot {
+                        msg,
+                        seq: 0,
+                        hop: 0,
+                    };
+                    heads.push(Transfer::injected(
+                        header,
+                        injection_vc((first + i) as u32, v as u32),
+                    ));
                     if !self.sent(i * b + v, msg, 0) {
                         started |= 1 << bit;
                     }

@@ -11,6 +11,10 @@ pub enum TransferKind {
     Injected,
     /// Crossed output VC `ov` into the input VC `to`.
     Crossed { ov: u32 },
+    /// Entered its destination's register (the bit-plane kernel lists these, not its
+    /// crossings): a header with the cycles it waited on its way (its `Stalled` cycles,
+    /// counted as it leaves each register rather than listed), a tail with 0.
+    Arrived { stalled: u32 },
     /// Left a last-level register into the destination.
     Delivered,
     /// Discarded (drop mode).

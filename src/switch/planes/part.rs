@@ -17,7 +17,7 @@ use crate::config::{LinkBandwidth, SimConfig};
 use crate::error::Result;
 use crate::flit::FlitSlot;
 use crate::switch::Fabric;
-use crate::switch::transfer::{NONE, Transfer, TransferKind};
+use crate::switch::transfer::{Transfer, TransferKind};
 
 /// What every level of a part shares: the network's parameters and the part's rows.
 #[derive(Clone, Copy, Debug)]
@@ -32,10 +32,12 @@ pub(super) struct Shape {
     /// Words of a plane: `n / 64` rounded up.
     pub(super) words: usize,
     pub(super) one_per_link: bool,
-    pub(super) vc_shift: u32,
     /// The part's first row, and the whole network's rows.
     pub(super) row0: usize,
     pub(super) n_all: usize,
+    /// The cycles the part has run, the one running included (wrapping): the clock of its
+    /// headers' waits ([`Slot`]).
+    pub(super) clock: u32,
 }
 
 /// Rows `row0..row0 + n` of every level, and what their cycles count (on cache lines of its
@@ -85,9 +87,9 @@ impl Part {
                 flits: config.flits as u16,
                 words,
                 one_per_link: config.link_bandwidth == LinkBandwidth::One,
-                vc_shift: fabric.vc_shift,
                 row0,
                 n_all,
+                clock: 0,
             },
             levels,
             links: LinkCounts::new(topo.levels as usize - 1, b, rows)?,
@@ -96,11 +98,16 @@ impl Part {
         })
     }
 
+    /// Starts a cycle: the clock of the headers' waits ticks.
+    pub(super) fn tick(&mut self) {
+        self.shape.clock = self.shape.clock.wrapping_add(1);
+    }
+
     /// The last level delivers, then every level from the one below it down to `lowest`
     /// evaluates and commits (the level above reads the registers it feeds as they are after
-    /// their departures), appending the transfers the books read to `events`: `Stalled`
-    /// headers, and the heads' and tails' crossings into the last level (where the books
-    /// count them delivered). Returns whether a flit left a register.
+    /// their departures), appending the transfers the books read to `events`: the heads' and
+    /// tails' arrivals into the last level, a head's with its waits (where the books count
+    /// them delivered). Returns whether a flit left a register.
     pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
         let mut moved = self.deliver() > 0;
@@ -200,13 +207,13 @@ impl Zero<'_> {
 
 /// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its
 /// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
-/// edge: granted headers take their output VC, waiting headers are `Stalled`, leaving flits
-/// cross into `next` (their headers with their direction there), leaving tails end their
-/// worms' hold. Word by word: a word's edge writes only registers of the next level that no
-/// other word reads (for routing bit k < 6 its flits stay in its own word of the next level;
-/// from k = 6 on, the flits of word `w` enter, and its rules read, words `w` and
-/// `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the other of
-/// those two words does not read). Returns whether a flit left a register.
+/// edge: granted headers take their output VC, leaving flits cross into `next` (their
+/// headers with their direction there and their waits, [`super::registers::Slot`]), leaving
+/// tails end their worms' hold. Word by word: a word's edge writes only registers of the
+/// next level that no other word reads (for routing bit k < 6 its flits stay in its own word
+/// of the next level; from k = 6 on, the flits of word `w` enter, and its rules read, words
+/// `w` and `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the
+/// other of those two words does not read). Returns whether a flit left a register.
 #[allow(clippy::too_many_arguments)]
 fn cycle_level(
     s: &Shape,
@@ -445,17 +452,6 @@ fn edge<const V: usize, const NV: usize>(
             continue;
         }
         let (head, tail, dir) = (head_w[j], tail_w[j], dir_w[j]);
-        let mut stalled = full & !leave & head;
-        while stalled != 0 {
-            let row = w * 64 + stalled.trailing_zeros() as usize;
-            stalled &= stalled - 1;
-            events.push(Transfer {
-                flit: slots[j * n + row].head(l),
-                from: vc(row, j),
-                to: NONE,
-                kind: TransferKind::Stalled,
-            });
-        }
         let hold = &mut hold_w[j * b..][..b];
         for v in 0..b {
             let h = &mut hold[v];
@@ -478,7 +474,7 @@ fn edge<const V: usize, const NV: usize>(
                 bits &= bits - 1;
                 let v = vc_of::<V>(hold, b, bit);
                 let o = (dir >> bit & 1) as usize;
-                let slot = slots[j * n + w * 64 + bit];
+                let slot = slots[j * n + w * 64 + bit].leaves(s.clock);
                 sink.header(v, w * 64 + bit, o, slot);
                 ones |= u64::from(slot.destination >> digit & 1) << bit;
             }
@@ -500,22 +496,22 @@ fn edge<const V: usize, const NV: usize>(
                 let v = vc_of::<V>(hold, b, bit);
                 let row = w * 64 + bit;
                 let o = (dir >> bit & 1) as usize;
-                let slot = slots[j * n + row];
+                let slot = slots[j * n + row].leaves(s.clock);
                 // A tail names its worm too: the register it enters is its header's (no
-                // branch on which of the two, as random as the traffic).
+                // branch on which of the two, as random as the traffic; a tail's waits are
+                // its header's register's, and count for nothing).
                 sink.header(v, row, o, slot);
-                let tail = (!heads >> bit & 1) as u16;
-                let link = (l * s.n_all + s.row0 + row) * 2 + o;
+                let head = (heads >> bit & 1) as u16;
                 events.push(Transfer {
                     flit: FlitSlot {
                         msg: slot.msg,
-                        seq: tail * (flits - 1),
-                        hop: (1 - tail) * (l as u16 + 1),
+                        seq: (1 - head) * (flits - 1),
+                        hop: head * (l as u16 + 1),
                     },
                     from: vc(row, j),
                     to: sink.vc(v, row, o),
-                    kind: TransferKind::Crossed {
-                        ov: (link as u32) << s.vc_shift | v as u32,
+                    kind: TransferKind::Arrived {
+                        stalled: u32::from(head) * slot.stalled,
                     },
                 });
             }
@@ -556,15 +552,19 @@ fn vc_of<const V: usize>(hold: &[u64], b: usize, bit: usize) -> usize {
 }
 
 impl Part {
-    /// Every header held by a register, with the links it crossed (its level).
-    pub(super) fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
-        let n = self.shape.n;
+    /// Every header held by a register, with the links it crossed (its level) and the
+    /// cycles it has waited that the books have not counted (none at the last level: they
+    /// counted them as it arrived).
+    pub(super) fn stored_headers(&self) -> impl Iterator<Item = (FlitSlot, u32)> + '_ {
+        let (n, clock, last) = (self.shape.n, self.shape.clock, self.levels.len() - 1);
         self.levels.iter().enumerate().flat_map(move |(l, level)| {
             (0..level.nv).flat_map(move |j| {
                 (0..n).filter_map(move |row| {
                     let at = level.at(j, row / 64);
                     let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
-                    head.then(|| level.slot[j * n + row].head(l))
+                    let slot = &level.slot[j * n + row];
+                    let waited = if l == last { 0 } else { slot.waited(clock) };
+                    head.then(|| (slot.head(l), waited))
                 })
             })
         })
