@@ -127,14 +127,14 @@ impl SourcePart<'_> {
                 // A header starts the next queued message's worm (a one-flit worm ends with
                 // it).
                 let mut starts = self.queued[w] & !mid & registers.accepts_word(v, w0 + w);
-                let mut started = 0;
+                let (mut started, mut emptied) = (0, 0);
                 while starts != 0 {
                     let bit = starts.trailing_zeros() as usize;
                     starts &= starts - 1;
                     let i = w * 64 + bit;
                     let queue = &mut self.queues[i];
                     let msg = queue.pop_front().expect("a queued input's message");
-                    self.queued[w] &= !(u64::from(queue.is_empty()) << bit);
+                    emptied |= u64::from(queue.is_empty()) << bit;
                     registers.write((first + i) as u32, v as u32, msg, 0);
                     let header = FlitSlot {
                         msg,
@@ -153,10 +153,18 @@ impl SourcePart<'_> {
                     self.mid_worm[w * b + v] |= started;
                     self.sending += started.count_ones() as isize;
                 }
+                // (Written once a word, and only if it changes: in a run on two threads the
+                // other thread's sources write the words beside it.)
+                if emptied != 0 {
+                    self.queued[w] &= !emptied;
+                }
                 busy |= self.mid_worm[w * b + v];
             }
             // An input with no worm partly sent and none queued is idle.
-            self.active[w] &= busy | self.queued[w];
+            let idle = self.active[w] & !(busy | self.queued[w]);
+            if idle != 0 {
+                self.active[w] &= !idle;
+            }
         }
     }
 }
