@@ -549,3 +549,22 @@ impl SourcePart<'_> {
         tail
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LineWords;
+
+    /// The words start a cache line, whatever the allocation gave, and a copy is a copy.
+    #[test]
+    fn line_words_start_a_line() {
+        for len in [1, 7, 8, 9, 100] {
+            let mut words = LineWords::zeroed(len);
+            assert_eq!(words.len(), len);
+            assert_eq!(words.as_ptr() as usize % 64, 0, "{len} words");
+            words[len - 1] = 5;
+            let copy = words.clone();
+            assert_eq!(&copy[..], &words[..]);
+            assert_eq!(copy.as_ptr() as usize % 64, 0);
+        }
+    }
+}
