@@ -85,15 +85,16 @@ impl<'a> Books<'a> {
                 m.arrive(t.flit, tail, cycle);
                 continue;
             }
-            if let TransferKind::Arrived { stalled } = t.kind {
+            if let TransferKind::Arrived = t.kind {
                 // The bit-plane kernel's arrival (its flit leaves the network at the next
-                // edge): a head with its waits; the tail ends the worm that its head's
+                // edge): a head brings its waits; the tail ends the worm that its head's
                 // injection counted.
                 progressed = true;
                 let m = self.messages.get_mut(t.flit.msg);
                 self.counts.flits_delivered += 1;
+                let waits = m.header_waits(cycle, t.flit.hop);
+                m.record.stalled += std::hint::select_unpredictable(t.flit.seq == 0, waits, 0);
                 m.arrive(t.flit, tail, cycle);
-                m.record.stalled += stalled;
                 m.gone += u16::from(t.flit.seq == tail);
                 continue;
             }
@@ -122,7 +123,7 @@ impl<'a> Books<'a> {
                         m.reach_destination(t.flit.seq, tail, cycle);
                     }
                 }
-                TransferKind::Crossed { .. } | TransferKind::Arrived { .. } => {
+                TransferKind::Crossed { .. } | TransferKind::Arrived => {
                     unreachable!("booked above")
                 }
                 TransferKind::Delivered => m.gone += 1,

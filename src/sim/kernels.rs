@@ -284,15 +284,11 @@ impl Simulation {
         }
     }
 
-    /// Every header held by a register, with the links it crossed and the cycles it waited
-    /// that its record has not counted yet (the bit-plane kernel's headers count their waits
-    /// as they go, [`Planes::stored_headers`]; the general kernel books each as it happens).
-    pub(super) fn stored_headers(
-        &self,
-    ) -> Box<dyn Iterator<Item = (crate::flit::FlitSlot, u32)> + '_> {
+    /// Every header held by a register, with the links it crossed.
+    pub(super) fn stored_headers(&self) -> Box<dyn Iterator<Item = crate::flit::FlitSlot> + '_> {
         match &self.planes {
             Some(p) => Box::new(p.stored_headers()),
-            None => Box::new(self.fabric.stored_headers().map(|flit| (flit, 0))),
+            None => Box::new(self.fabric.stored_headers()),
         }
     }
 

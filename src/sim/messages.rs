@@ -52,6 +52,16 @@ impl Message {
         r.status = select(last, Status::Delivered, r.status);
     }
 
+    /// The cycles up to `cycle` in which its header, injected and having crossed `hops`
+    /// links since, waited in a register: those from its injection on in which it crossed
+    /// none (the bit-plane kernel's count of the general kernel's `Stalled` cycles: its
+    /// registers are one flit deep, so a header that does not move waits).
+    #[inline]
+    pub(crate) fn header_waits(&self, cycle: u64, hops: u16) -> u32 {
+        let injected = self.record.injected.unwrap_or(cycle);
+        (cycle - injected).saturating_sub(u64::from(hops)) as u32
+    }
+
     /// Delivered or dropped, with no flit left in the network.
     fn finished(&self) -> bool {
         matches!(self.record.status, Status::Delivered | Status::Dropped) && self.sent == self.gone

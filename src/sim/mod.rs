@@ -202,8 +202,8 @@ impl Simulation {
 
     /// The flit events of the last clock edge, in switch order, then the injections in input
     /// and VC order (on the bit-plane kernel only those its books read, in no promised order:
-    /// the headers injected, and the heads and tails arriving in the last level, a head with
-    /// the cycles it waited on its way, [`TransferKind::Arrived`](crate::switch::TransferKind)).
+    /// the headers injected, and the heads and tails arriving in the last level,
+    /// [`TransferKind::Arrived`](crate::switch::TransferKind)).
     pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
         self.transfers.iter()
     }

@@ -1,6 +1,7 @@
 //! The run's statistics: the report of a simulation so far, and the message records it holds.
 
 use super::Simulation;
+use super::messages::Message;
 use crate::config::LinkBandwidth;
 use crate::stats::{MessageRecord, Report, Status, Throughput, Utilisation, round6};
 
@@ -11,12 +12,14 @@ impl Simulation {
         let cycles = self.clock.cycle;
         let n = u64::from(self.config.inputs);
         let mut tally = self.messages.tally.clone();
-        // The waits of headers in the network that their records have not counted yet (the
-        // bit-plane kernel's: [`Simulation::stored_headers`]).
         if self.bit_planes() {
+            // The waits of the headers in the network, which their records count when they
+            // arrive.
+            let hops = self.header_hops();
             tally.stalled_cycles += self
-                .stored_headers()
-                .map(|(_, waited)| u64::from(waited))
+                .messages
+                .live()
+                .filter_map(|m| Some(u64::from(self.waits_so_far(m, *hops.get(&m.record.id)?))))
                 .sum::<u64>();
         }
         let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
@@ -71,35 +74,58 @@ impl Simulation {
     /// links (and on the bit-plane kernel its waits) as it goes: the record of a worm in
     /// flight takes them from there.
     pub fn records(&self) -> impl Iterator<Item = MessageRecord> + '_ {
-        let headers: std::collections::BTreeMap<u32, (u16, u32)> =
-            if self.messages.live().any(|m| header_in_network(&m.record)) {
-                self.stored_headers()
-                    .map(|(flit, waited)| (flit.msg, (flit.hop, waited)))
-                    .collect()
-            } else {
-                Default::default()
-            };
-        self.messages.live().map(move |m| {
-            let mut record = m.record.clone();
-            if let Some(&(hop, waited)) = headers.get(&record.id) {
-                record.hops = u32::from(hop);
-                record.stalled += waited;
-            }
-            record
-        })
+        let hops = self.header_hops();
+        self.messages
+            .live()
+            .map(move |m| match hops.get(&m.record.id) {
+                Some(&hop) => self.as_it_stands(m, hop),
+                None => m.record.clone(),
+            })
     }
 
     /// The record of message `id`, if held (with the links its header crossed and the
     /// cycles it waited so far, as [`Simulation::records`]).
     pub fn record(&self, id: u32) -> Option<MessageRecord> {
-        let mut record = self.messages.get(id)?.record.clone();
-        if header_in_network(&record)
-            && let Some((flit, waited)) = self.stored_headers().find(|(f, _)| f.msg == id)
+        let m = self.messages.get(id)?;
+        if header_in_network(&m.record)
+            && let Some(flit) = self.stored_headers().find(|f| f.msg == id)
         {
-            record.hops = u32::from(flit.hop);
-            record.stalled += waited;
+            return Some(self.as_it_stands(m, flit.hop));
         }
-        Some(record)
+        Some(m.record.clone())
+    }
+
+    /// The messages whose header a register holds, with the links it has crossed (none when
+    /// no live record's header can be in the network).
+    fn header_hops(&self) -> std::collections::BTreeMap<u32, u16> {
+        if !self.messages.live().any(|m| header_in_network(&m.record)) {
+            return Default::default();
+        }
+        self.stored_headers()
+            .map(|flit| (flit.msg, flit.hop))
+            .collect()
+    }
+
+    /// The record of `m`, whose header a register holds having crossed `hop` links: with
+    /// those links, and on the bit-plane kernel (whose books count a header's waits when it
+    /// arrives) the cycles it has waited so far.
+    fn as_it_stands(&self, m: &Message, hop: u16) -> MessageRecord {
+        let mut record = m.record.clone();
+        record.hops = u32::from(hop);
+        if self.bit_planes() {
+            record.stalled += self.waits_so_far(m, hop);
+        }
+        record
+    }
+
+    /// The cycles the header of `m`, held by a register having crossed `hop` links, has
+    /// waited that its record does not count (the bit-plane kernel's; none once it arrived).
+    fn waits_so_far(&self, m: &Message, hop: u16) -> u32 {
+        match header_in_network(&m.record) {
+            // Up to the last cycle run.
+            true => m.header_waits(self.clock.cycle.saturating_sub(1), hop),
+            false => 0,
+        }
     }
 }
 

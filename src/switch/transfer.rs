@@ -12,9 +12,9 @@ pub enum TransferKind {
     /// Crossed output VC `ov` into the input VC `to`.
     Crossed { ov: u32 },
     /// Entered its destination's register (the bit-plane kernel lists these, not its
-    /// crossings): a header with the cycles it waited on its way (its `Stalled` cycles,
-    /// counted as it leaves each register rather than listed), a tail with 0.
-    Arrived { stalled: u32 },
+    /// crossings, and no `Stalled` header: a header's waits are the cycles from its
+    /// injection to its arrival in which it crossed no link).
+    Arrived,
     /// Left a last-level register into the destination.
     Delivered,
     /// Discarded (drop mode).

@@ -70,12 +70,7 @@ impl InjectionRegisters for Injection<'_> {
             let destination = self.headers.get(msg).destination;
             level.head[at] |= mask;
             level.dir[at] |= u64::from(destination >> (s.log_n - 1) & 1) << (row % 64);
-            level.slot[j * s.n + row] = Slot {
-                msg,
-                destination,
-                entered: s.clock,
-                stalled: 0,
-            };
+            level.slot[j * s.n + row] = Slot { msg, destination };
         }
         if seq == s.flits - 1 {
             level.tail[at] |= mask;

@@ -24,10 +24,10 @@
 //! feeds as they are after their departures, where "ready" (empty, or its flit leaves) is
 //! "empty", and "accepts a new worm" (idle, or its tail leaves) is "empty and not `ACTIVE`".
 //! A header carries its worm's message id and destination into each register it enters, in a
-//! scalar array, with the cycles it has waited (the general kernel's `Stalled` cycles, each
-//! counted as it leaves a register rather than listed); a body flit moves in the planes alone
-//! (its register already names its worm), and only a worm's head injected and its head and
-//! tail arriving reach the books, which count a worm by them. The
+//! scalar array; a body flit moves in the planes alone (its register already names its worm),
+//! and only a worm's head injected and its head and tail arriving reach the books, which count
+//! a worm by them (and a header's waits, the general kernel's `Stalled` cycles, as the cycles
+//! from its injection to its arrival that it did not cross a link). The
 //! rules, word by word, are those of the module doc of `switch::logic` with `B` output VCs
 //! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
@@ -202,25 +202,21 @@ impl Planes {
         all
     }
 
-    /// Every header held by a register, with the links it crossed (its level) and the cycles
-    /// it has waited for an output VC or a link, which its record has not counted (the books
-    /// take them when it arrives: [`crate::switch::TransferKind::Arrived`]).
-    pub fn stored_headers(&self) -> impl Iterator<Item = (FlitSlot, u32)> + '_ {
+    /// Every header held by a register, with the links it crossed (its level).
+    pub fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
         self.parts.iter().flat_map(Part::stored_headers)
     }
 
     /// One cycle of a run on one thread: every level from the last evaluates and commits its
     /// departures and the arrivals they cause, appending the transfers the books read to
-    /// `events`: the heads' and tails' arrivals into the last level, a head's with the cycles
-    /// it waited on its way (no `Delivered`: the books count a flit delivered where it enters
-    /// the last level, which it leaves at the next edge; no `Stalled`: a header counts its
-    /// waits as it goes). Returns whether a flit left a register. Then the sources write
-    /// level 0 ([`Planes::injection`]).
+    /// `events`: the heads' and tails' arrivals into the last level (no `Delivered`: the
+    /// books count a flit delivered where it enters the last level, which it leaves at the
+    /// next edge; no `Stalled`: the books count a header's waits when it arrives). Returns
+    /// whether a flit left a register. Then the sources write level 0 ([`Planes::injection`]).
     pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
         let [part] = &mut self.parts[..] else {
             panic!("a run on one thread");
         };
-        part.tick();
         let moved = part.cycle_down_to(0, events);
         part.links.end_cycle();
         moved

@@ -35,9 +35,6 @@ pub(super) struct Shape {
     /// The part's first row, and the whole network's rows.
     pub(super) row0: usize,
     pub(super) n_all: usize,
-    /// The cycles the part has run, the one running included (wrapping): the clock of its
-    /// headers' waits ([`Slot`]).
-    pub(super) clock: u32,
 }
 
 /// Rows `row0..row0 + n` of every level, and what their cycles count (on cache lines of its
@@ -89,7 +86,6 @@ impl Part {
                 one_per_link: config.link_bandwidth == LinkBandwidth::One,
                 row0,
                 n_all,
-                clock: 0,
             },
             levels,
             links: LinkCounts::new(topo.levels as usize - 1, b, rows)?,
@@ -98,16 +94,11 @@ impl Part {
         })
     }
 
-    /// Starts a cycle: the clock of the headers' waits ticks.
-    pub(super) fn tick(&mut self) {
-        self.shape.clock = self.shape.clock.wrapping_add(1);
-    }
-
     /// The last level delivers, then every level from the one below it down to `lowest`
     /// evaluates and commits (the level above reads the registers it feeds as they are after
     /// their departures), appending the transfers the books read to `events`: the heads' and
-    /// tails' arrivals into the last level, a head's with its waits (where the books count
-    /// them delivered). Returns whether a flit left a register.
+    /// tails' arrivals into the last level (where the books count them delivered). Returns
+    /// whether a flit left a register.
     pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
         let mut moved = self.deliver() > 0;
@@ -208,8 +199,8 @@ impl Zero<'_> {
 /// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its
 /// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
 /// edge: granted headers take their output VC, leaving flits cross into `next` (their
-/// headers with their direction there and their waits, [`super::registers::Slot`]), leaving
-/// tails end their worms' hold. Word by word: a word's edge writes only registers of the
+/// headers with their direction there), leaving tails end their worms' hold. A header that
+/// waits is not listed: the books count its waits from its injection and arrival. Word by word: a word's edge writes only registers of the
 /// next level that no other word reads (for routing bit k < 6 its flits stay in its own word
 /// of the next level; from k = 6 on, the flits of word `w` enter, and its rules read, words
 /// `w` and `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the
@@ -474,7 +465,7 @@ fn edge<const V: usize, const NV: usize>(
                 bits &= bits - 1;
                 let v = vc_of::<V>(hold, b, bit);
                 let o = (dir >> bit & 1) as usize;
-                let slot = slots[j * n + w * 64 + bit].leaves(s.clock);
+                let slot = slots[j * n + w * 64 + bit];
                 sink.header(v, w * 64 + bit, o, slot);
                 ones |= u64::from(slot.destination >> digit & 1) << bit;
             }
@@ -496,10 +487,9 @@ fn edge<const V: usize, const NV: usize>(
                 let v = vc_of::<V>(hold, b, bit);
                 let row = w * 64 + bit;
                 let o = (dir >> bit & 1) as usize;
-                let slot = slots[j * n + row].leaves(s.clock);
+                let slot = slots[j * n + row];
                 // A tail names its worm too: the register it enters is its header's (no
-                // branch on which of the two, as random as the traffic; a tail's waits are
-                // its header's register's, and count for nothing).
+                // branch on which of the two, as random as the traffic).
                 sink.header(v, row, o, slot);
                 let head = (heads >> bit & 1) as u16;
                 events.push(Transfer {
@@ -510,9 +500,7 @@ fn edge<const V: usize, const NV: usize>(
                     },
                     from: vc(row, j),
                     to: sink.vc(v, row, o),
-                    kind: TransferKind::Arrived {
-                        stalled: u32::from(head) * slot.stalled,
-                    },
+                    kind: TransferKind::Arrived,
                 });
             }
         }
@@ -552,19 +540,15 @@ fn vc_of<const V: usize>(hold: &[u64], b: usize, bit: usize) -> usize {
 }
 
 impl Part {
-    /// Every header held by a register, with the links it crossed (its level) and the
-    /// cycles it has waited that the books have not counted (none at the last level: they
-    /// counted them as it arrived).
-    pub(super) fn stored_headers(&self) -> impl Iterator<Item = (FlitSlot, u32)> + '_ {
-        let (n, clock, last) = (self.shape.n, self.shape.clock, self.levels.len() - 1);
+    /// Every header held by a register, with the links it crossed (its level).
+    pub(super) fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
+        let n = self.shape.n;
         self.levels.iter().enumerate().flat_map(move |(l, level)| {
             (0..level.nv).flat_map(move |j| {
                 (0..n).filter_map(move |row| {
                     let at = level.at(j, row / 64);
                     let head = (level.full[at] & level.head[at]) >> (row % 64) & 1 != 0;
-                    let slot = &level.slot[j * n + row];
-                    let waited = if l == last { 0 } else { slot.waited(clock) };
-                    head.then(|| (slot.head(l), waited))
+                    head.then(|| level.slot[j * n + row].head(l))
                 })
             })
         })

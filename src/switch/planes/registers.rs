@@ -97,36 +97,13 @@ impl Level {
 /// routing digits, kept beside it so that a hop reads no message table. Written where a
 /// header enters; the body flits that follow it into the same register belong to the same
 /// worm (the output VC feeding it is held until the tail passes), so they write nothing.
-///
-/// The header's waits ride with it: `entered` is the cycle ([`super::part::Shape::clock`])
-/// whose edge wrote it into the register and `stalled` the cycles it waited in the
-/// registers before, so a header that leaves in cycle `c` waited `c - entered - 1` more
-/// (each a `Stalled` cycle of the general kernel), counted without a list of them.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Slot {
     pub(super) msg: u32,
     pub(super) destination: u32,
-    pub(super) entered: u32,
-    pub(super) stalled: u32,
 }
 
 impl Slot {
-    /// The header as it leaves its register in cycle `clock` (for the register it enters).
-    #[inline(always)]
-    pub(super) fn leaves(self, clock: u32) -> Slot {
-        Slot {
-            stalled: self.stalled + clock.wrapping_sub(self.entered).wrapping_sub(1),
-            entered: clock,
-            ..self
-        }
-    }
-
-    /// The cycles the header has waited up to cycle `clock`, which it ended in its register.
-    #[inline(always)]
-    pub(super) fn waited(&self, clock: u32) -> u32 {
-        self.stalled + clock.wrapping_sub(self.entered)
-    }
-
     /// The header as the books see it, having crossed `hops` links.
     #[inline(always)]
     pub(super) fn head(&self, hops: usize) -> FlitSlot {

@@ -202,7 +202,6 @@ impl Planes {
             .enumerate()
             .collect();
         let done = gang.map(tasks, |(half, ((part, mut list), work))| {
-            part.tick();
             let moved = part.cycle_down_to(1, &mut list);
             (moved, list, f(half, work))
         });
