@@ -200,11 +200,12 @@ impl Zero<'_> {
 /// departures: rules 1, 2 and 4 of [`crate::switch::logic`] for every switch, then its clock
 /// edge: granted headers take their output VC, leaving flits cross into `next` (their
 /// headers with their direction there), leaving tails end their worms' hold. A header that
-/// waits is not listed: the books count its waits from its injection and arrival. Word by word: a word's edge writes only registers of the
-/// next level that no other word reads (for routing bit k < 6 its flits stay in its own word
-/// of the next level; from k = 6 on, the flits of word `w` enter, and its rules read, words
-/// `w` and `w ^ 2^(k − 6)` of the next level's port named by bit k of its rows, a port the
-/// other of those two words does not read). Returns whether a flit left a register.
+/// waits is not listed: the books count its waits from its injection and arrival. Word by
+/// word: a word's edge writes only registers of the next level that no other word reads (for
+/// routing bit k < 6 its flits stay in its own word of the next level; from k = 6 on, the
+/// flits of word `w` enter, and its rules read, words `w` and `w ^ 2^(k − 6)` of the next
+/// level's port named by bit k of its rows, a port the other of those two words does not
+/// read). Returns whether a flit left a register.
 #[allow(clippy::too_many_arguments)]
 fn cycle_level(
     s: &Shape,
