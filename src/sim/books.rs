@@ -120,7 +120,7 @@ impl<'a> Books<'a> {
                     // A message to its own terminal (a graph network) leaves where it enters.
                     if ejects(t.to) {
                         self.counts.flits_delivered += 1;
-                        m.reach_destination(t.flit.seq, tail, cycle);
+                        m.arrive(t.flit, tail, cycle);
                     }
                 }
                 TransferKind::Crossed { .. } | TransferKind::Arrived => {

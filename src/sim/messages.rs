@@ -20,22 +20,10 @@ pub struct Message {
 }
 
 impl Message {
-    /// Flit `seq` of the current attempt entered its destination's register in `cycle`.
-    #[inline]
-    pub(crate) fn reach_destination(&mut self, seq: u16, tail: u16, cycle: u64) {
-        if seq == 0 {
-            self.record.head_arrival = Some(cycle);
-        }
-        if seq == tail {
-            self.record.tail_arrival = Some(cycle);
-            self.record.status = Status::Delivered;
-        }
-    }
-
-    /// `flit` of the current attempt (its header with the links it crossed) entered its
-    /// destination's register in `cycle`: [`Message::reach_destination`] as selects rather
-    /// than branches (whether an arriving flit is a head or a tail is as random as the
-    /// traffic).
+    /// `flit` of the current attempt entered its destination's register in `cycle`: a header
+    /// (with the links it crossed) is the head's arrival, the tail delivers the message. By
+    /// selects rather than branches: whether an arriving flit is a head or a tail is as
+    /// random as the traffic.
     #[inline]
     pub(crate) fn arrive(&mut self, flit: FlitSlot, tail: u16, cycle: u64) {
         use std::hint::select_unpredictable as select;

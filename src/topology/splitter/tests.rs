@@ -6,6 +6,23 @@ fn splitter(n: u32, d: u32, seed: u64) -> Topology {
     random_splitter(n, d, SplitterWiring::default(), seed).unwrap()
 }
 
+/// The default wiring with `generator`.
+fn wired_by(generator: WiringGenerator) -> SplitterWiring {
+    SplitterWiring {
+        generator,
+        ..SplitterWiring::default()
+    }
+}
+
+/// Every switch's in-degree, by switch number.
+fn in_degrees(t: &Topology) -> Vec<u32> {
+    let mut inn = vec![0u32; t.node_count()];
+    for l in &t.links {
+        inn[l.head as usize] += 1;
+    }
+    inn
+}
+
 #[test]
 fn splitter_degrees_match_lm_section_i_b() {
     for d in 1..=4 {
@@ -15,7 +32,6 @@ fn splitter_degrees_match_lm_section_i_b() {
             (TopologyKind::Splitter, 7, d)
         );
         let mut out = vec![[0u32; 2]; t.node_count()];
-        let mut inn = vec![0u32; t.node_count()];
         for l in &t.links {
             let (tail, head) = (t.node(l.tail), t.node(l.head));
             let m = t.n >> tail.level;
@@ -23,11 +39,10 @@ fn splitter_degrees_match_lm_section_i_b() {
             assert_eq!(head.level, tail.level + 1);
             assert!((child..child + m / 2).contains(&head.column), "{l:?}");
             out[l.tail as usize][l.direction as usize] += 1;
-            inn[l.head as usize] += 1;
         }
         let n = t.n as usize;
         assert!(out[..n * 6].iter().all(|&c| c == [d, d]));
-        assert!(inn[n..].iter().all(|&c| c == 2 * d));
+        assert!(in_degrees(&t)[n..].iter().all(|&c| c == 2 * d));
     }
 }
 
@@ -155,17 +170,9 @@ fn sampled_expansion_bounds_exact_from_above() {
 
 #[test]
 fn rounds_generator_keeps_degrees_and_cleans_up() {
-    let w = SplitterWiring {
-        generator: WiringGenerator::Rounds,
-        ..SplitterWiring::default()
-    };
-    let t = random_splitter(64, 3, w, 5).unwrap();
+    let t = random_splitter(64, 3, wired_by(WiringGenerator::Rounds), 5).unwrap();
     assert_ne!(t.links, splitter(64, 3, 5).links);
-    let mut inn = vec![0u32; t.node_count()];
-    for l in &t.links {
-        inn[l.head as usize] += 1;
-    }
-    assert!(inn[64..].iter().all(|&c| c == 6));
+    assert!(in_degrees(&t)[64..].iter().all(|&c| c == 6));
     let level0 = Topology {
         links: t.links[..64 * 6].to_vec(),
         ..t.clone()
@@ -181,10 +188,7 @@ fn lane_index_is_independent_of_the_head_column() {
     let n = 64u32;
     for generator in [WiringGenerator::Configuration, WiringGenerator::Rounds] {
         for d in [2u32, 3] {
-            let w = SplitterWiring {
-                generator,
-                ..SplitterWiring::default()
-            };
+            let w = wired_by(generator);
             // sum[level][lane], count[level][lane]
             let mut sum = vec![vec![0f64; d as usize]; 6];
             let mut count = vec![vec![0u32; d as usize]; 6];
@@ -218,16 +222,11 @@ fn lane_index_is_independent_of_the_head_column() {
 
 #[test]
 fn butterfly_plus_random_keeps_the_butterfly_edge_on_lane_0() {
-    let w = SplitterWiring {
-        generator: WiringGenerator::ButterflyPlusRandom,
-        ..SplitterWiring::default()
-    };
+    let w = wired_by(WiringGenerator::ButterflyPlusRandom);
     for (n, d) in [(64u32, 2u32), (64, 3), (256, 2)] {
         for seed in 0..5 {
             let t = random_splitter(n, d, w, seed).unwrap();
-            let mut inn = vec![0u32; t.node_count()];
             for l in &t.links {
-                inn[l.head as usize] += 1;
                 if l.lane == 0 {
                     let level = l.tail / n;
                     let (m, row) = (n >> level, l.tail % n);
@@ -236,7 +235,7 @@ fn butterfly_plus_random_keeps_the_butterfly_edge_on_lane_0() {
                     assert_eq!(l.head % n, expected, "n {n} d {d} seed {seed} {l:?}");
                 }
             }
-            assert!(inn[n as usize..].iter().all(|&c| c == 2 * d));
+            assert!(in_degrees(&t)[n as usize..].iter().all(|&c| c == 2 * d));
             // Levels whose children have at least d rows can avoid parallel links.
             let levels = (0..n.trailing_zeros())
                 .filter(|&l| (n >> l) / 2 >= d)
