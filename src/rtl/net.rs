@@ -47,6 +47,8 @@ pub(super) struct NetTemplate<'a> {
     levels: Vec<Level>,
 }
 
+/// The network top of `sim`'s network: a leveled network's switch instances level by level
+/// and its link wires (a graph network's: [`graph_net_template`]).
 pub(super) fn net_template<'a>(
     sim: &Simulation,
     version: &'a str,
