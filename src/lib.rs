@@ -25,6 +25,7 @@ pub mod invariants;
 pub mod kernel;
 pub mod lfsr;
 pub mod limits;
+pub mod lines;
 pub mod multibutterfly;
 pub mod plot;
 pub mod pruned;

@@ -6,6 +6,7 @@
 
 use crate::config::LinkBandwidth;
 use crate::flit::FlitSlot;
+use crate::lines::Lines;
 use crate::switch::{Fabric, NONE, Transfer};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -30,7 +31,7 @@ pub struct Sources {
     worm: Vec<u32>,
     /// The same as bits: word `w * B + vc` has bit `i` set where input `64 w + i`'s worm on
     /// VC `vc` is partly sent.
-    mid_worm: LineWords,
+    mid_worm: Lines<u64>,
     /// Per injection VC: index of the next flit to send.
     next_seq: Vec<u16>,
     /// Per input: round-robin pointer over its VCs (one-flit-per-link bandwidth).
@@ -44,58 +45,16 @@ pub struct Sources {
     /// One bit per input with a message queued or a worm partly sent (set when a message is
     /// queued, cleared by the commit that leaves the input idle): the others propose nothing,
     /// and the cycle passes them by.
-    active: LineWords,
+    active: Lines<u64>,
     /// One bit per input whose queue holds a message (of `active`, those that may start a
     /// worm).
-    queued: LineWords,
+    queued: Lines<u64>,
     /// Where the inputs are cut into parts that threads own ([`Sources::set_cut`]), and per
     /// part the messages released there and not yet queued, in release order: the thread
     /// that owns a part queues them before its sources decide, so that the queues stay in
     /// its core's cache.
     cut: Option<std::sync::Arc<[usize]>>,
     pending: Vec<Vec<(u32, u32)>>,
-}
-
-/// Bitmap words whose first starts a cache line: where a cut gives each thread a run of 512
-/// inputs or a multiple (8 words), no line holds two threads' words, which they write every
-/// cycle.
-#[derive(Debug)]
-struct LineWords {
-    buf: Vec<u64>,
-    /// The words are `buf[start..start + len]`.
-    start: usize,
-    len: usize,
-}
-
-impl LineWords {
-    /// `len` zero words.
-    fn zeroed(len: usize) -> Self {
-        // A line is 8 words: the first word of a line lies within the first 8.
-        let buf = vec![0u64; len + 7];
-        let start = buf.as_ptr().align_offset(64).min(7);
-        LineWords { buf, start, len }
-    }
-}
-
-impl Clone for LineWords {
-    fn clone(&self) -> Self {
-        let mut copy = LineWords::zeroed(self.len);
-        copy.copy_from_slice(self);
-        copy
-    }
-}
-
-impl std::ops::Deref for LineWords {
-    type Target = [u64];
-    fn deref(&self) -> &[u64] {
-        &self.buf[self.start..self.start + self.len]
-    }
-}
-
-impl std::ops::DerefMut for LineWords {
-    fn deref_mut(&mut self) -> &mut [u64] {
-        &mut self.buf[self.start..self.start + self.len]
-    }
 }
 
 /// Calls `f` on every input whose bit is set in `words`.
@@ -120,14 +79,14 @@ impl Sources {
             queues: vec![VecDeque::new(); inputs as usize],
             peak_waiting: 0,
             worm: vec![NONE; slots],
-            mid_worm: LineWords::zeroed((inputs as usize).div_ceil(64) * vcs as usize),
+            mid_worm: Lines::filled((inputs as usize).div_ceil(64) * vcs as usize, 0),
             next_seq: vec![0; slots],
             rr: vec![0; inputs as usize],
             send: vec![None; slots],
             retries: BTreeSet::new(),
             sending: 0,
-            active: LineWords::zeroed((inputs as usize).div_ceil(64)),
-            queued: LineWords::zeroed((inputs as usize).div_ceil(64)),
+            active: Lines::filled((inputs as usize).div_ceil(64), 0),
+            queued: Lines::filled((inputs as usize).div_ceil(64), 0),
             cut: None,
             pending: Vec::new(),
         }
@@ -547,24 +506,5 @@ impl SourcePart<'_> {
             self.worm[slot] = msg;
         }
         tail
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::LineWords;
-
-    /// The words start a cache line, whatever the allocation gave, and a copy is a copy.
-    #[test]
-    fn line_words_start_a_line() {
-        for len in [1, 7, 8, 9, 100] {
-            let mut words = LineWords::zeroed(len);
-            assert_eq!(words.len(), len);
-            assert_eq!(words.as_ptr() as usize % 64, 0, "{len} words");
-            words[len - 1] = 5;
-            let copy = words.clone();
-            assert_eq!(&copy[..], &words[..]);
-            assert_eq!(copy.as_ptr() as usize % 64, 0);
-        }
     }
 }

@@ -5,7 +5,7 @@
 //! counter can wrap, the counts move into the general kernel's per-link totals.
 
 use crate::error::Result;
-use crate::limits::vec_of;
+use crate::lines::Lines;
 
 /// Bits per vertical counter.
 const BITS: usize = 8;
@@ -20,12 +20,12 @@ pub(super) struct LinkCounts {
     words: usize,
     /// `counters[((l · 2 + o) · B + v) · words + w]`: output VC `v` of direction `o` of
     /// the 64 switches of word `w` of level `l`, since the last flush.
-    counters: Vec<[u64; BITS]>,
+    counters: Lines<[u64; BITS]>,
     /// Cycles counted since the last flush.
     since: u32,
     /// Per link, in the general kernel's order (`(l · n + row) · 2 + o`): flits counted up to
     /// the last flush.
-    flushed: Vec<u64>,
+    flushed: Lines<u64>,
 }
 
 impl LinkCounts {
@@ -33,7 +33,9 @@ impl LinkCounts {
     /// the counters, the flushed totals and the copy [`LinkCounts::totals`] returns.
     pub(super) fn bytes(levels: usize, b: usize, n: usize) -> u64 {
         let words = n.div_ceil(64);
-        (levels * 2 * (b * words * BITS + 2 * n) * 8) as u64
+        Lines::<[u64; BITS]>::bytes(levels * 2 * b * words)
+            + Lines::<u64>::bytes(levels * 2 * n)
+            + (levels * 2 * n * 8) as u64
     }
 
     /// Zero counts for `levels` levels of links.
@@ -43,9 +45,9 @@ impl LinkCounts {
             n,
             b,
             words,
-            counters: vec_of(levels * 2 * b * words, [0; BITS], "inputs", n)?,
+            counters: Lines::new(levels * 2 * b * words, [0; BITS], "inputs", n)?,
             since: 0,
-            flushed: vec_of(levels * 2 * n, 0, "inputs", n)?,
+            flushed: Lines::new(levels * 2 * n, 0, "inputs", n)?,
         })
     }
 
@@ -75,34 +77,17 @@ impl LinkCounts {
     }
 
     fn flush(&mut self) {
-        let mut flushed = std::mem::take(&mut self.flushed);
-        self.add_counts(&mut flushed);
-        self.flushed = flushed;
+        let (n, b, words) = (self.n, self.b, self.words);
+        add_counts(&self.counters, n, b, words, &mut self.flushed);
         self.counters.fill([0; BITS]);
         self.since = 0;
-    }
-
-    /// Adds the counts since the last flush to `totals` (per link).
-    fn add_counts(&self, totals: &mut [u64]) {
-        let (n, b, words) = (self.n, self.b, self.words);
-        for (c, counter) in self.counters.iter().enumerate() {
-            let (lo, w) = (c / (b * words), c % words);
-            let first = ((lo / 2) * n + w * 64) * 2 + lo % 2;
-            for (i, &plane) in counter.iter().enumerate() {
-                let mut rows = plane;
-                while rows != 0 {
-                    totals[first + rows.trailing_zeros() as usize * 2] += 1 << i;
-                    rows &= rows - 1;
-                }
-            }
-        }
     }
 
     /// Flits per link so far, in the general kernel's link order (of a network of these
     /// `n` switches a level).
     pub(super) fn totals(&self) -> Vec<u64> {
-        let mut totals = self.flushed.clone();
-        self.add_counts(&mut totals);
+        let mut totals = self.flushed.to_vec();
+        add_counts(&self.counters, self.n, self.b, self.words, &mut totals);
         totals
     }
 
@@ -113,6 +98,22 @@ impl LinkCounts {
         for (i, count) in self.totals().into_iter().enumerate() {
             let (l, row, o) = (i / (2 * n), i / 2 % n, i % 2);
             all[(l * n_all + row0 + row) * 2 + o] += count;
+        }
+    }
+}
+
+/// Adds `counters` (counts since the last flush of `n` switches a level, B = `b`, `words`
+/// words a plane) to `totals` (per link).
+fn add_counts(counters: &[[u64; BITS]], n: usize, b: usize, words: usize, totals: &mut [u64]) {
+    for (c, counter) in counters.iter().enumerate() {
+        let (lo, w) = (c / (b * words), c % words);
+        let first = ((lo / 2) * n + w * 64) * 2 + lo % 2;
+        for (i, &plane) in counter.iter().enumerate() {
+            let mut rows = plane;
+            while rows != 0 {
+                totals[first + rows.trailing_zeros() as usize * 2] += 1 << i;
+                rows &= rows - 1;
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::flit::FlitSlot;
-use crate::limits::vec_of;
+use crate::lines::Lines;
 
 /// Index of entry `j` of word `w` in a word-major plane of `nv` entries a word.
 #[inline(always)]
@@ -26,25 +26,26 @@ pub(super) fn run_mut(plane: &mut [u64], w: usize, nv: usize) -> &mut [u64] {
 /// The registers of one level, word-major: the planes of a word of 64 switches lie together
 /// ([`at`]: index `w · nv + j` for input VC `j` of word `w`), so that one word's rules read
 /// one short run of each plane ([`run`]), whose length (the level's input VCs) is known where
-/// the rules are compiled for it.
+/// the rules are compiled for it. Each plane owns its cache lines ([`Lines`]): a run on two
+/// threads writes two halves' levels at once.
 #[derive(Clone, Debug)]
 pub(super) struct Level {
     /// Input VCs per switch.
     pub(super) nv: usize,
-    pub(super) full: Vec<u64>,
-    pub(super) head: Vec<u64>,
-    pub(super) tail: Vec<u64>,
-    pub(super) act: Vec<u64>,
-    pub(super) dir: Vec<u64>,
+    pub(super) full: Lines<u64>,
+    pub(super) head: Lines<u64>,
+    pub(super) tail: Lines<u64>,
+    pub(super) act: Lines<u64>,
+    pub(super) dir: Lines<u64>,
     /// `hold[(w · nv + j) · B + v]`: runs of `nv · B` a word.
-    pub(super) hold: Vec<u64>,
+    pub(super) hold: Lines<u64>,
     /// `rr[(w · 2 + o) · nv + j]`: the VC-allocation pointer of direction `o` points at `j`
     /// (run `w · 2 + o`).
-    pub(super) rr: Vec<u64>,
+    pub(super) rr: Lines<u64>,
     /// `lrr[(w · 2 + o) · nv + j]`: the pointer of link `o` points at `j`.
-    pub(super) lrr: Vec<u64>,
+    pub(super) lrr: Lines<u64>,
     /// `slot[j * n + row]`: the worm whose flit register `j` of switch `row` holds.
-    pub(super) slot: Vec<Slot>,
+    pub(super) slot: Lines<Slot>,
     /// The general kernel's number of the first input VC of the level.
     pub(super) vc_base: u32,
 }
@@ -54,8 +55,8 @@ impl Level {
     pub(super) fn bytes(nv: usize, b: usize, n: usize) -> u64 {
         let words = n.div_ceil(64) as u64;
         // full, head, tail, act, dir, hold[B], and two pointers per direction.
-        let planes = (5 + b as u64 + 4) * nv as u64 * words;
-        planes * 8 + (nv * n * std::mem::size_of::<Slot>()) as u64
+        let plane = |count: u64| Lines::<u64>::bytes((count * nv as u64 * words) as usize);
+        5 * plane(1) + plane(b as u64) + 2 * plane(2) + Lines::<Slot>::bytes(nv * n)
     }
 
     /// The general kernel's number of input VC `j` of switch `row`.
@@ -71,7 +72,7 @@ impl Level {
     }
 
     pub(super) fn new(nv: usize, b: usize, n: usize, words: usize, vc_base: u32) -> Result<Self> {
-        let planes = |count: usize| vec_of(count * words, 0u64, "inputs", n);
+        let planes = |count: usize| Lines::new(count * words, 0u64, "inputs", n);
         let mut pointers = planes(2 * nv)?;
         // Every pointer starts at input VC 0.
         for pointer in pointers.chunks_exact_mut(nv) {
@@ -87,7 +88,7 @@ impl Level {
             hold: planes(nv * b)?,
             rr: pointers.clone(),
             lrr: pointers,
-            slot: vec_of(nv * n, Slot::default(), "inputs", n)?,
+            slot: Lines::new(nv * n, Slot::default(), "inputs", n)?,
             vc_base,
         })
     }

@@ -41,17 +41,18 @@ pub(super) struct Outbox {
     /// of `half` that a flit enters on input VC `port · B + v`, of kind 0 (every flit), 1
     /// (headers), 2 (tails), 3 (headers whose routing digit at level 1 is 1).
     planes: Vec<u64>,
-    /// The headers among them, with their worms.
-    headers: Vec<Crossing>,
+    /// The headers among them, with their worms, by the half of level 1 they enter (each
+    /// thread reads only its own list).
+    headers: [Vec<Crossing>; 2],
 }
 
 /// The planes of level 1 an outbox carries, in the order of [`Outbox::planes`].
 const KINDS: usize = 4;
 
-/// A header crossing from level 0 into row `row` of `half` of level 1, on VC `v`.
+/// A header crossing from level 0 into row `row` of level 1 (of the half whose list holds
+/// it), on VC `v`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Crossing {
-    half: u8,
     v: u8,
     row: u32,
     slot: Slot,
@@ -61,8 +62,8 @@ impl Outbox {
     /// Bytes of an outbox of a half of `rows` rows, B = `b`.
     pub(super) fn bytes(b: usize, rows: usize) -> u64 {
         let planes = 2 * KINDS * b * rows.div_ceil(64) * 8;
-        // A header per level-0 register of the half, at most.
-        (planes + b * rows * std::mem::size_of::<Crossing>()) as u64
+        // A header per level-0 register of the half at most, all into either half.
+        (planes + 2 * b * rows * std::mem::size_of::<Crossing>()) as u64
     }
 
     /// An empty outbox of half `port` of a network of `2 · rows` rows (an allocation that
@@ -70,8 +71,12 @@ impl Outbox {
     pub(super) fn new(port: usize, b: usize, rows: usize) -> Result<Self> {
         let words = rows.div_ceil(64);
         let shown = 2 * rows;
-        let mut headers = vec_of(b * rows, Crossing::default(), "inputs", shown)?;
-        headers.clear();
+        let list = || -> Result<Vec<Crossing>> {
+            let mut list = vec_of(b * rows, Crossing::default(), "inputs", shown)?;
+            list.clear();
+            Ok(list)
+        };
+        let headers = [list()?, list()?];
         Ok(Outbox {
             port,
             b,
@@ -88,7 +93,7 @@ impl Outbox {
 
     fn clear(&mut self) {
         self.planes.fill(0);
-        self.headers.clear();
+        self.headers.iter_mut().for_each(Vec::clear);
     }
 }
 
@@ -135,8 +140,7 @@ impl Sink for Across<'_> {
 
     #[inline(always)]
     fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
-        self.outbox.headers.push(Crossing {
-            half: o as u8,
+        self.outbox.headers[o].push(Crossing {
             v: v as u8,
             row: row as u32,
             slot,
@@ -166,7 +170,7 @@ impl Part {
                     level.dir[i] |= outbox.planes[outbox.at(half, 3, v, w)];
                 }
             }
-            for c in outbox.headers.iter().filter(|c| c.half as usize == half) {
+            for c in &outbox.headers[half] {
                 let (j, row) = (port_vc(outbox.port, c.v as usize, b), c.row as usize);
                 level.slot[j * s.n + row] = c.slot;
             }

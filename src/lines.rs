@@ -1,0 +1,104 @@
+//! Vectors that own whole cache lines: their first element starts a line pair and their last
+//! ends one, so that no line holds elements of two of them. A run on two threads gives each
+//! thread registers and bitmaps it writes every cycle; were two threads' vectors to share a
+//! line (as the allocator may place them), every write would take the line from the other
+//! core.
+
+use crate::error::Result;
+use crate::limits::vec_of;
+
+/// Bytes the layout keeps apart: two 64-byte lines, as the processor's adjacent-line
+/// prefetcher fetches them in pairs.
+pub const LINE: usize = 128;
+
+/// `len` elements on lines of their own (dereferences to the slice of them).
+#[derive(Debug)]
+pub struct Lines<T> {
+    buf: Vec<T>,
+    /// The elements are `buf[start..start + len]`.
+    start: usize,
+    len: usize,
+}
+
+impl<T: Clone> Lines<T> {
+    /// `len` copies of `value`, or an error on `flag` (shown as `shown`) when the allocation
+    /// fails ([`vec_of`]).
+    pub fn new(len: usize, value: T, flag: &str, shown: impl std::fmt::Display) -> Result<Self> {
+        let per = Self::per_line();
+        // Up to `per − 1` elements before the first line, and the last line filled out.
+        let buf = vec_of(len + 2 * per, value, flag, shown)?;
+        let start = buf.as_ptr().align_offset(LINE).min(per - 1);
+        Ok(Lines { buf, start, len })
+    }
+
+    /// [`Lines::new`] for a size known to be small (an allocation that fails aborts, as a
+    /// `Vec`'s does).
+    pub fn filled(len: usize, value: T) -> Self {
+        let per = Self::per_line();
+        let buf = vec![value; len + 2 * per];
+        let start = buf.as_ptr().align_offset(LINE).min(per - 1);
+        Lines { buf, start, len }
+    }
+
+    /// Bytes of `len` elements laid out so.
+    pub fn bytes(len: usize) -> u64 {
+        ((len + 2 * Self::per_line()) * std::mem::size_of::<T>()) as u64
+    }
+
+    /// Elements a line pair holds.
+    fn per_line() -> usize {
+        let size = std::mem::size_of::<T>();
+        assert!(
+            size > 0 && LINE.is_multiple_of(size),
+            "an element size that divides {LINE}"
+        );
+        LINE / size
+    }
+}
+
+impl<T: Clone> Clone for Lines<T> {
+    fn clone(&self) -> Self {
+        // The buffer is never empty: it has a line pair's worth beyond the elements.
+        let mut copy = Lines::filled(self.len, self.buf[0].clone());
+        copy.clone_from_slice(self);
+        copy
+    }
+}
+
+impl<T> std::ops::Deref for Lines<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.buf[self.start..self.start + self.len]
+    }
+}
+
+impl<T> std::ops::DerefMut for Lines<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.buf[self.start..self.start + self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LINE, Lines};
+
+    /// The elements start a line pair and none of the pair that holds the last is another
+    /// allocation's, whatever the allocator gave; a copy is a copy.
+    #[test]
+    fn lines_start_and_end_a_line_pair() {
+        for len in [0, 1, 7, 8, 9, 16, 17, 100] {
+            let mut words = Lines::new(len, 0u64, "inputs", len).unwrap();
+            assert_eq!(words.len(), len);
+            assert_eq!(words.as_ptr() as usize % LINE, 0, "{len} words");
+            let end = words.as_ptr() as usize + 8 * len;
+            let buf_end = words.buf.as_ptr() as usize + 8 * words.buf.len();
+            assert!(end.next_multiple_of(LINE) <= buf_end, "{len} words");
+            if len > 0 {
+                words[len - 1] = 5;
+            }
+            let copy = words.clone();
+            assert_eq!(&copy[..], &words[..]);
+            assert_eq!(copy.as_ptr() as usize % LINE, 0);
+        }
+    }
+}
