@@ -65,16 +65,26 @@ impl<T: Clone> Clone for Lines<T> {
     }
 }
 
+// The elements are read in the kernels' innermost loops: without a bounds check of
+// `start..start + len` at every access (the constructors make it lie within `buf`, which
+// never changes length).
 impl<T> std::ops::Deref for Lines<T> {
     type Target = [T];
+    #[inline(always)]
     fn deref(&self) -> &[T] {
-        &self.buf[self.start..self.start + self.len]
+        debug_assert!(self.start + self.len <= self.buf.len());
+        // SAFETY: `start + len <= buf.len()` (see the constructors), so the range is within
+        // the buffer's initialized elements, borrowed as `self` is.
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().add(self.start), self.len) }
     }
 }
 
 impl<T> std::ops::DerefMut for Lines<T> {
+    #[inline(always)]
     fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.buf[self.start..self.start + self.len]
+        debug_assert!(self.start + self.len <= self.buf.len());
+        // SAFETY: as for `deref`, borrowed mutably as `self` is.
+        unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.start), self.len) }
     }
 }
 

@@ -99,7 +99,12 @@ impl Arrivals {
         let before = out.len();
         if self.ahead.is_some_and(|c| c <= cycle) {
             self.ahead = None;
-            out.append(&mut self.ahead_specs);
+            if out.is_empty() {
+                // The usual case: the cycle's messages move as a buffer, not copied.
+                std::mem::swap(out, &mut self.ahead_specs);
+            } else {
+                out.append(&mut self.ahead_specs);
+            }
         }
         self.draw(cycle, u32::MAX, out);
         self.produced += (out.len() - before) as u64;
