@@ -26,7 +26,7 @@ impl<T: Clone> Lines<T> {
     pub fn new(len: usize, value: T, flag: &str, shown: impl std::fmt::Display) -> Result<Self> {
         let per = Self::per_line();
         // Up to `per − 1` elements before the first line, and the last line filled out.
-        let buf = vec_of(len + 2 * per, value, flag, shown)?;
+        let buf = vec_of(len.saturating_add(2 * per), value, flag, shown)?;
         let start = buf.as_ptr().align_offset(LINE).min(per - 1);
         Ok(Lines { buf, start, len })
     }
