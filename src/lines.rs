@@ -15,10 +15,18 @@ pub const LINE: usize = 128;
 #[derive(Debug)]
 pub struct Lines<T> {
     buf: Vec<T>,
-    /// The elements are `buf[start..start + len]`.
+    /// The elements are `buf[start..start + len]`; `first` points at `buf[start]` (so that
+    /// a dereference costs what a `Vec`'s does: the kernels' innermost loops read them).
     start: usize,
     len: usize,
+    first: *mut T,
 }
+
+// SAFETY: `first` points into `buf`, which the `Lines` owns as a `Vec` owns its buffer: it is
+// sent and shared exactly as a `Vec<T>` would be.
+unsafe impl<T: Send> Send for Lines<T> {}
+// SAFETY: as above; `&Lines` gives only `&[T]`.
+unsafe impl<T: Sync> Sync for Lines<T> {}
 
 impl<T: Clone> Lines<T> {
     /// `len` copies of `value`, or an error on `flag` (shown as `shown`) when the allocation
@@ -27,17 +35,30 @@ impl<T: Clone> Lines<T> {
         let per = Self::per_line();
         // Up to `per − 1` elements before the first line, and the last line filled out.
         let buf = vec_of(len.saturating_add(2 * per), value, flag, shown)?;
-        let start = buf.as_ptr().align_offset(LINE).min(per - 1);
-        Ok(Lines { buf, start, len })
+        Ok(Self::laid_out(buf, len))
     }
 
     /// [`Lines::new`] for a size known to be small (an allocation that fails aborts, as a
     /// `Vec`'s does).
     pub fn filled(len: usize, value: T) -> Self {
         let per = Self::per_line();
-        let buf = vec![value; len + 2 * per];
+        Self::laid_out(vec![value; len + 2 * per], len)
+    }
+
+    /// `len` elements of `buf` (at least `len + 2 · per_line` long), from the first that
+    /// starts a line pair.
+    fn laid_out(mut buf: Vec<T>, len: usize) -> Self {
+        let per = Self::per_line();
+        assert!(buf.len() >= len + 2 * per, "room for the padding");
         let start = buf.as_ptr().align_offset(LINE).min(per - 1);
-        Lines { buf, start, len }
+        // In bounds: `start < per` and `start + len <= buf.len()`.
+        let first = buf[start..].as_mut_ptr();
+        Lines {
+            buf,
+            start,
+            len,
+            first,
+        }
     }
 
     /// Bytes of `len` elements laid out so.
@@ -73,9 +94,11 @@ impl<T> std::ops::Deref for Lines<T> {
     #[inline(always)]
     fn deref(&self) -> &[T] {
         debug_assert!(self.start + self.len <= self.buf.len());
-        // SAFETY: `start + len <= buf.len()` (see the constructors), so the range is within
-        // the buffer's initialized elements, borrowed as `self` is.
-        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().add(self.start), self.len) }
+        debug_assert_eq!(self.first.cast_const(), self.buf[self.start..].as_ptr());
+        // SAFETY: `first` is `buf[start..]` and `start + len <= buf.len()` ([`Lines::laid_out`]):
+        // the range is the buffer's initialized elements, which never move (`buf` is never
+        // resized), borrowed as `self` is.
+        unsafe { std::slice::from_raw_parts(self.first, self.len) }
     }
 }
 
@@ -83,8 +106,8 @@ impl<T> std::ops::DerefMut for Lines<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [T] {
         debug_assert!(self.start + self.len <= self.buf.len());
-        // SAFETY: as for `deref`, borrowed mutably as `self` is.
-        unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.start), self.len) }
+        // SAFETY: as for `deref`, borrowed mutably as `self` is (nothing else reaches `buf`).
+        unsafe { std::slice::from_raw_parts_mut(self.first, self.len) }
     }
 }
 

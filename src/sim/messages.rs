@@ -56,11 +56,28 @@ impl Message {
     }
 }
 
+/// Records a chunk of [`MessageTable`] holds: ids `c · CHUNK..(c + 1) · CHUNK` for chunk
+/// number `c`.
+const CHUNK_BITS: u32 = 10;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A chunk of records (a fixed length: an index masked to it needs no bounds check).
+type Chunk = Box<[Option<Message>; CHUNK]>;
+
 /// Live message records and the tally of finished ones.
+///
+/// The records lie in chunks of [`CHUNK`] ids, in a ring of chunks: chunk number `c` (ids
+/// `c · CHUNK..`) in `chunks[c & (len − 1)]`. A chunk is allocated where the first id of its
+/// number arrives and is reused, not freed, when the ring comes round to it again; when the
+/// live ids span every chunk the ring doubles by moving chunks, not records. So a run whose
+/// live messages keep growing (a saturated network's source queues) writes each record once
+/// and touches its memory once, where a flat ring doubling would copy every live record and
+/// fault in twice the memory (the growth took up to two thirds of such a run's time).
 pub struct MessageTable {
-    /// `slots[id & mask]`, for ids `base..end`; the length is a power of two.
-    slots: Vec<Option<Message>>,
-    /// The headers, indexed like `slots` (read where a header arrives).
+    /// The ring of chunks; its length is a power of two. `None`: a chunk not allocated yet.
+    chunks: Vec<Option<Chunk>>,
+    /// `headers[id & (len − 1)]`, for ids `base..end`; the length is a power of two (read
+    /// where a header is injected and where it arrives, so kept flat).
     headers: Vec<Header>,
     base: u32,
     end: u32,
@@ -72,7 +89,7 @@ pub struct MessageTable {
 impl MessageTable {
     pub fn new() -> Self {
         MessageTable {
-            slots: vec![None; 64],
+            chunks: vec![None, None],
             headers: vec![Header::default(); 64],
             base: 0,
             end: 0,
@@ -86,8 +103,18 @@ impl MessageTable {
         self.keep = on;
     }
 
+    /// Mask of the headers' ring.
     fn mask(&self) -> u32 {
-        self.slots.len() as u32 - 1
+        self.headers.len() as u32 - 1
+    }
+
+    /// The chunk and the index in it of id `id`'s record.
+    #[inline(always)]
+    fn at(&self, id: u32) -> (usize, usize) {
+        (
+            (id >> CHUNK_BITS) as usize & (self.chunks.len() - 1),
+            id as usize & (CHUNK - 1),
+        )
     }
 
     /// Records held (alive, or every one when kept).
@@ -103,25 +130,69 @@ impl MessageTable {
     /// Adds a message; its id is [`MessageTable::issued`] before the call.
     #[inline]
     pub fn push(&mut self, message: Message, header: Header) {
-        if (self.end - self.base) as usize == self.slots.len() {
-            self.grow();
+        let id = self.end;
+        if id as usize & (CHUNK - 1) == 0 {
+            self.open_chunk(id);
         }
-        let i = (self.end & self.mask()) as usize;
-        self.slots[i] = Some(message);
-        self.headers[i] = header;
+        if (id - self.base) as usize == self.headers.len() {
+            self.grow_headers();
+        }
+        let (c, i) = self.at(id);
+        self.chunk_mut(c)[i] = Some(message);
+        let mask = self.mask();
+        self.headers[(id & mask) as usize] = header;
         self.end += 1;
     }
 
-    fn grow(&mut self) {
-        let cap = self.slots.len() * 2;
-        let mut slots = vec![None; cap];
+    /// Makes room for the chunk whose first id is `id`: the ring doubles if the live ids'
+    /// chunks fill it, and the chunk is allocated if its slot never held one.
+    #[cold]
+    fn open_chunk(&mut self, id: u32) {
+        let number = id >> CHUNK_BITS;
+        let oldest = self.base >> CHUNK_BITS;
+        if (number - oldest) as usize == self.chunks.len() {
+            let len = self.chunks.len() * 2;
+            let mut chunks: Vec<Option<Chunk>> = (0..len).map(|_| None).collect();
+            for c in oldest..number {
+                chunks[c as usize & (len - 1)] = self.chunks[c as usize & (len / 2 - 1)].take();
+            }
+            // The slots of no live chunk keep the chunks that were there (reused).
+            for (k, spare) in self.chunks.iter_mut().enumerate() {
+                if chunks[k].is_none() {
+                    chunks[k] = spare.take();
+                }
+            }
+            self.chunks = chunks;
+        }
+        let (c, _) = self.at(id);
+        if self.chunks[c].is_none() {
+            let chunk = vec![None; CHUNK].into_boxed_slice();
+            self.chunks[c] = Some(chunk.try_into().expect("a chunk's length"));
+        }
+    }
+
+    /// Chunk `c`, allocated (it holds a held id).
+    #[inline(always)]
+    fn chunk(&self, c: usize) -> &[Option<Message>; CHUNK] {
+        self.chunks[c]
+            .as_deref()
+            .expect("a held id's chunk is allocated")
+    }
+
+    #[inline(always)]
+    fn chunk_mut(&mut self, c: usize) -> &mut [Option<Message>; CHUNK] {
+        self.chunks[c]
+            .as_deref_mut()
+            .expect("a held id's chunk is allocated")
+    }
+
+    fn grow_headers(&mut self) {
+        let cap = self.headers.len() * 2;
         let mut headers = vec![Header::default(); cap];
         let (old, new) = (self.mask(), cap as u32 - 1);
         for id in self.base..self.end {
-            slots[(id & new) as usize] = self.slots[(id & old) as usize].take();
             headers[(id & new) as usize] = self.headers[(id & old) as usize];
         }
-        self.slots = slots;
         self.headers = headers;
     }
 
@@ -130,15 +201,16 @@ impl MessageTable {
         if !(self.base..self.end).contains(&id) {
             return None;
         }
-        self.slots[(id & self.mask()) as usize].as_ref()
+        let (c, i) = self.at(id);
+        self.chunk(c)[i].as_ref()
     }
 
     /// The message `id`. Panics if it is not held: flits only name live messages.
     #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Message {
-        let mask = self.mask();
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
-        self.slots[(id & mask) as usize]
+        let (c, i) = self.at(id);
+        self.chunk_mut(c)[i]
             .as_mut()
             .unwrap_or_else(|| panic!("message {id} is not held"))
     }
@@ -163,9 +235,12 @@ impl MessageTable {
         if self.keep {
             return;
         }
-        let mask = self.mask();
         while self.base < self.end {
-            let slot = &mut self.slots[(self.base & mask) as usize];
+            let (c, i) = self.at(self.base);
+            let chunk = self.chunks[c]
+                .as_deref_mut()
+                .expect("a held id's chunk is allocated");
+            let slot = &mut chunk[i];
             match slot {
                 Some(m) if m.finished() => {
                     self.tally.add(&m.record);
@@ -181,5 +256,101 @@ impl MessageTable {
 impl Default for MessageTable {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: u32) -> Message {
+        Message {
+            record: MessageRecord {
+                id,
+                source: id % 7,
+                destination: id % 5,
+                middle: 0,
+                release: u64::from(id),
+                status: Status::Waiting,
+                attempts: 0,
+                injected: None,
+                head_arrival: None,
+                tail_arrival: None,
+                hops: 0,
+                stalled: 0,
+            },
+            sent: 0,
+            gone: 0,
+        }
+    }
+
+    fn header(id: u32) -> Header {
+        Header {
+            destination: id % 5,
+            middle: 0,
+            path: 0,
+            id,
+        }
+    }
+
+    /// Across chunks, the ring's doubling (live ids spanning every chunk) and its reuse of
+    /// retired chunks, every held record and header is the one pushed with its id, and the
+    /// live records are exactly those not retired, in id order.
+    #[test]
+    fn records_survive_growth_and_reuse_of_chunks() {
+        for keep in [false, true] {
+            let mut table = MessageTable::new();
+            table.keep(keep);
+            let mut finished = std::collections::BTreeSet::new();
+            let mut next = 0u32;
+            // Waves of arrivals larger, then smaller, than what finishes: the live span
+            // grows over several chunks, then shrinks and wraps.
+            for (wave, (arrive, finish)) in [(5000, 1000), (3000, 6000), (4000, 500), (100, 9000)]
+                .into_iter()
+                .enumerate()
+            {
+                for _ in 0..arrive {
+                    table.push(message(next), header(next));
+                    next += 1;
+                }
+                // Finish messages from the oldest (in even waves every third stays live, so
+                // that the oldest live id holds back the ring while it grows; odd waves
+                // finish them all, and the next pushes wrap round onto retired chunks).
+                let mut done = 0;
+                for id in table.base..table.end {
+                    if done == finish {
+                        break;
+                    }
+                    if id % 3 != 0 || wave % 2 == 1 {
+                        let m = table.get_mut(id);
+                        m.record.status = Status::Delivered;
+                        m.record.tail_arrival = Some(u64::from(id) + 1);
+                        finished.insert(id);
+                        done += 1;
+                    }
+                }
+                table.retire();
+                for id in table.base..table.end {
+                    let m = table.get(id).expect("a held id has its record");
+                    assert_eq!(m.record.id, id, "wave {wave}");
+                    assert_eq!(table.header(id).id, id, "wave {wave}");
+                }
+                let live: Vec<u32> = table.live().map(|m| m.record.id).collect();
+                let expected: Vec<u32> = (table.base..table.end).collect();
+                assert_eq!(live, expected, "wave {wave}");
+                assert_eq!(table.held() as usize, live.len());
+                if keep {
+                    assert_eq!(table.base, 0, "every record is kept");
+                } else {
+                    if wave == 1 {
+                        assert_eq!(table.base, 6000, "wave 1 retires every id below 6000");
+                    }
+                    // Retired: a prefix of finished ids, and the first held one is not.
+                    assert!((0..table.base).all(|id| finished.contains(&id)));
+                    assert!(table.base == table.end || !finished.contains(&table.base));
+                }
+            }
+            assert_eq!(table.issued(), 12_100);
+        }
     }
 }
