@@ -72,7 +72,7 @@ type Chunk = Box<[Option<Message>; CHUNK]>;
 /// live ids span every chunk the ring doubles by moving chunks, not records. So a run whose
 /// live messages keep growing (a saturated network's source queues) writes each record once
 /// and touches its memory once, where a flat ring doubling would copy every live record and
-/// fault in twice the memory (the growth took up to two thirds of such a run's time).
+/// fault in twice the memory (measured: up to 60 % of such a run's time).
 pub struct MessageTable {
     /// The ring of chunks; its length is a power of two. `None`: a chunk not allocated yet.
     chunks: Vec<Option<Chunk>>,
