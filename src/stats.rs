@@ -49,6 +49,26 @@ pub struct MessageRecord {
     pub stalled: u32,
 }
 
+impl MessageRecord {
+    /// A message just released into its source's queue: not injected yet.
+    pub fn waiting(id: u32, source: u32, destination: u32, middle: u32, release: u64) -> Self {
+        MessageRecord {
+            id,
+            source,
+            destination,
+            middle,
+            release,
+            status: Status::Waiting,
+            attempts: 0,
+            injected: None,
+            head_arrival: None,
+            tail_arrival: None,
+            hops: 0,
+            stalled: 0,
+        }
+    }
+}
+
 /// Mean and order statistics of a sample (nearest-rank percentiles).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {

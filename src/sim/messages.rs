@@ -265,20 +265,7 @@ mod tests {
 
     fn message(id: u32) -> Message {
         Message {
-            record: MessageRecord {
-                id,
-                source: id % 7,
-                destination: id % 5,
-                middle: 0,
-                release: u64::from(id),
-                status: Status::Waiting,
-                attempts: 0,
-                injected: None,
-                head_arrival: None,
-                tail_arrival: None,
-                hops: 0,
-                stalled: 0,
-            },
+            record: MessageRecord::waiting(id, id % 7, id % 5, 0, u64::from(id)),
             sent: 0,
             gone: 0,
         }

@@ -23,7 +23,7 @@ use crate::invariants;
 use crate::kernel::Clock;
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
-use crate::stats::{MessageRecord, Report, Status};
+use crate::stats::{MessageRecord, Report};
 use crate::switch::planes::Planes;
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, Transfers};
 use crate::topology::{Topology, TopologyKind};
@@ -515,20 +515,7 @@ impl Simulation {
         };
         *k += 1;
         let id = self.messages.issued();
-        let record = MessageRecord {
-            id,
-            source: s.source,
-            destination: s.destination,
-            middle,
-            release: s.release,
-            status: Status::Waiting,
-            attempts: 0,
-            injected: None,
-            head_arrival: None,
-            tail_arrival: None,
-            hops: 0,
-            stalled: 0,
-        };
+        let record = MessageRecord::waiting(id, s.source, s.destination, middle, s.release);
         self.messages.push(
             Message {
                 record,
