@@ -15,11 +15,12 @@ pub const LINE: usize = 128;
 #[derive(Debug)]
 pub struct Lines<T> {
     buf: Vec<T>,
-    /// The elements are `buf[start..start + len]`; `first` points at `buf[start]` (so that
-    /// a dereference costs what a `Vec`'s does: the kernels' innermost loops read them).
-    start: usize,
-    len: usize,
+    /// The elements are the `len` from `first`, a pointer into `buf` at the first element
+    /// that starts a line pair, with `len` elements of `buf` from there ([`Lines::laid_out`]).
+    /// (A pointer, not an offset: a dereference then costs what a `Vec`'s does, and the
+    /// kernels' innermost loops read these.)
     first: *mut T,
+    len: usize,
 }
 
 // SAFETY: `first` points into `buf`, which the `Lines` owns as a `Vec` owns its buffer: it is
@@ -52,13 +53,8 @@ impl<T: Clone> Lines<T> {
         assert!(buf.len() >= len + 2 * per, "room for the padding");
         let start = buf.as_ptr().align_offset(LINE).min(per - 1);
         // In bounds: `start < per` and `start + len <= buf.len()`.
-        let first = buf[start..].as_mut_ptr();
-        Lines {
-            buf,
-            start,
-            len,
-            first,
-        }
+        let first = buf[start..start + len].as_mut_ptr();
+        Lines { buf, first, len }
     }
 
     /// Bytes of `len` elements laid out so.
@@ -86,18 +82,15 @@ impl<T: Clone> Clone for Lines<T> {
     }
 }
 
-// The elements are read in the kernels' innermost loops: without a bounds check of
-// `start..start + len` at every access (the constructors make it lie within `buf`, which
-// never changes length).
+// The elements are read in the kernels' innermost loops: without a bounds check at every
+// access (`Lines::laid_out` checked the range once; `buf` never changes length).
 impl<T> std::ops::Deref for Lines<T> {
     type Target = [T];
     #[inline(always)]
     fn deref(&self) -> &[T] {
-        debug_assert!(self.start + self.len <= self.buf.len());
-        debug_assert_eq!(self.first.cast_const(), self.buf[self.start..].as_ptr());
-        // SAFETY: `first` is `buf[start..]` and `start + len <= buf.len()` ([`Lines::laid_out`]):
-        // the range is the buffer's initialized elements, which never move (`buf` is never
-        // resized), borrowed as `self` is.
+        // SAFETY: `first` and the `len` elements from it lie in `buf` ([`Lines::laid_out`]):
+        // initialized elements, which never move (`buf` is never resized), borrowed as `self`
+        // is.
         unsafe { std::slice::from_raw_parts(self.first, self.len) }
     }
 }
@@ -105,7 +98,6 @@ impl<T> std::ops::Deref for Lines<T> {
 impl<T> std::ops::DerefMut for Lines<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [T] {
-        debug_assert!(self.start + self.len <= self.buf.len());
         // SAFETY: as for `deref`, borrowed mutably as `self` is (nothing else reaches `buf`).
         unsafe { std::slice::from_raw_parts_mut(self.first, self.len) }
     }
