@@ -15,11 +15,14 @@ impl Simulation {
         if self.bit_planes() {
             // The waits of the headers in the network, which their records count when they
             // arrive.
-            let hops = self.header_hops();
+            // By the headers, not the records: a saturated run holds many more records
+            // (waiting at their sources) than the network holds headers.
             tally.stalled_cycles += self
-                .messages
-                .live()
-                .filter_map(|m| Some(u64::from(self.waits_so_far(m, *hops.get(&m.record.id)?))))
+                .header_hops()
+                .into_iter()
+                .filter_map(|(id, hop)| {
+                    Some(u64::from(self.waits_so_far(self.messages.get(id)?, hop)))
+                })
                 .sum::<u64>();
         }
         let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
