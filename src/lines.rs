@@ -2,7 +2,7 @@
 //! ends one, so that no line holds elements of two of them. A run on two threads gives each
 //! thread registers and bitmaps it writes every cycle; were two threads' vectors to share a
 //! line (as the allocator may place them), every write would take the line from the other
-//! core.
+//! core. And [`prefetch`]: a request to bring a line in ahead of its use.
 
 use crate::error::Result;
 use crate::limits::vec_of;
@@ -101,6 +101,21 @@ impl<T> std::ops::DerefMut for Lines<T> {
         // SAFETY: as for `deref`, borrowed mutably as `self` is (nothing else reaches `buf`).
         unsafe { std::slice::from_raw_parts_mut(self.first, self.len) }
     }
+}
+
+/// Asks the processor to bring the cache line of address `at` into its caches ahead of its
+/// use (nothing where there is no such instruction). Only a hint: nothing is read, and a
+/// value read later is read from wherever it is.
+#[inline(always)]
+pub fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch dereferences nothing and cannot fault, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 #[cfg(test)]

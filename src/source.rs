@@ -57,6 +57,11 @@ pub struct Sources {
     pending: Vec<Vec<(u32, u32)>>,
 }
 
+/// Queue length from which [`Sources::next_after_long_wait`] names the next message: shorter
+/// queues' records are still in the cache (a request for them would cost more than it
+/// saves); a saturated network's grow without bound.
+pub const LONG_QUEUE: usize = 8;
+
 /// Calls `f` on every input whose bit is set in `words`.
 fn for_active(words: &[u64], mut f: impl FnMut(usize)) {
     for (w, &word) in words.iter().enumerate() {
@@ -105,6 +110,19 @@ impl Sources {
         self.peak_waiting = self.peak_waiting.max(queue.len());
         self.active[source as usize / 64] |= 1 << (source % 64);
         self.queued[source as usize / 64] |= 1 << (source % 64);
+    }
+
+    /// The message that input `source` starts next, if at least [`LONG_QUEUE`] wait there:
+    /// the one after has waited behind that many, long enough for its record to have left
+    /// the cache. None where threads own the inputs ([`Sources::set_cut`]): their queues
+    /// are in those threads' caches, and reading one here would cost more than the record.
+    #[inline]
+    pub(crate) fn next_after_long_wait(&self, source: u32) -> Option<u32> {
+        if self.cut.is_some() {
+            return None;
+        }
+        let queue = &self.queues[source as usize];
+        (queue.len() >= LONG_QUEUE).then(|| queue[0])
     }
 
     /// Cuts the inputs into the parts `bounds[k]..bounds[k + 1]` ([`Sources::parts`]), or

@@ -117,10 +117,18 @@ impl<'a> Books<'a> {
                         m.sent = 1;
                         m.gone = 0;
                     }
+                    let started = (t.flit.seq == 0).then_some(m.record.source);
                     // A message to its own terminal (a graph network) leaves where it enters.
                     if ejects(t.to) {
                         self.counts.flits_delivered += 1;
                         m.arrive(t.flit, tail, cycle);
+                    }
+                    // The message its source starts next, if it has waited long: its record
+                    // and header, written when it was released, are read then.
+                    if let Some(source) = started
+                        && let Some(next) = self.sources.next_after_long_wait(source)
+                    {
+                        self.messages.prefetch(next);
                     }
                 }
                 TransferKind::Crossed { .. } | TransferKind::Arrived => {
