@@ -60,7 +60,7 @@ pub struct Sources {
 /// Queue length from which [`Sources::next_after_long_wait`] names the next message: shorter
 /// queues' records are still in the cache (a request for them would cost more than it
 /// saves); a saturated network's grow without bound.
-pub const LONG_QUEUE: usize = 8;
+const LONG_QUEUE: usize = 8;
 
 /// Calls `f` on every input whose bit is set in `words`.
 fn for_active(words: &[u64], mut f: impl FnMut(usize)) {
@@ -112,10 +112,11 @@ impl Sources {
         self.queued[source as usize / 64] |= 1 << (source % 64);
     }
 
-    /// The message that input `source` starts next, if at least [`LONG_QUEUE`] wait there:
-    /// the one after has waited behind that many, long enough for its record to have left
-    /// the cache. None where threads own the inputs ([`Sources::set_cut`]): their queues
-    /// are in those threads' caches, and reading one here would cost more than the record.
+    /// The message that input `source` starts next, where at least [`LONG_QUEUE`] wait
+    /// there: a queue that long has held it for as many worms, long enough for its record to
+    /// have left the cache. None where threads own the inputs ([`Sources::set_cut`]): their
+    /// queues are in those threads' caches, and reading one here would cost more than the
+    /// record.
     #[inline]
     pub(crate) fn next_after_long_wait(&self, source: u32) -> Option<u32> {
         if self.cut.is_some() {

@@ -66,7 +66,7 @@ type Chunk = Box<[Option<Message>; CHUNK]>;
 
 /// Live message records and the tally of finished ones.
 ///
-/// The records lie in chunks of [`CHUNK`] ids, in a ring of chunks: chunk number `c` (ids
+/// The records lie in chunks of 1024 ids (`CHUNK`), in a ring of chunks: chunk number `c` (ids
 /// `c · CHUNK..`) in `chunks[c & (len − 1)]`. A chunk is allocated where the first id of its
 /// number arrives and is reused, not freed, when the ring comes round to it again; when the
 /// live ids span every chunk the ring doubles by moving chunks, not records. So a run whose

@@ -14,9 +14,8 @@ impl Simulation {
         let mut tally = self.messages.tally.clone();
         if self.bit_planes() {
             // The waits of the headers in the network, which their records count when they
-            // arrive.
-            // By the headers, not the records: a saturated run holds many more records
-            // (waiting at their sources) than the network holds headers.
+            // arrive: by header, as a saturated run holds many more records (waiting at their
+            // sources) than the network holds headers.
             tally.stalled_cycles += self
                 .header_hops()
                 .into_iter()
