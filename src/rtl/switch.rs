@@ -16,6 +16,9 @@ struct Mirror {
     expr: String,
 }
 
+/// The switch module: `templates/switch.v`, which includes its registers
+/// (`switch_registers.v`), its combinational helper functions (`switch_functions.v`) and,
+/// beyond the module, the crossbar's data path (`switch_xbar.v`).
 #[derive(Template)]
 #[template(path = "switch.v", escape = "none")]
 pub(super) struct SwitchTemplate<'a> {
@@ -129,7 +132,7 @@ impl RouteKey {
             }
     }
 
-    /// The Verilog index expression (see `route_of` in templates/switch.v).
+    /// The Verilog index expression (see `route_of` in templates/switch_functions.v).
     fn index(self, b: u32) -> String {
         let key = if self.bits == 0 {
             "32'd0".to_string()
@@ -330,7 +333,7 @@ fn mirrors(layout: &SwitchLayout, g: &Geometry) -> Vec<Mirror> {
     out
 }
 
-/// Where the Verilog keeps element `index` of `reg` (see templates/switch.v).
+/// Where the Verilog keeps element `index` of `reg` (the registers of templates/switch_registers.v).
 fn storage(reg: &Register, index: &[u32], g: &Geometry) -> String {
     let vc = || index[0] * g.b + index[1];
     let slot = || vc() * g.depth + index[2];

@@ -181,9 +181,7 @@ impl MessageTable {
 
     #[inline(always)]
     fn chunk_mut(&mut self, c: usize) -> &mut [Option<Message>; CHUNK] {
-        self.chunks[c]
-            .as_deref_mut()
-            .expect("a held id's chunk is allocated")
+        chunk_in(&mut self.chunks, c)
     }
 
     fn grow_headers(&mut self) {
@@ -256,10 +254,8 @@ impl MessageTable {
         }
         while self.base < self.end {
             let (c, i) = self.at(self.base);
-            let chunk = self.chunks[c]
-                .as_deref_mut()
-                .expect("a held id's chunk is allocated");
-            let slot = &mut chunk[i];
+            // The chunk alone borrowed: the tally is written beside it.
+            let slot = &mut chunk_in(&mut self.chunks, c)[i];
             match slot {
                 Some(m) if m.finished() => {
                     self.tally.add(&m.record);
@@ -270,6 +266,14 @@ impl MessageTable {
             }
         }
     }
+}
+
+/// Chunk `c` of `chunks`, allocated (it holds a held id).
+#[inline(always)]
+fn chunk_in(chunks: &mut [Option<Chunk>], c: usize) -> &mut [Option<Message>; CHUNK] {
+    chunks[c]
+        .as_deref_mut()
+        .expect("a held id's chunk is allocated")
 }
 
 impl Default for MessageTable {
