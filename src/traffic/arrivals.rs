@@ -3,7 +3,8 @@
 //! when that cycle comes, so a run's memory does not grow with its horizon; every other pattern
 //! hands out its precomputed list. Either way the sequence is exactly [`Traffic::messages`].
 
-use rand::distr::{Bernoulli, Distribution, Uniform};
+use rand::Rng as _;
+use rand::distr::{Distribution, Uniform};
 
 use super::{Destinations, MAX_LFSR_INPUTS, MessageSpec, Traffic, lfsr_threshold};
 use crate::error::{Error, Result};
@@ -28,10 +29,12 @@ enum Kind {
     Bernoulli {
         n: u32,
         cycles: u64,
-        /// Next cycle to draw, from source `from` on.
+        /// Next cycle to draw, from source `from` on; where `from` is inside a word of 64
+        /// sources, that word's coins not handed out yet (bit `s % 64` for source `s`).
         cycle: u64,
         from: u32,
-        coin: Bernoulli,
+        coins: u64,
+        coin: Coins,
         dest: Uniform<u32>,
         /// Boxed: the generator state is large beside the other variants'.
         rng: Box<Rng>,
@@ -64,7 +67,8 @@ impl Arrivals {
                     cycles: if rate == 0.0 { 0 } else { cycles },
                     cycle: 0,
                     from: 0,
-                    coin: Bernoulli::new(rate).map_err(|e| Error::invalid("rate", rate, e))?,
+                    coins: 0,
+                    coin: Coins::new(rate),
                     dest: Uniform::new(0, n).map_err(|e| Error::invalid("inputs", n, e))?,
                     rng: Box::new(stream(seed, Stream::Traffic)),
                 }
@@ -151,6 +155,7 @@ impl Arrivals {
                 cycles,
                 cycle: at,
                 from,
+                coins,
                 coin,
                 dest,
                 rng,
@@ -161,8 +166,18 @@ impl Arrivals {
                     } else {
                         *n
                     };
-                    for source in *from..end {
-                        if coin.sample(rng.as_mut()) {
+                    while *from < end {
+                        // The word of 64 sources `from` is in: its coins all at once when
+                        // the draw enters it, then each arrival's destination in order.
+                        let base = *from & !63;
+                        if *from == base {
+                            *coins = coin.word(rng.as_mut(), (*n - base).min(64));
+                        }
+                        let stop = end.min(base + 64);
+                        let mut bits = *coins & lanes(stop - base) & !lanes(*from - base);
+                        while bits != 0 {
+                            let source = base + bits.trailing_zeros();
+                            bits &= bits - 1;
                             out.push(MessageSpec {
                                 source,
                                 destination: dest.sample(rng.as_mut()),
@@ -171,9 +186,9 @@ impl Arrivals {
                                 middle: None,
                             });
                         }
+                        *from = stop;
                     }
                     if end < *n {
-                        *from = end;
                         break;
                     }
                     (*at, *from) = (*at + 1, 0);
@@ -312,6 +327,60 @@ impl Arrivals {
     }
 }
 
+/// Bernoulli coins of probability `p` ([SV] §1.2), 64 sources' at once. A source's coin
+/// is heads when a uniform 64-bit number `U` is below `⌊p · 2^64⌋` (always, for `p = 1`),
+/// as one draw per coin would decide it; here `U` is compared bit by bit from its most
+/// significant, one random word holding that bit of the 64 sources' numbers, and a source
+/// is decided at its first bit that differs from the threshold's. Half of the undecided
+/// sources are decided by each word, so a word of 64 coins takes about 7 random words
+/// rather than 64, and the coins have the same law.
+#[derive(Clone, Copy, Debug)]
+struct Coins {
+    /// `⌊p · 2^64⌋`; `None` for `p = 1`.
+    threshold: Option<u64>,
+}
+
+impl Coins {
+    fn new(p: f64) -> Self {
+        debug_assert!((0.0..=1.0).contains(&p));
+        Coins {
+            // The cast saturates, and is exact for every p below 1.
+            threshold: (p < 1.0).then(|| (p * 2f64.powi(64)) as u64),
+        }
+    }
+
+    /// The coins of `count` (1 to 64) sources, bit `i` for the `i`-th.
+    #[inline]
+    fn word(self, rng: &mut Rng, count: u32) -> u64 {
+        let open_lanes = lanes(count);
+        let Some(threshold) = self.threshold else {
+            return open_lanes;
+        };
+        let (mut heads, mut open) = (0, open_lanes);
+        for bit in (0..64).rev() {
+            let r = rng.next_u64();
+            // All ones where the threshold's bit is 1: a 0 in U decides heads, a 1 goes on;
+            // where it is 0, a 1 decides tails and a 0 goes on.
+            let one = 0u64.wrapping_sub(threshold >> bit & 1);
+            heads |= open & !r & one;
+            open &= !(r ^ one);
+            if open == 0 {
+                break;
+            }
+        }
+        // Sources still open have U equal to the threshold: not below it, tails.
+        heads
+    }
+}
+
+/// The low `count` (0 to 64) bits.
+fn lanes(count: u32) -> u64 {
+    match count {
+        64.. => u64::MAX,
+        c => (1 << c) - 1,
+    }
+}
+
 /// The on-chip generators ([`Traffic::Lfsr`]), one per input, from their reset values.
 fn lfsr(n: u32, rate: f64, destinations: Destinations, cycles: u64, seed: u64) -> Result<Kind> {
     use crate::lfsr::Purpose;
@@ -336,4 +405,61 @@ fn lfsr(n: u32, rate: f64, destinations: Destinations, cycles: u64, seed: u64) -
             .map(|s| crate::lfsr::seed(seed, Purpose::Destinations, s.into()))
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Coins, lanes};
+    use crate::rng::{Stream, stream};
+    use rand::Rng as _;
+
+    /// A word of coins is each source's `U < ⌊p · 2^64⌋`, `U`'s bits read from the words
+    /// drawn (bit `b` of source `i`'s number is bit `i` of the word drawn for bit `b`).
+    #[test]
+    fn a_word_of_coins_compares_each_sources_number_with_the_threshold() {
+        for p in [0.0, 1e-9, 0.01, 0.1, 0.25, 0.3, 0.5, 0.9, 1.0 - 1e-12, 1.0] {
+            let coin = Coins::new(p);
+            let mut rng = stream(11, Stream::Test);
+            for count in [1, 5, 63, 64] {
+                for _ in 0..200 {
+                    let mut read = rng.clone();
+                    let heads = coin.word(&mut rng, count);
+                    let words: Vec<u64> = (0..64).map(|_| read.next_u64()).collect();
+                    let mut expected = 0;
+                    for i in 0..count {
+                        let u = (0..64).fold(0u64, |u, b| u << 1 | (words[b] >> i & 1));
+                        let below = coin.threshold.is_none_or(|t| u < t);
+                        expected |= u64::from(below) << i;
+                    }
+                    assert_eq!(heads, expected, "p {p}, {count} sources");
+                    assert_eq!(heads & !lanes(count), 0);
+                }
+            }
+        }
+    }
+
+    /// About 7 random words a word of 64 coins, and heads at the rate asked for.
+    #[test]
+    fn a_word_of_coins_takes_few_random_words_and_keeps_the_rate() {
+        let coin = Coins::new(0.3);
+        let mut rng = stream(3, Stream::Test);
+        let (mut heads, mut before) = (0u64, rng.clone());
+        let words = 10_000;
+        for _ in 0..words {
+            heads += u64::from(coin.word(&mut rng, 64).count_ones());
+        }
+        let mut used = 0;
+        while before != rng {
+            before.next_u64();
+            used += 1;
+        }
+        let per_word = used as f64 / words as f64;
+        assert!(
+            (6.0..9.0).contains(&per_word),
+            "{per_word} random words a word"
+        );
+        let trials = 64.0 * words as f64;
+        let sigma = (trials * 0.3 * 0.7).sqrt();
+        assert!((heads as f64 - trials * 0.3).abs() < 5.0 * sigma, "{heads}");
+    }
 }

@@ -341,7 +341,7 @@ fn continuous() -> [Traffic; 2] {
 fn drawing_ahead_hands_out_the_same_sequence() {
     use super::Arrivals;
     for traffic in continuous().into_iter().chain([Traffic::Transpose]) {
-        let (n, cycles) = (64, 40);
+        let (n, cycles) = (128, 40);
         let mut plain = Arrivals::new(&traffic, n, cycles, 5).unwrap();
         let mut ahead = Arrivals::new(&traffic, n, cycles, 5).unwrap();
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -350,11 +350,12 @@ fn drawing_ahead_hands_out_the_same_sequence() {
             ahead.due(cycle, &mut b);
             assert_eq!(a, b, "{traffic:?} cycle {cycle}");
             assert_eq!(plain.produced(), ahead.produced());
-            // In parts (none, some sources, fewer, the rest), once only, and only the next
-            // cycle; or (odd cycles) only in part, the clock drawing the rest.
+            // In parts (none, some sources, fewer, the rest; inside a word of 64 sources and
+            // at its end), once only, and only the next cycle; or (odd cycles) only in part,
+            // the clock drawing the rest.
             let parts: &[u32] = match cycle % 2 {
-                0 => &[0, cycle as u32 % 3 * 20, 30, u32::MAX, u32::MAX],
-                _ => &[10, 5],
+                0 => &[0, cycle as u32 % 3 * 20, 30, 64, 100, u32::MAX, u32::MAX],
+                _ => &[10, 5, 90],
             };
             for &upto in parts {
                 ahead.draw_ahead(cycle + 1, upto);
