@@ -13,32 +13,52 @@ pub struct Header {
     pub id: u32,
 }
 
-/// The headers of the messages in flight, by message id: a plain slice, or a ring whose
-/// length is a power of two, indexed by `id & mask` (the simulator frees finished messages).
+/// Ids a chunk of headers holds ([`Headers::chunked`]): `c · 2^HEADER_CHUNK_BITS..` in chunk
+/// number `c`.
+pub const HEADER_CHUNK_BITS: u32 = 10;
+
+/// The headers of `2^HEADER_CHUNK_BITS` consecutive ids.
+pub type HeaderChunk = Box<[Header; 1 << HEADER_CHUNK_BITS]>;
+
+/// The headers of the messages in flight, by message id: a plain slice, or a ring of chunks
+/// whose length is a power of two, chunk number `c` at `c & mask` (the simulator frees
+/// finished messages).
 #[derive(Clone, Copy, Debug)]
-pub struct Headers<'a> {
-    ring: &'a [Header],
-    mask: u32,
+pub struct Headers<'a>(Store<'a>);
+
+#[derive(Clone, Copy, Debug)]
+enum Store<'a> {
+    All(&'a [Header]),
+    Chunked {
+        chunks: &'a [Option<HeaderChunk>],
+        mask: u32,
+    },
 }
 
 impl<'a> Headers<'a> {
     /// `all[id]` for every id.
     pub fn all(all: &'a [Header]) -> Self {
-        Headers {
-            ring: all,
-            mask: u32::MAX,
-        }
+        Headers(Store::All(all))
     }
 
-    /// `ring[id & mask]`; `ring.len()` must be `mask + 1`.
-    pub fn ring(ring: &'a [Header], mask: u32) -> Self {
-        debug_assert_eq!(ring.len() as u64, u64::from(mask) + 1);
-        Headers { ring, mask }
+    /// Entry `id mod 2^HEADER_CHUNK_BITS` of chunk `chunks[(id >> HEADER_CHUNK_BITS) & mask]`,
+    /// allocated for every id asked for; `chunks.len()` must be `mask + 1`.
+    pub fn chunked(chunks: &'a [Option<HeaderChunk>], mask: u32) -> Self {
+        debug_assert_eq!(chunks.len() as u64, u64::from(mask) + 1);
+        Headers(Store::Chunked { chunks, mask })
     }
 
     /// The header of message `id`.
     #[inline]
     pub fn get(&self, id: u32) -> Header {
-        self.ring[(id & self.mask) as usize]
+        match self.0 {
+            Store::All(all) => all[id as usize],
+            Store::Chunked { chunks, mask } => {
+                let chunk = chunks[((id >> HEADER_CHUNK_BITS) & mask) as usize]
+                    .as_deref()
+                    .expect("a live id's chunk is allocated");
+                chunk[id as usize & ((1 << HEADER_CHUNK_BITS) - 1)]
+            }
+        }
     }
 }

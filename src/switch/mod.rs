@@ -21,7 +21,7 @@ pub mod planes;
 mod shape;
 mod transfer;
 
-pub use header::{Header, Headers};
+pub use header::{HEADER_CHUNK_BITS, Header, HeaderChunk, Headers};
 pub(crate) use shape::Shape;
 pub use transfer::{NONE, Transfer, TransferKind, Transfers};
 
