@@ -105,17 +105,9 @@ impl<'a> Books<'a> {
                     continue;
                 }
                 TransferKind::Injected => {
-                    m.sent += 1;
-                    if t.flit.seq == 0 {
-                        m.record.attempts += 1;
-                        if m.record.attempts > 1 {
-                            self.counts.retried += 1;
-                        }
-                        m.record.status = Status::InFlight;
-                        m.record.injected.get_or_insert(cycle);
-                        m.record.hops = 0;
-                        m.sent = 1;
-                        m.gone = 0;
+                    match t.flit.seq {
+                        0 => self.counts.retried += u64::from(m.start(cycle)),
+                        _ => m.sent += 1,
                     }
                     let started = (t.flit.seq == 0).then_some(m.record.source);
                     // A message to its own terminal (a graph network) leaves where it enters.

@@ -4,7 +4,9 @@
 
 use super::{MIN_PARALLEL_INPUTS, Simulation, check_threads};
 use crate::error::{Error, Result};
+use crate::flit::FlitSlot;
 use crate::gang::Gang;
+use crate::switch::Transfer;
 use crate::switch::planes::Planes;
 use crate::traffic::Arrivals;
 
@@ -295,9 +297,10 @@ impl Simulation {
     /// One cycle on the bit-plane kernel, its messages admitted, booked and retired: the
     /// levels from the last, each committing as it goes, then the sources decide from level
     /// 0's registers and write into them (on two threads, half of the rows and inputs each,
-    /// [`Simulation::tick_halves`]). The books see each worm's head injected (`sent` counts
-    /// the worm) and its head and tail arrive (the tail's arrival is the worm's `gone`); the
-    /// body flits that reach their destination are counted here.
+    /// [`Simulation::tick_halves`]). A worm's record starts where the source writes its
+    /// header (on one thread at once, on two through the books; `sent` counts the worm),
+    /// and the books see its head and tail arrive (the tail's arrival is the worm's `gone`);
+    /// the body flits that reach their destination are counted here.
     pub(super) fn tick_planes(&mut self, cycle: u64) {
         if self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 2) {
             return self.tick_halves(cycle);
@@ -307,16 +310,20 @@ impl Simulation {
             return;
         };
         self.transfers.clear();
-        let b = self.config.vcs;
         // Its one run holds only transfers the books read; crossings inside the network
         // count.
         let moved = planes.cycle(self.transfers.only_run());
-        let mut injection = planes.injection(self.messages.headers());
-        self.sources.send_into(
-            &mut injection,
-            self.transfers.injected_mut(),
-            |input, vc| input * b + vc,
-        );
+        // The worms the sources start are booked as they start, the records beside the
+        // headers the sources read.
+        let (headers, mut starts) = self.messages.injection();
+        let mut injection = planes.injection(headers);
+        let retried = &mut self.counts.retried;
+        self.sources.send_into(&mut injection, |start| {
+            *retried += u64::from(starts.start(start.msg, cycle));
+            if let Some(next) = start.next {
+                starts.prefetch(next);
+            }
+        });
         // A body flit written moves as a crossing does (the watchdog's progress).
         self.transfers
             .add_moved(u64::from(moved) + injection.written);
@@ -369,7 +376,14 @@ impl Simulation {
             &mut events,
             senders,
             |(mut part, mut list), injection| {
-                part.send_into(injection, &mut list, |input, vc| input * b + vc);
+                part.send_into(injection, |start| {
+                    let header = FlitSlot {
+                        msg: start.msg,
+                        seq: 0,
+                        hop: 0,
+                    };
+                    list.push(Transfer::injected(header, start.input * b + start.vc));
+                });
                 (part.sending, part.peak, list)
             },
         );

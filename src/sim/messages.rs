@@ -40,6 +40,20 @@ impl Message {
         r.status = select(last, Status::Delivered, r.status);
     }
 
+    /// Its worm's header entered the network in `cycle`: an attempt starts (drop mode's
+    /// retries start again). Returns whether it is a retry.
+    #[inline]
+    pub(crate) fn start(&mut self, cycle: u64) -> bool {
+        let r = &mut self.record;
+        r.attempts += 1;
+        r.status = Status::InFlight;
+        r.injected.get_or_insert(cycle);
+        r.hops = 0;
+        self.sent = 1;
+        self.gone = 0;
+        r.attempts > 1
+    }
+
     /// The cycles up to `cycle` in which its header, injected and having crossed `hops`
     /// links since, waited in a register: those from its injection on in which it crossed
     /// none (the bit-plane kernel's count of the general kernel's `Stalled` cycles: its
@@ -108,10 +122,7 @@ impl MessageTable {
     /// The chunk and the index in it of id `id`'s record.
     #[inline(always)]
     fn at(&self, id: u32) -> (usize, usize) {
-        (
-            (id >> CHUNK_BITS) as usize & (self.chunks.len() - 1),
-            id as usize & (CHUNK - 1),
-        )
+        at(self.chunks.len(), id)
     }
 
     /// Records held (alive, or every one when kept).
@@ -199,23 +210,27 @@ impl MessageTable {
         Headers::chunked(&self.headers, self.headers.len() as u32 - 1)
     }
 
+    /// The live headers, read where the sources inject, beside the records of the worms
+    /// they start.
+    pub(crate) fn injection(&mut self) -> (Headers<'_>, Starts<'_>) {
+        let mask = self.headers.len() as u32 - 1;
+        (
+            Headers::chunked(&self.headers, mask),
+            Starts {
+                chunks: &mut self.chunks,
+                headers: &self.headers,
+                held: self.base..self.end,
+            },
+        )
+    }
+
     /// Brings the record and header of held message `id` towards the cache, to be read some
     /// cycles from now.
     #[inline]
     pub fn prefetch(&self, id: u32) {
-        if !(self.base..self.end).contains(&id) {
-            return;
+        if (self.base..self.end).contains(&id) {
+            prefetch(&self.chunks, &self.headers, id);
         }
-        let (c, i) = self.at(id);
-        let record: *const Option<Message> = &self.chunk(c)[i];
-        // A record spans two cache lines at most: its first and last bytes'.
-        crate::lines::prefetch(record);
-        crate::lines::prefetch(
-            record
-                .cast::<u8>()
-                .wrapping_add(size_of::<Option<Message>>() - 1),
-        );
-        crate::lines::prefetch(&header_chunk_ref(&self.headers, c)[i]);
     }
 
     /// The held messages in id order.
@@ -242,6 +257,63 @@ impl MessageTable {
             }
         }
     }
+}
+
+/// The records of the worms the sources start, beside the headers they read
+/// ([`MessageTable::injection`]).
+pub(crate) struct Starts<'a> {
+    chunks: &'a mut [Option<Chunk>],
+    headers: &'a [Option<HeaderChunk>],
+    held: std::ops::Range<u32>,
+}
+
+impl Starts<'_> {
+    /// Message `msg`'s worm starts in `cycle` ([`Message::start`]); returns whether it is a
+    /// retry.
+    #[inline]
+    pub(crate) fn start(&mut self, msg: u32, cycle: u64) -> bool {
+        debug_assert!(self.held.contains(&msg), "message {msg} not held");
+        let (c, i) = at(self.chunks.len(), msg);
+        chunk_in(self.chunks, c)[i]
+            .as_mut()
+            .unwrap_or_else(|| panic!("message {msg} is not held"))
+            .start(cycle)
+    }
+
+    /// [`MessageTable::prefetch`].
+    #[inline]
+    pub(crate) fn prefetch(&self, id: u32) {
+        if self.held.contains(&id) {
+            prefetch(self.chunks, self.headers, id);
+        }
+    }
+}
+
+/// Asks for the record and header of held message `id` ([`MessageTable::prefetch`]).
+#[inline]
+fn prefetch(chunks: &[Option<Chunk>], headers: &[Option<HeaderChunk>], id: u32) {
+    let (c, i) = at(chunks.len(), id);
+    let chunk = chunks[c]
+        .as_deref()
+        .expect("a held id's chunk is allocated");
+    let record: *const Option<Message> = &chunk[i];
+    // A record spans two cache lines at most: its first and last bytes'.
+    crate::lines::prefetch(record);
+    crate::lines::prefetch(
+        record
+            .cast::<u8>()
+            .wrapping_add(size_of::<Option<Message>>() - 1),
+    );
+    crate::lines::prefetch(&header_chunk_ref(headers, c)[i]);
+}
+
+/// The chunk and the index in it of id `id`'s record and header, in rings of `len` chunks.
+#[inline(always)]
+fn at(len: usize, id: u32) -> (usize, usize) {
+    (
+        (id >> CHUNK_BITS) as usize & (len - 1),
+        id as usize & (CHUNK - 1),
+    )
 }
 
 /// `ring` (of chunks, number `c` at `c & (len − 1)`) twice as long, the chunks of numbers

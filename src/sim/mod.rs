@@ -202,8 +202,9 @@ impl Simulation {
 
     /// The flit events of the last clock edge, in switch order, then the injections in input
     /// and VC order (on the bit-plane kernel only those its books read, in no promised order:
-    /// the headers injected, and the heads and tails arriving in the last level,
-    /// [`TransferKind::Arrived`](crate::switch::TransferKind)).
+    /// the heads and tails arriving in the last level,
+    /// [`TransferKind::Arrived`](crate::switch::TransferKind), and on two threads the headers
+    /// injected; on one thread a worm's record starts as its header is written, unlisted).
     pub fn last_transfers(&self) -> impl Iterator<Item = &Transfer> {
         self.transfers.iter()
     }

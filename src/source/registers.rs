@@ -1,10 +1,9 @@
 //! The sources writing the injection VCs they decide for (the bit-plane kernel's level 0):
 //! one pass over the inputs, or with a flit per VC a word of 64 inputs at a time.
 
-use super::{InjectionPort, SourcePart, Sources};
+use super::{InjectionPort, LONG_QUEUE, SourcePart, Sources};
 use crate::config::LinkBandwidth;
-use crate::flit::FlitSlot;
-use crate::switch::{NONE, Transfer};
+use crate::switch::NONE;
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -21,23 +20,33 @@ pub(crate) trait InjectionRegisters: InjectionPort {
     fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64);
 }
 
+/// A worm that a source starts: its header written into injection VC `vc` of `input`
+/// (the bit-plane kernel's books count the worm by it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Start {
+    pub input: u32,
+    pub vc: u32,
+    pub msg: u32,
+    /// The message the input starts next, where at least [`LONG_QUEUE`] wait after this one
+    /// (its record and header, written long ago, are read then: worth asking for now).
+    pub next: Option<u32>,
+}
+
 impl Sources {
     /// What [`Sources::evaluate_all`] then [`Sources::commit`] decide and send, in
     /// one pass that writes the flits into `registers` ([`InjectionRegisters`]): input by
     /// input, or with a flit per VC (or one VC) a word of 64 inputs at a time, VC by VC
-    /// ([`SourcePart::send_into`]). Only headers are listed in `heads` (a worm's first
-    /// `Injected` transfer, by which the bit-plane kernel's books count it), and not in input
-    /// order.
+    /// ([`SourcePart::send_into`]). `on_start` is told of every worm started (not in input
+    /// order).
     pub(crate) fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        heads: &mut Vec<Transfer>,
-        injection_vc: impl Fn(u32, u32) -> u32,
+        on_start: impl FnMut(Start),
     ) {
         self.queue_pending();
         let sent = {
             let mut part = self.whole();
-            part.send_into(registers, heads, injection_vc);
+            part.send_into(registers, on_start);
             part.sending
         };
         self.add_sending(sent);
@@ -46,18 +55,17 @@ impl Sources {
 
 impl SourcePart<'_> {
     /// [`SourcePart::evaluate`] and [`SourcePart::commit`] in one pass: each input decides
-    /// from its injection VCs and writes its flits into them; its headers (only) are listed
-    /// in `heads` as `Injected` transfers.
+    /// from its injection VCs and writes its flits into them; `on_start` is told of every
+    /// worm started.
     pub fn send_into(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        heads: &mut Vec<Transfer>,
-        injection_vc: impl Fn(u32, u32) -> u32,
+        mut on_start: impl FnMut(Start),
     ) {
         self.queue_pending();
         // With one VC, one flit per link is one per VC.
         if self.bandwidth == LinkBandwidth::PerVc || self.vcs == 1 {
-            return self.send_words(registers, heads, injection_vc);
+            return self.send_words(registers, on_start);
         }
         for w in 0..self.active.len() {
             let mut bits = self.active[w];
@@ -65,10 +73,19 @@ impl SourcePart<'_> {
                 let i = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 self.decide(self.first + i, &*registers);
+                // One flit per link: an input starts one worm a cycle at most, the front of
+                // its queue, and the message behind it is next.
+                let queue = &self.queues[i];
+                let next = (queue.len() > LONG_QUEUE).then(|| queue[1]);
                 self.commit_input(i, |input, vc, flit| {
                     registers.write(input, vc, flit.msg, flit.seq);
                     if flit.seq == 0 {
-                        heads.push(Transfer::injected(flit, injection_vc(input, vc)));
+                        on_start(Start {
+                            input,
+                            vc,
+                            msg: flit.msg,
+                            next,
+                        });
                     }
                 });
             }
@@ -82,8 +99,7 @@ impl SourcePart<'_> {
     fn send_words(
         &mut self,
         registers: &mut impl InjectionRegisters,
-        heads: &mut Vec<Transfer>,
-        injection_vc: impl Fn(u32, u32) -> u32,
+        mut on_start: impl FnMut(Start),
     ) {
         let b = self.vcs as usize;
         // The registers' words count from input 0, the part's from its first (a multiple of
@@ -135,16 +151,15 @@ impl SourcePart<'_> {
                     let queue = &mut self.queues[i];
                     let msg = queue.pop_front().expect("a queued input's message");
                     emptied |= u64::from(queue.is_empty()) << bit;
-                    registers.write((first + i) as u32, v as u32, msg, 0);
-                    let header = FlitSlot {
+                    let next = (queue.len() >= LONG_QUEUE).then(|| queue[0]);
+                    let input = (first + i) as u32;
+                    registers.write(input, v as u32, msg, 0);
+                    on_start(Start {
+                        input,
+                        vc: v as u32,
                         msg,
-                        seq: 0,
-                        hop: 0,
-                    };
-                    heads.push(Transfer::injected(
-                        header,
-                        injection_vc((first + i) as u32, v as u32),
-                    ));
+                        next,
+                    });
                     if !self.sent(i * b + v, msg, 0) {
                         started |= 1 << bit;
                     }
