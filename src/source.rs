@@ -27,13 +27,18 @@ pub struct Sources {
     /// upper bound of the queue length at the end of every cycle): sizes the pending
     /// counter of a hardware generator.
     peak_waiting: usize,
-    /// Per injection VC (`input * B + vc`): the message being sent, or `NONE`.
+    /// Per injection VC (`input * B + vc`): the message being sent, or `NONE` (kept by the
+    /// input-by-input paths; the bit-plane kernel's word path keeps `mid_worm` and `left`).
     worm: Vec<u32>,
     /// The same as bits: word `w * B + vc` has bit `i` set where input `64 w + i`'s worm on
     /// VC `vc` is partly sent.
     mid_worm: Lines<u64>,
-    /// Per injection VC: index of the next flit to send.
+    /// Per injection VC: index of the next flit to send (kept as `worm` is).
     next_seq: Vec<u16>,
+    /// The word path's count of the flits a partly sent worm has left to send after the one
+    /// sent last, in bit planes: [`left_bits`] planes per word of `mid_worm`, bit `k` of
+    /// the count in plane `(w * B + vc) * left_bits + k`.
+    left: Lines<u64>,
     /// Per input: round-robin pointer over its VCs (one-flit-per-link bandwidth).
     rr: Vec<u16>,
     /// Proposed sends of the cycle being evaluated, per injection VC.
@@ -62,6 +67,12 @@ pub struct Sources {
 /// saves); a saturated network's grow without bound.
 const LONG_QUEUE: usize = 8;
 
+/// Bits of a count of the flits a worm of `flits` has left after its header (0 to
+/// `flits − 1`).
+fn left_bits(flits: u16) -> usize {
+    (u16::BITS - flits.saturating_sub(1).leading_zeros()) as usize
+}
+
 /// Calls `f` on every input whose bit is set in `words`.
 fn for_active(words: &[u64], mut f: impl FnMut(usize)) {
     for (w, &word) in words.iter().enumerate() {
@@ -86,6 +97,10 @@ impl Sources {
             worm: vec![NONE; slots],
             mid_worm: Lines::filled((inputs as usize).div_ceil(64) * vcs as usize, 0),
             next_seq: vec![0; slots],
+            left: Lines::filled(
+                (inputs as usize).div_ceil(64) * vcs as usize * left_bits(flits as u16),
+                0,
+            ),
             rr: vec![0; inputs as usize],
             send: vec![None; slots],
             retries: BTreeSet::new(),
@@ -250,6 +265,8 @@ impl Sources {
         let mut worm = &mut self.worm[bounds[0] * b..];
         let mut mid_worm = &mut self.mid_worm[bounds[0] / 64 * b..];
         let mut next_seq = &mut self.next_seq[bounds[0] * b..];
+        let per_word = b * left_bits(flits);
+        let mut left = &mut self.left[bounds[0] / 64 * per_word..];
         let mut send = &mut self.send[bounds[0] * b..];
         let mut rr = &mut self.rr[bounds[0]..];
         let mut active = &mut self.active[bounds[0] / 64..];
@@ -275,6 +292,8 @@ impl Sources {
             queued = rest;
             let (mw, rest) = std::mem::take(&mut mid_worm).split_at_mut(words * b);
             mid_worm = rest;
+            let (l, rest) = std::mem::take(&mut left).split_at_mut(words * per_word);
+            left = rest;
             parts.push(SourcePart {
                 first: w[0],
                 vcs,
@@ -284,6 +303,7 @@ impl Sources {
                 worm: wo,
                 mid_worm: mw,
                 next_seq: ns,
+                left: l,
                 send: se,
                 rr: r,
                 active: a,
@@ -308,6 +328,7 @@ impl Sources {
             worm: &mut self.worm,
             mid_worm: &mut self.mid_worm,
             next_seq: &mut self.next_seq,
+            left: &mut self.left,
             send: &mut self.send,
             rr: &mut self.rr,
             active: &mut self.active,
@@ -357,6 +378,7 @@ pub(crate) struct SourcePart<'a> {
     worm: &'a mut [u32],
     mid_worm: &'a mut [u64],
     next_seq: &'a mut [u16],
+    left: &'a mut [u64],
     send: &'a mut [Option<FlitSlot>],
     rr: &'a mut [u16],
     active: &'a mut [u64],

@@ -3,7 +3,6 @@
 
 use super::{InjectionPort, LONG_QUEUE, SourcePart, Sources};
 use crate::config::LinkBandwidth;
-use crate::switch::NONE;
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
 /// inputs a word): an input reads and writes only its own, so one pass over the inputs
@@ -105,6 +104,9 @@ impl SourcePart<'_> {
         // The registers' words count from input 0, the part's from its first (a multiple of
         // 64).
         let (first, w0) = (self.first, self.first / 64);
+        let bits = super::left_bits(self.flits);
+        // A new worm's count: its flits after the header.
+        let after_header = self.flits - 1;
         for w in 0..self.active.len() {
             let active = self.active[w];
             if active == 0 {
@@ -114,24 +116,21 @@ impl SourcePart<'_> {
             for v in 0..b {
                 let mid = self.mid_worm[w * b + v];
                 let rows = mid & registers.ready_word(v, w0 + w);
-                let (mut bits, mut tails) = (rows, 0);
                 // `commit_send` a word at a time, less the round-robin pointer, which no VC of
-                // this path reads: a body flit counts its worm on, a tail ends it (found
-                // without a branch, then ended: which flits are tails is as random as the
-                // traffic).
-                while bits != 0 {
-                    let bit = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let slot = (w * 64 + bit) * b + v;
-                    let seq = self.next_seq[slot] + 1;
-                    self.next_seq[slot] = seq;
-                    tails |= u64::from(seq == self.flits) << bit;
-                }
-                let mut ending = tails;
-                while ending != 0 {
-                    let bit = ending.trailing_zeros() as usize;
-                    ending &= ending - 1;
-                    self.worm[(w * 64 + bit) * b + v] = NONE;
+                // this path reads: a body flit counts its worm's flits left down, in bit planes
+                // (rows that subtract 1, borrowing through the planes), and the rows left with
+                // none sent their tail.
+                let left = &mut self.left[(w * b + v) * bits..][..bits];
+                let mut tails = 0;
+                if rows != 0 {
+                    let (mut borrow, mut some) = (rows, 0);
+                    for plane in left.iter_mut() {
+                        let was = *plane;
+                        *plane = was ^ borrow;
+                        borrow &= !was;
+                        some |= *plane;
+                    }
+                    tails = rows & !some;
                 }
                 if tails != 0 {
                     self.mid_worm[w * b + v] &= !tails;
@@ -160,11 +159,17 @@ impl SourcePart<'_> {
                         msg,
                         next,
                     });
-                    if !self.sent(i * b + v, msg, 0) {
-                        started |= 1 << bit;
-                    }
+                    started |= 1 << bit;
+                }
+                // A one-flit worm ends with its header.
+                if after_header == 0 {
+                    started = 0;
                 }
                 if started != 0 {
+                    for (k, plane) in left.iter_mut().enumerate() {
+                        let one = 0u64.wrapping_sub(u64::from(after_header >> k & 1));
+                        *plane = (*plane & !started) | (started & one);
+                    }
                     self.mid_worm[w * b + v] |= started;
                     self.sending += started.count_ones() as isize;
                 }
