@@ -67,6 +67,13 @@ pub struct Sources {
 /// saves); a saturated network's grow without bound.
 const LONG_QUEUE: usize = 8;
 
+/// The message `ahead` places from the front of `queue`, where at least [`LONG_QUEUE`] wait
+/// from it on (one that long has left the cache since it was released: worth asking for
+/// before it starts).
+fn waiting_long(queue: &VecDeque<u32>, ahead: usize) -> Option<u32> {
+    (queue.len() >= LONG_QUEUE + ahead).then(|| queue[ahead])
+}
+
 /// Bits of a count of the flits a worm of `flits` has left after its header (0 to
 /// `flits − 1`).
 fn left_bits(flits: u16) -> usize {
@@ -137,8 +144,7 @@ impl Sources {
         if self.cut.is_some() {
             return None;
         }
-        let queue = &self.queues[source as usize];
-        (queue.len() >= LONG_QUEUE).then(|| queue[0])
+        waiting_long(&self.queues[source as usize], 0)
     }
 
     /// Cuts the inputs into the parts `bounds[k]..bounds[k + 1]` ([`Sources::parts`]), or

@@ -143,8 +143,8 @@ impl MessageTable {
             self.open_chunk(id);
         }
         let (c, i) = self.at(id);
-        self.chunk_mut(c)[i] = Some(message);
-        header_chunk(&mut self.headers, c)[i] = header;
+        chunk_mut(&mut self.chunks, c)[i] = Some(message);
+        chunk_mut(&mut self.headers, c)[i] = header;
         self.end += 1;
     }
 
@@ -167,26 +167,13 @@ impl MessageTable {
         }
     }
 
-    /// Chunk `c`, allocated (it holds a held id).
-    #[inline(always)]
-    fn chunk(&self, c: usize) -> &[Option<Message>; CHUNK] {
-        self.chunks[c]
-            .as_deref()
-            .expect("a held id's chunk is allocated")
-    }
-
-    #[inline(always)]
-    fn chunk_mut(&mut self, c: usize) -> &mut [Option<Message>; CHUNK] {
-        chunk_in(&mut self.chunks, c)
-    }
-
     /// The message `id`, if it is still held.
     pub fn get(&self, id: u32) -> Option<&Message> {
         if !(self.base..self.end).contains(&id) {
             return None;
         }
         let (c, i) = self.at(id);
-        self.chunk(c)[i].as_ref()
+        chunk(&self.chunks, c)[i].as_ref()
     }
 
     /// The message `id`. Panics if it is not held: flits only name live messages.
@@ -194,7 +181,7 @@ impl MessageTable {
     pub fn get_mut(&mut self, id: u32) -> &mut Message {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (c, i) = self.at(id);
-        self.chunk_mut(c)[i]
+        chunk_mut(&mut self.chunks, c)[i]
             .as_mut()
             .unwrap_or_else(|| panic!("message {id} is not held"))
     }
@@ -202,7 +189,7 @@ impl MessageTable {
     /// The header of live message `id`.
     pub fn header(&self, id: u32) -> Header {
         let (c, i) = self.at(id);
-        header_chunk_ref(&self.headers, c)[i]
+        chunk(&self.headers, c)[i]
     }
 
     /// Every live header, for the switches.
@@ -246,7 +233,7 @@ impl MessageTable {
         while self.base < self.end {
             let (c, i) = self.at(self.base);
             // The chunk alone borrowed: the tally is written beside it.
-            let slot = &mut chunk_in(&mut self.chunks, c)[i];
+            let slot = &mut chunk_mut(&mut self.chunks, c)[i];
             match slot {
                 Some(m) if m.finished() => {
                     self.tally.add(&m.record);
@@ -274,7 +261,7 @@ impl Starts<'_> {
     pub(crate) fn start(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
         let (c, i) = at(self.chunks.len(), msg);
-        chunk_in(self.chunks, c)[i]
+        chunk_mut(self.chunks, c)[i]
             .as_mut()
             .unwrap_or_else(|| panic!("message {msg} is not held"))
             .start(cycle)
@@ -293,10 +280,7 @@ impl Starts<'_> {
 #[inline]
 fn prefetch(chunks: &[Option<Chunk>], headers: &[Option<HeaderChunk>], id: u32) {
     let (c, i) = at(chunks.len(), id);
-    let chunk = chunks[c]
-        .as_deref()
-        .expect("a held id's chunk is allocated");
-    let record: *const Option<Message> = &chunk[i];
+    let record: *const Option<Message> = &chunk(chunks, c)[i];
     // A record spans two cache lines at most: its first and last bytes'.
     crate::lines::prefetch(record);
     crate::lines::prefetch(
@@ -304,7 +288,7 @@ fn prefetch(chunks: &[Option<Chunk>], headers: &[Option<HeaderChunk>], id: u32) 
             .cast::<u8>()
             .wrapping_add(size_of::<Option<Message>>() - 1),
     );
-    crate::lines::prefetch(&header_chunk_ref(headers, c)[i]);
+    crate::lines::prefetch(&chunk(headers, c)[i]);
 }
 
 /// The chunk and the index in it of id `id`'s record and header, in rings of `len` chunks.
@@ -332,25 +316,15 @@ fn double<T>(ring: &mut Vec<Option<T>>, live: std::ops::Range<u32>) {
     *ring = doubled;
 }
 
-/// Header chunk `c` of `headers`, allocated (it holds a held id).
+/// Chunk `c` of `ring` (records or headers), allocated (it holds a held id).
 #[inline(always)]
-fn header_chunk(headers: &mut [Option<HeaderChunk>], c: usize) -> &mut [Header; CHUNK] {
-    headers[c]
-        .as_deref_mut()
-        .expect("a held id's chunk is allocated")
+fn chunk<T>(ring: &[Option<Box<T>>], c: usize) -> &T {
+    ring[c].as_deref().expect("a held id's chunk is allocated")
 }
 
 #[inline(always)]
-fn header_chunk_ref(headers: &[Option<HeaderChunk>], c: usize) -> &[Header; CHUNK] {
-    headers[c]
-        .as_deref()
-        .expect("a held id's chunk is allocated")
-}
-
-/// Chunk `c` of `chunks`, allocated (it holds a held id).
-#[inline(always)]
-fn chunk_in(chunks: &mut [Option<Chunk>], c: usize) -> &mut [Option<Message>; CHUNK] {
-    chunks[c]
+fn chunk_mut<T>(ring: &mut [Option<Box<T>>], c: usize) -> &mut T {
+    ring[c]
         .as_deref_mut()
         .expect("a held id's chunk is allocated")
 }

@@ -1,7 +1,7 @@
 //! The sources writing the injection VCs they decide for (the bit-plane kernel's level 0):
 //! one pass over the inputs, or with a flit per VC a word of 64 inputs at a time.
 
-use super::{InjectionPort, LONG_QUEUE, SourcePart, Sources};
+use super::{InjectionPort, SourcePart, Sources, waiting_long};
 use crate::config::LinkBandwidth;
 
 /// Injection VCs that their sources write as they decide (the bit-plane kernel's level 0, 64
@@ -26,8 +26,9 @@ pub(crate) struct Start {
     pub input: u32,
     pub vc: u32,
     pub msg: u32,
-    /// The message the input starts next, where at least [`LONG_QUEUE`] wait after this one
-    /// (its record and header, written long ago, are read then: worth asking for now).
+    /// The message the input starts next, where at least
+    /// [`LONG_QUEUE`](super::LONG_QUEUE) wait after this one (its record and header,
+    /// written long ago, are read then: worth asking for now).
     pub next: Option<u32>,
 }
 
@@ -74,8 +75,7 @@ impl SourcePart<'_> {
                 self.decide(self.first + i, &*registers);
                 // One flit per link: an input starts one worm a cycle at most, the front of
                 // its queue, and the message behind it is next.
-                let queue = &self.queues[i];
-                let next = (queue.len() > LONG_QUEUE).then(|| queue[1]);
+                let next = waiting_long(&self.queues[i], 1);
                 self.commit_input(i, |input, vc, flit| {
                     registers.write(input, vc, flit.msg, flit.seq);
                     if flit.seq == 0 {
@@ -150,7 +150,7 @@ impl SourcePart<'_> {
                     let queue = &mut self.queues[i];
                     let msg = queue.pop_front().expect("a queued input's message");
                     emptied |= u64::from(queue.is_empty()) << bit;
-                    let next = (queue.len() >= LONG_QUEUE).then(|| queue[0]);
+                    let next = waiting_long(queue, 0);
                     let input = (first + i) as u32;
                     registers.write(input, v as u32, msg, 0);
                     on_start(Start {
