@@ -557,8 +557,8 @@ impl SimConfig {
     }
 }
 
-/// Bytes one live message costs (its record, header and source-queue entry), for estimates
-/// (measured: about 200).
+/// Bytes one live message costs (its header, release and source-queue entry, and its record
+/// once its worm has started), for estimates (measured: about 200).
 pub const RECORD_BYTES: u64 = 256;
 /// Memory one message's record takes in a `--per-message` report as it is built (measured:
 /// about 2 700 bytes), and bytes of JSON it adds to the file (about 310).

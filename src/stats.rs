@@ -22,7 +22,7 @@ pub enum Status {
 }
 
 /// One message and what happened to it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MessageRecord {
     pub id: u32,
     pub source: u32,

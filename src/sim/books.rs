@@ -98,6 +98,12 @@ impl<'a> Books<'a> {
                 m.gone += u16::from(t.flit.seq == tail);
                 continue;
             }
+            if let TransferKind::Injected = t.kind
+                && t.flit.seq == 0
+            {
+                // A worm starts: its record is written on its first attempt.
+                self.counts.retried += u64::from(self.messages.start(t.flit.msg, cycle));
+            }
             let m = self.messages.get_mut(t.flit.msg);
             match t.kind {
                 TransferKind::Stalled => {
@@ -105,9 +111,8 @@ impl<'a> Books<'a> {
                     continue;
                 }
                 TransferKind::Injected => {
-                    match t.flit.seq {
-                        0 => self.counts.retried += u64::from(m.start(cycle)),
-                        _ => m.sent += 1,
+                    if t.flit.seq > 0 {
+                        m.sent += 1;
                     }
                     let started = (t.flit.seq == 0).then_some(m.record.source);
                     // A message to its own terminal (a graph network) leaves where it enters.
@@ -115,8 +120,8 @@ impl<'a> Books<'a> {
                         self.counts.flits_delivered += 1;
                         m.arrive(t.flit, tail, cycle);
                     }
-                    // The message its source starts next, if it has waited long: its record
-                    // and header, written when it was released, are read then.
+                    // The message its source starts next, if it has waited long: its header
+                    // and release, written when it was released, are read then.
                     if let Some(source) = started
                         && let Some(next) = self.sources.next_after_long_wait(source)
                     {

@@ -2,10 +2,16 @@
 //! order; a finished message (delivered or dropped, every flit gone) leaves the ring from its
 //! front and folds into a [`Tally`], so memory follows the messages alive at once, not the
 //! length of the run. With [`MessageTable::keep`] every record stays (per-message reports).
+//!
+//! A message waiting at its source holds only its header and its release (32 bytes, a third
+//! of a record); its record is written when its worm starts. A saturated network's source
+//! queues grow without bound, and much of what they hold never needs a record within the run.
 
 use crate::flit::FlitSlot;
 use crate::stats::{MessageRecord, Status, Tally};
 use crate::switch::{HEADER_CHUNK_BITS, Header, HeaderChunk, Headers};
+use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 /// A message and its per-attempt flit accounting.
 #[derive(Clone, Debug)]
@@ -75,14 +81,90 @@ impl Message {
 const CHUNK_BITS: u32 = HEADER_CHUNK_BITS;
 const CHUNK: usize = 1 << CHUNK_BITS;
 
-/// A chunk of records (a fixed length: an index masked to it needs no bounds check).
-type Chunk = Box<[Option<Message>; CHUNK]>;
+/// Words of a chunk's bitmap of written records.
+const WORDS: usize = CHUNK / 64;
+
+// A record is overwritten or forgotten without being dropped.
+const _: () = assert!(!std::mem::needs_drop::<Message>());
+
+/// A chunk of records (a fixed length: an index masked to it needs no bounds check): those of
+/// the messages whose worm has started, marked in `written`; the others' memory is not
+/// touched (a fresh chunk's pages are not faulted in until a record is written there).
+struct RecordChunk {
+    written: [u64; WORDS],
+    records: [MaybeUninit<Message>; CHUNK],
+}
+
+type Chunk = Box<RecordChunk>;
+
+impl RecordChunk {
+    /// A chunk with no record written, its records' memory left as the allocator gives it.
+    fn new() -> Chunk {
+        let mut chunk = Box::<RecordChunk>::new_uninit();
+        // SAFETY: `written` is initialized here, and `records`, an array of `MaybeUninit`,
+        // needs no initialization.
+        unsafe {
+            std::ptr::addr_of_mut!((*chunk.as_mut_ptr()).written).write([0; WORDS]);
+            chunk.assume_init()
+        }
+    }
+
+    #[inline(always)]
+    fn is_written(&self, i: usize) -> bool {
+        self.written[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&Message> {
+        // SAFETY: a record marked written was written ([`RecordChunk::write`]).
+        self.is_written(i)
+            .then(|| unsafe { self.records[i].assume_init_ref() })
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, i: usize) -> Option<&mut Message> {
+        // SAFETY: as for `get`.
+        self.is_written(i)
+            .then(|| unsafe { self.records[i].assume_init_mut() })
+    }
+
+    #[inline(always)]
+    fn write(&mut self, i: usize, message: Message) -> &mut Message {
+        self.written[i / 64] |= 1 << (i % 64);
+        self.records[i].write(message)
+    }
+
+    /// Forgets record `i` (it left the table).
+    #[inline(always)]
+    fn clear(&mut self, i: usize) {
+        self.written[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+/// What a waiting message's record is made of besides its header: its source and the cycle
+/// it joined the source's queue.
+#[derive(Clone, Copy, Debug, Default)]
+struct Released {
+    release: u64,
+    source: u32,
+}
+
+type ReleasedChunk = Box<[Released; CHUNK]>;
+
+/// The record of message `id`, released by `r` with `header`, whose worm has not started.
+fn waiting(id: u32, r: Released, header: &Header) -> Message {
+    Message {
+        record: MessageRecord::waiting(id, r.source, header.destination, header.middle, r.release),
+        sent: 0,
+        gone: 0,
+    }
+}
 
 /// Live message records and the tally of finished ones.
 ///
-/// The records and the headers lie in chunks of 1024 ids (`CHUNK`), in two rings of chunks
-/// side by side: chunk number `c` (ids `c · CHUNK..`) in `chunks[c & (len − 1)]` and
-/// `headers[c & (len − 1)]`. A chunk is allocated where the first id of its number arrives
+/// The records, the headers and the releases lie in chunks of 1024 ids (`CHUNK`), in three
+/// rings of chunks side by side: chunk number `c` (ids `c · CHUNK..`) in
+/// `chunks[c & (len − 1)]`, `headers[c & (len − 1)]` and `released[c & (len − 1)]`. A chunk is allocated where the first id of its number arrives
 /// and is reused, not freed, when the ring comes round to it again; when the live ids span
 /// every chunk the rings double by moving chunks, not records. So a run whose live messages
 /// keep growing (a saturated network's source queues) writes each record and header once and
@@ -95,6 +177,8 @@ pub struct MessageTable {
     /// The headers' ring, `chunks`'s twin (read apart from the records: where a header is
     /// injected).
     headers: Vec<Option<HeaderChunk>>,
+    /// The releases' ring, read where a worm starts (its record is written then).
+    released: Vec<Option<ReleasedChunk>>,
     base: u32,
     end: u32,
     keep: bool,
@@ -107,6 +191,7 @@ impl MessageTable {
         MessageTable {
             chunks: vec![None, None],
             headers: vec![None, None],
+            released: vec![None, None],
             base: 0,
             end: 0,
             keep: false,
@@ -135,17 +220,20 @@ impl MessageTable {
         self.end
     }
 
-    /// Adds a message; its id is [`MessageTable::issued`] before the call.
+    /// Adds a message that joined the queue of input `source` in cycle `release`, waiting
+    /// there; returns its id ([`MessageTable::issued`] before the call). Its record is written
+    /// when its worm starts ([`MessageTable::start`]).
     #[inline]
-    pub fn push(&mut self, message: Message, header: Header) {
+    pub fn push(&mut self, source: u32, release: u64, header: Header) -> u32 {
         let id = self.end;
         if id as usize & (CHUNK - 1) == 0 {
             self.open_chunk(id);
         }
         let (c, i) = self.at(id);
-        chunk_mut(&mut self.chunks, c)[i] = Some(message);
         chunk_mut(&mut self.headers, c)[i] = header;
+        chunk_mut(&mut self.released, c)[i] = Released { release, source };
         self.end += 1;
+        id
     }
 
     /// Makes room for the chunk whose first id is `id`: the rings double if the live ids'
@@ -157,33 +245,56 @@ impl MessageTable {
         if (number - oldest) as usize == self.chunks.len() {
             double(&mut self.chunks, oldest..number);
             double(&mut self.headers, oldest..number);
+            double(&mut self.released, oldest..number);
         }
         let (c, _) = self.at(id);
-        if self.chunks[c].is_none() {
-            let chunk = vec![None; CHUNK].into_boxed_slice();
-            self.chunks[c] = Some(chunk.try_into().expect("a chunk's length"));
-            let headers = vec![Header::default(); CHUNK].into_boxed_slice();
-            self.headers[c] = Some(headers.try_into().expect("a chunk's length"));
+        match &self.chunks[c] {
+            // Reused: every id it held has left.
+            Some(chunk) => debug_assert!(chunk.written == [0; WORDS], "a reused chunk is empty"),
+            None => {
+                self.chunks[c] = Some(RecordChunk::new());
+                let headers = vec![Header::default(); CHUNK].into_boxed_slice();
+                self.headers[c] = Some(headers.try_into().expect("a chunk's length"));
+                let released = vec![Released::default(); CHUNK].into_boxed_slice();
+                self.released[c] = Some(released.try_into().expect("a chunk's length"));
+            }
         }
     }
 
-    /// The message `id`, if it is still held.
-    pub fn get(&self, id: u32) -> Option<&Message> {
+    /// The message `id`, if it is still held (a waiting message's record made for the
+    /// asking).
+    pub fn get(&self, id: u32) -> Option<Cow<'_, Message>> {
         if !(self.base..self.end).contains(&id) {
             return None;
         }
         let (c, i) = self.at(id);
-        chunk(&self.chunks, c)[i].as_ref()
+        Some(match chunk(&self.chunks, c).get(i) {
+            Some(m) => Cow::Borrowed(m),
+            None => Cow::Owned(waiting(
+                id,
+                chunk(&self.released, c)[i],
+                &chunk(&self.headers, c)[i],
+            )),
+        })
     }
 
-    /// The message `id`. Panics if it is not held: flits only name live messages.
+    /// The message `id`, whose worm has started. Panics if it has not, or is not held: flits
+    /// only name live messages.
     #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Message {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (c, i) = self.at(id);
-        chunk_mut(&mut self.chunks, c)[i]
-            .as_mut()
-            .unwrap_or_else(|| panic!("message {id} is not held"))
+        chunk_mut(&mut self.chunks, c)
+            .get_mut(i)
+            .unwrap_or_else(|| panic!("message {id} has no record (not started, or not held)"))
+    }
+
+    /// Message `id`'s worm starts in `cycle` ([`Message::start`]; its record is written if
+    /// this is its first attempt); returns whether it is a retry.
+    #[inline]
+    pub fn start(&mut self, id: u32, cycle: u64) -> bool {
+        let (mut starts, ..) = self.starts();
+        starts.start(id, cycle)
     }
 
     /// The header of live message `id`.
@@ -200,29 +311,44 @@ impl MessageTable {
     /// The live headers, read where the sources inject, beside the records of the worms
     /// they start.
     pub(crate) fn injection(&mut self) -> (Headers<'_>, Starts<'_>) {
+        let (starts, headers) = self.starts();
+        (headers, starts)
+    }
+
+    fn starts(&mut self) -> (Starts<'_>, Headers<'_>) {
         let mask = self.headers.len() as u32 - 1;
         (
-            Headers::chunked(&self.headers, mask),
             Starts {
                 chunks: &mut self.chunks,
                 headers: &self.headers,
+                released: &self.released,
                 held: self.base..self.end,
             },
+            Headers::chunked(&self.headers, mask),
         )
     }
 
-    /// Brings the record and header of held message `id` towards the cache, to be read some
-    /// cycles from now.
+    /// Brings what starting held message `id` reads (its header and release) towards the
+    /// cache, to be read some cycles from now.
     #[inline]
     pub fn prefetch(&self, id: u32) {
         if (self.base..self.end).contains(&id) {
-            prefetch(&self.chunks, &self.headers, id);
+            prefetch(&self.headers, &self.released, id);
         }
     }
 
-    /// The held messages in id order.
-    pub fn live(&self) -> impl Iterator<Item = &Message> {
+    /// The held messages in id order (a waiting message's record made for the asking).
+    pub fn live(&self) -> impl Iterator<Item = Cow<'_, Message>> {
         (self.base..self.end).filter_map(|id| self.get(id))
+    }
+
+    /// The held messages whose worm has started, in id order (the others wait at their
+    /// sources: their records hold nothing a report sums).
+    pub fn started(&self) -> impl Iterator<Item = &Message> {
+        (self.base..self.end).filter_map(|id| {
+            let (c, i) = self.at(id);
+            chunk(&self.chunks, c).get(i)
+        })
     }
 
     /// Folds finished messages at the front into the tally (unless every record is kept).
@@ -233,13 +359,14 @@ impl MessageTable {
         while self.base < self.end {
             let (c, i) = self.at(self.base);
             // The chunk alone borrowed: the tally is written beside it.
-            let slot = &mut chunk_mut(&mut self.chunks, c)[i];
-            match slot {
+            let chunk = chunk_mut(&mut self.chunks, c);
+            match chunk.get(i) {
                 Some(m) if m.finished() => {
                     self.tally.add(&m.record);
-                    *slot = None;
+                    chunk.clear(i);
                     self.base += 1;
                 }
+                // Not finished, or waiting.
                 _ => break,
             }
         }
@@ -251,44 +378,43 @@ impl MessageTable {
 pub(crate) struct Starts<'a> {
     chunks: &'a mut [Option<Chunk>],
     headers: &'a [Option<HeaderChunk>],
+    released: &'a [Option<ReleasedChunk>],
     held: std::ops::Range<u32>,
 }
 
 impl Starts<'_> {
-    /// Message `msg`'s worm starts in `cycle` ([`Message::start`]); returns whether it is a
-    /// retry.
+    /// Message `msg`'s worm starts in `cycle` ([`Message::start`]; its record is written
+    /// from its header and release on its first attempt); returns whether it is a retry.
     #[inline]
     pub(crate) fn start(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
         let (c, i) = at(self.chunks.len(), msg);
-        chunk_mut(self.chunks, c)[i]
-            .as_mut()
-            .unwrap_or_else(|| panic!("message {msg} is not held"))
-            .start(cycle)
+        let records = chunk_mut(self.chunks, c);
+        let m = match records.get_mut(i) {
+            Some(m) => m,
+            None => {
+                let m = waiting(msg, chunk(self.released, c)[i], &chunk(self.headers, c)[i]);
+                records.write(i, m)
+            }
+        };
+        m.start(cycle)
     }
 
     /// [`MessageTable::prefetch`].
     #[inline]
     pub(crate) fn prefetch(&self, id: u32) {
         if self.held.contains(&id) {
-            prefetch(self.chunks, self.headers, id);
+            prefetch(self.headers, self.released, id);
         }
     }
 }
 
-/// Asks for the record and header of held message `id` ([`MessageTable::prefetch`]).
+/// Asks for the header and release of held message `id` ([`MessageTable::prefetch`]).
 #[inline]
-fn prefetch(chunks: &[Option<Chunk>], headers: &[Option<HeaderChunk>], id: u32) {
-    let (c, i) = at(chunks.len(), id);
-    let record: *const Option<Message> = &chunk(chunks, c)[i];
-    // A record spans two cache lines at most: its first and last bytes'.
-    crate::lines::prefetch(record);
-    crate::lines::prefetch(
-        record
-            .cast::<u8>()
-            .wrapping_add(size_of::<Option<Message>>() - 1),
-    );
+fn prefetch(headers: &[Option<HeaderChunk>], released: &[Option<ReleasedChunk>], id: u32) {
+    let (c, i) = at(headers.len(), id);
     crate::lines::prefetch(&chunk(headers, c)[i]);
+    crate::lines::prefetch(&chunk(released, c)[i]);
 }
 
 /// The chunk and the index in it of id `id`'s record and header, in rings of `len` chunks.
@@ -339,12 +465,9 @@ impl Default for MessageTable {
 mod tests {
     use super::*;
 
-    fn message(id: u32) -> Message {
-        Message {
-            record: MessageRecord::waiting(id, id % 7, id % 5, 0, u64::from(id)),
-            sent: 0,
-            gone: 0,
-        }
+    /// The record of message `id` while it waits.
+    fn waiting(id: u32) -> MessageRecord {
+        MessageRecord::waiting(id, id % 7, id % 5, 0, u64::from(id))
     }
 
     fn header(id: u32) -> Header {
@@ -356,9 +479,18 @@ mod tests {
         }
     }
 
+    /// A waiting message holds its header and release, a third of what a record takes (as
+    /// the module's documentation says).
+    #[test]
+    fn a_waiting_message_costs_a_third_of_a_record() {
+        assert_eq!(size_of::<Header>() + size_of::<Released>(), 32);
+        assert_eq!(size_of::<Message>(), 96);
+    }
+
     /// Across chunks, the ring's doubling (live ids spanning every chunk) and its reuse of
-    /// retired chunks, every held record and header is the one pushed with its id, and the
-    /// live records are exactly those not retired, in id order.
+    /// retired chunks, every held record and header is the one pushed with its id (a waiting
+    /// message's record made from its header and release, a started one's written when it
+    /// started), and the live records are exactly those not retired, in id order.
     #[test]
     fn records_survive_growth_and_reuse_of_chunks() {
         for keep in [false, true] {
@@ -373,7 +505,8 @@ mod tests {
                 .enumerate()
             {
                 for _ in 0..arrive {
-                    table.push(message(next), header(next));
+                    let id = table.push(next % 7, u64::from(next), header(next));
+                    assert_eq!(id, next);
                     next += 1;
                 }
                 // Finish messages from the oldest (in even waves every third stays live, so
@@ -385,10 +518,14 @@ mod tests {
                         break;
                     }
                     if id % 3 != 0 || wave % 2 == 1 {
-                        let m = table.get_mut(id);
-                        m.record.status = Status::Delivered;
-                        m.record.tail_arrival = Some(u64::from(id) + 1);
-                        finished.insert(id);
+                        // (One finished in an earlier wave counts again, as it stays held.)
+                        if finished.insert(id) {
+                            assert!(!table.start(id, u64::from(id)), "a first attempt");
+                            let m = table.get_mut(id);
+                            m.gone = 1;
+                            m.record.status = Status::Delivered;
+                            m.record.tail_arrival = Some(u64::from(id) + 1);
+                        }
                         done += 1;
                     }
                 }
@@ -399,7 +536,14 @@ mod tests {
                 }
                 for id in table.base..table.end {
                     let m = table.get(id).expect("a held id has its record");
-                    assert_eq!(m.record.id, id, "wave {wave}");
+                    let mut expected = waiting(id);
+                    if finished.contains(&id) {
+                        expected.status = Status::Delivered;
+                        expected.attempts = 1;
+                        expected.injected = Some(u64::from(id));
+                        expected.tail_arrival = Some(u64::from(id) + 1);
+                    }
+                    assert_eq!(m.record, expected, "wave {wave}");
                     assert_eq!(table.header(id).id, id, "wave {wave}");
                 }
                 let live: Vec<u32> = table.live().map(|m| m.record.id).collect();

@@ -23,7 +23,7 @@ use crate::invariants;
 use crate::kernel::Clock;
 use crate::rng::{Stream, stream};
 use crate::source::Sources;
-use crate::stats::{MessageRecord, Report};
+use crate::stats::Report;
 use crate::switch::planes::Planes;
 use crate::switch::{Fabric, Header, SwitchParams, Transfer, Transfers};
 use crate::topology::{Topology, TopologyKind};
@@ -515,16 +515,7 @@ impl Simulation {
             id: (*k << bits | u64::from(s.source)) as u32,
         };
         *k += 1;
-        let id = self.messages.issued();
-        let record = MessageRecord::waiting(id, s.source, s.destination, middle, s.release);
-        self.messages.push(
-            Message {
-                record,
-                sent: 0,
-                gone: 0,
-            },
-            header,
-        );
+        let id = self.messages.push(s.source, s.release, header);
         self.sources.release(s.source, id);
     }
 

@@ -20,12 +20,14 @@ impl Simulation {
                 .header_hops()
                 .into_iter()
                 .filter_map(|(id, hop)| {
-                    Some(u64::from(self.waits_so_far(self.messages.get(id)?, hop)))
+                    let m = self.messages.get(id)?;
+                    Some(u64::from(self.waits_so_far(&m, hop)))
                 })
                 .sum::<u64>();
         }
-        let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
-        for m in self.messages.live() {
+        let (mut in_flight, mut waiting, mut started) = (0, self.arrivals.remaining(), 0);
+        for m in self.messages.started() {
+            started += 1;
             tally.add(&m.record);
             match m.record.status {
                 Status::InFlight => in_flight += 1,
@@ -33,6 +35,8 @@ impl Simulation {
                 _ => {}
             }
         }
+        // The others wait at their sources.
+        waiting += u64::from(self.messages.held()) - started;
         let bandwidth = match self.config.link_bandwidth {
             LinkBandwidth::PerVc => u64::from(self.config.vcs),
             LinkBandwidth::One => 1,
@@ -80,7 +84,7 @@ impl Simulation {
         self.messages
             .live()
             .map(move |m| match hops.get(&m.record.id) {
-                Some(&hop) => self.as_it_stands(m, hop),
+                Some(&hop) => self.as_it_stands(&m, hop),
                 None => m.record.clone(),
             })
     }
@@ -92,7 +96,7 @@ impl Simulation {
         if header_in_network(&m.record)
             && let Some(flit) = self.stored_headers().find(|f| f.msg == id)
         {
-            return Some(self.as_it_stands(m, flit.hop));
+            return Some(self.as_it_stands(&m, flit.hop));
         }
         Some(m.record.clone())
     }
@@ -100,7 +104,11 @@ impl Simulation {
     /// The messages whose header a register holds, with the links it has crossed (none when
     /// no live record's header can be in the network).
     fn header_hops(&self) -> std::collections::BTreeMap<u32, u16> {
-        if !self.messages.live().any(|m| header_in_network(&m.record)) {
+        if !self
+            .messages
+            .started()
+            .any(|m| header_in_network(&m.record))
+        {
             return Default::default();
         }
         self.stored_headers()

@@ -27,8 +27,8 @@ pub(crate) struct Start {
     pub vc: u32,
     pub msg: u32,
     /// The message the input starts next, where at least
-    /// [`LONG_QUEUE`](super::LONG_QUEUE) wait after this one (its record and header,
-    /// written long ago, are read then: worth asking for now).
+    /// [`LONG_QUEUE`](super::LONG_QUEUE) wait after this one (its header and release,
+    /// written long ago, are read then to write its record: worth asking for now).
     pub next: Option<u32>,
 }
 
