@@ -164,13 +164,13 @@ fn waiting(id: u32, r: Released, header: &Header) -> Message {
 ///
 /// The records, the headers and the releases lie in chunks of 1024 ids (`CHUNK`), in three
 /// rings of chunks side by side: chunk number `c` (ids `c · CHUNK..`) in
-/// `chunks[c & (len − 1)]`, `headers[c & (len − 1)]` and `released[c & (len − 1)]`. A chunk is allocated where the first id of its number arrives
-/// and is reused, not freed, when the ring comes round to it again; when the live ids span
-/// every chunk the rings double by moving chunks, not records. So a run whose live messages
-/// keep growing (a saturated network's source queues) writes each record and header once and
-/// touches its memory once, where a flat ring doubling would copy every live one and fault in
-/// twice the memory (measured: up to 60 % of such a run's time for the records, 17 % for the
-/// headers).
+/// `chunks[c & (len − 1)]`, `headers[c & (len − 1)]` and `released[c & (len − 1)]`. A chunk
+/// is allocated where the first id of its number arrives and is reused, not freed, when the
+/// ring comes round to it again; when the live ids span every chunk the rings double by
+/// moving chunks, not records. So a run whose live messages keep growing (a saturated
+/// network's source queues) writes each record and header once and touches its memory once,
+/// where a flat ring doubling would copy every live one and fault in twice the memory
+/// (measured: up to 60 % of such a run's time for the records, 17 % for the headers).
 pub struct MessageTable {
     /// The ring of chunks; its length is a power of two. `None`: a chunk not allocated yet.
     chunks: Vec<Option<Chunk>>,
