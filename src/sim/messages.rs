@@ -6,10 +6,14 @@
 //! A message waiting at its source holds only its header and its release (32 bytes, a third
 //! of a record); its record is written when its worm starts. A saturated network's source
 //! queues grow without bound, and much of what they hold never needs a record within the run.
+//! There the oldest waiting message holds back the front for long, and the worms that started
+//! after it would keep their records (and the memory of every chunk they were written in)
+//! until it leaves: so where many messages wait, a message that finishes folds in at once,
+//! whatever its place, and a chunk of records whose last one leaves is put aside for others.
 
 use crate::flit::FlitSlot;
 use crate::stats::{MessageRecord, Status, Tally};
-use crate::switch::{HEADER_CHUNK_BITS, Header, HeaderChunk, Headers};
+use crate::switch::{HEADER_CHUNK_BITS, Header, HeaderChunk, Headers, Transfer, TransferKind};
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
@@ -71,7 +75,8 @@ impl Message {
     }
 
     /// Delivered or dropped, with no flit left in the network.
-    fn finished(&self) -> bool {
+    #[inline]
+    pub(crate) fn finished(&self) -> bool {
         matches!(self.record.status, Status::Delivered | Status::Dropped) && self.sent == self.gone
     }
 }
@@ -88,8 +93,9 @@ const WORDS: usize = CHUNK / 64;
 const _: () = assert!(!std::mem::needs_drop::<Message>());
 
 /// A chunk of records (a fixed length: an index masked to it needs no bounds check): those of
-/// the messages whose worm has started, marked in `written`; the others' memory is not
-/// touched (a fresh chunk's pages are not faulted in until a record is written there).
+/// the messages whose worm has started and that have not finished, marked in `written`; the
+/// others' memory is not touched (a fresh chunk's pages are not faulted in until a record is
+/// written there).
 struct RecordChunk {
     written: [u64; WORDS],
     records: [MaybeUninit<Message>; CHUNK],
@@ -128,25 +134,36 @@ impl RecordChunk {
             .then(|| unsafe { self.records[i].assume_init_mut() })
     }
 
+    /// Writes record `i`, not written.
     #[inline(always)]
     fn write(&mut self, i: usize, message: Message) -> &mut Message {
+        debug_assert!(!self.is_written(i));
         self.written[i / 64] |= 1 << (i % 64);
         self.records[i].write(message)
     }
 
-    /// Forgets record `i` (it left the table).
+    /// Forgets record `i`, written (it left the table).
     #[inline(always)]
     fn clear(&mut self, i: usize) {
+        debug_assert!(self.is_written(i));
         self.written[i / 64] &= !(1 << (i % 64));
+    }
+
+    /// Whether no record is written, word `w` of the bitmap having none.
+    #[inline(always)]
+    fn empty_after(&self, w: usize) -> bool {
+        self.written[w] == 0 && self.written == [0; WORDS]
     }
 }
 
 /// What a waiting message's record is made of besides its header: its source and the cycle
-/// it joined the source's queue.
+/// it joined the source's queue; and whether it finished ahead of the front of the ids (its
+/// record folded into the tally, [`MessageTable::retire`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Released {
     release: u64,
     source: u32,
+    finished: bool,
 }
 
 type ReleasedChunk = Box<[Released; CHUNK]>;
@@ -164,25 +181,39 @@ fn waiting(id: u32, r: Released, header: &Header) -> Message {
 ///
 /// The records, the headers and the releases lie in chunks of 1024 ids (`CHUNK`), in three
 /// rings of chunks side by side: chunk number `c` (ids `c · CHUNK..`) in
-/// `chunks[c & (len − 1)]`, `headers[c & (len − 1)]` and `released[c & (len − 1)]`. A chunk
-/// is allocated where the first id of its number arrives and is reused, not freed, when the
-/// ring comes round to it again; when the live ids span every chunk the rings double by
-/// moving chunks, not records. So a run whose live messages keep growing (a saturated
-/// network's source queues) writes each record and header once and touches its memory once,
-/// where a flat ring doubling would copy every live one and fault in twice the memory
-/// (measured: up to 60 % of such a run's time for the records, 17 % for the headers).
+/// `chunks[c & (len − 1)]`, `headers[c & (len − 1)]` and `released[c & (len − 1)]`. A chunk of
+/// headers and releases is allocated where the first id of its number arrives and is reused,
+/// not freed, when the ring comes round to it again; when the held ids span every chunk the
+/// rings double by moving chunks, not records. So a run whose held messages keep growing (a
+/// saturated network's source queues) writes each header once and touches its memory once,
+/// where a flat ring doubling would copy every held one and fault in twice the memory
+/// (measured: 17 % of such a run's time for the headers). A chunk of records goes with its
+/// slot in the ring in the same way, except where many messages wait at their sources
+/// ([`MessageTable::retire`]): then it is put aside for reuse when its last record leaves and
+/// taken again where a worm of its ids starts, so that the records in use are those of the
+/// worms in flight, spread over ids as far apart as the sources' queues make them, and the
+/// memory of their chunks is touched once and used again.
 pub struct MessageTable {
-    /// The ring of chunks; its length is a power of two. `None`: a chunk not allocated yet.
+    /// The ring of records' chunks; its length is a power of two. `None`: a slot that holds
+    /// no id, or whose chunk was put aside ([`MessageTable::parking`]).
     chunks: Vec<Option<Chunk>>,
+    /// Chunks of records put aside with no record written, for reuse.
+    spare: Vec<Chunk>,
+    /// Whether a chunk of records is put aside when its last record leaves, ids of it
+    /// waiting or not (then a held id's slot may hold none).
+    parking: bool,
     /// The headers' ring, `chunks`'s twin (read apart from the records: where a header is
-    /// injected).
+    /// injected). `None`: a chunk not allocated yet.
     headers: Vec<Option<HeaderChunk>>,
     /// The releases' ring, read where a worm starts (its record is written then).
     released: Vec<Option<ReleasedChunk>>,
+    /// Held ids: `base..end`.
     base: u32,
     end: u32,
+    /// Records ever written (messages whose worm started).
+    written: u32,
     keep: bool,
-    /// The records that left the ring.
+    /// The records that left the table.
     pub tally: Tally,
 }
 
@@ -190,10 +221,13 @@ impl MessageTable {
     pub fn new() -> Self {
         MessageTable {
             chunks: vec![None, None],
+            spare: Vec::new(),
+            parking: false,
             headers: vec![None, None],
             released: vec![None, None],
             base: 0,
             end: 0,
+            written: 0,
             keep: false,
             tally: Tally::default(),
         }
@@ -210,7 +244,8 @@ impl MessageTable {
         at(self.chunks.len(), id)
     }
 
-    /// Records held (alive, or every one when kept).
+    /// Ids held: from the first not finished (every one with [`MessageTable::keep`]) to the
+    /// last issued.
     pub fn held(&self) -> u32 {
         self.end - self.base
     }
@@ -218,6 +253,11 @@ impl MessageTable {
     /// Ids issued so far.
     pub fn issued(&self) -> u32 {
         self.end
+    }
+
+    /// Messages waiting at their sources for their first attempt (no record written).
+    pub fn never_started(&self) -> u32 {
+        self.end - self.written
     }
 
     /// Adds a message that joined the queue of input `source` in cycle `release`, waiting
@@ -231,13 +271,18 @@ impl MessageTable {
         }
         let (c, i) = self.at(id);
         chunk_mut(&mut self.headers, c)[i] = header;
-        chunk_mut(&mut self.released, c)[i] = Released { release, source };
+        chunk_mut(&mut self.released, c)[i] = Released {
+            release,
+            source,
+            finished: false,
+        };
         self.end += 1;
         id
     }
 
-    /// Makes room for the chunk whose first id is `id`: the rings double if the live ids'
-    /// chunks fill them, and the chunk is allocated if its slot never held one.
+    /// Makes room for the chunk whose first id is `id`: the rings double if the held ids'
+    /// chunks fill them, and the chunk of headers and releases is allocated if its slot never
+    /// held one.
     #[cold]
     fn open_chunk(&mut self, id: u32) {
         let number = id >> CHUNK_BITS;
@@ -248,53 +293,70 @@ impl MessageTable {
             double(&mut self.released, oldest..number);
         }
         let (c, _) = self.at(id);
+        // The slot's chunk of records: reused (every record of it left); while chunks are
+        // put aside, taken where the first worm of its ids starts; else one put aside or new.
         match &self.chunks[c] {
-            // Reused: every id it held has left.
-            Some(chunk) => debug_assert!(chunk.written == [0; WORDS], "a reused chunk is empty"),
-            None => {
-                self.chunks[c] = Some(RecordChunk::new());
-                let headers = vec![Header::default(); CHUNK].into_boxed_slice();
-                self.headers[c] = Some(headers.try_into().expect("a chunk's length"));
-                let released = vec![Released::default(); CHUNK].into_boxed_slice();
-                self.released[c] = Some(released.try_into().expect("a chunk's length"));
+            Some(records) => {
+                debug_assert!(records.written == [0; WORDS], "a reused chunk is empty")
             }
+            None if self.parking => {}
+            None => self.chunks[c] = Some(self.spare.pop().unwrap_or_else(RecordChunk::new)),
+        }
+        if self.headers[c].is_none() {
+            let headers = vec![Header::default(); CHUNK].into_boxed_slice();
+            self.headers[c] = Some(headers.try_into().expect("a chunk's length"));
+            let released = vec![Released::default(); CHUNK].into_boxed_slice();
+            self.released[c] = Some(released.try_into().expect("a chunk's length"));
         }
     }
 
-    /// The message `id`, if it is still held (a waiting message's record made for the
-    /// asking).
+    /// The message `id`, if it is held and has not finished (a waiting message's record made
+    /// for the asking).
     pub fn get(&self, id: u32) -> Option<Cow<'_, Message>> {
         if !(self.base..self.end).contains(&id) {
             return None;
         }
         let (c, i) = self.at(id);
-        Some(match chunk(&self.chunks, c).get(i) {
+        let released = chunk(&self.released, c)[i];
+        if released.finished {
+            return None;
+        }
+        Some(match self.chunks[c].as_deref().and_then(|r| r.get(i)) {
             Some(m) => Cow::Borrowed(m),
-            None => Cow::Owned(waiting(
-                id,
-                chunk(&self.released, c)[i],
-                &chunk(&self.headers, c)[i],
-            )),
+            None => Cow::Owned(waiting(id, released, &chunk(&self.headers, c)[i])),
         })
     }
 
-    /// The message `id`, whose worm has started. Panics if it has not, or is not held: flits
-    /// only name live messages.
+    /// The message `id`, whose worm has started. Panics if it has not, or has finished:
+    /// flits only name live messages.
     #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Message {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (c, i) = self.at(id);
-        chunk_mut(&mut self.chunks, c)
-            .get_mut(i)
-            .unwrap_or_else(|| panic!("message {id} has no record (not started, or not held)"))
+        self.chunks[c]
+            .as_deref_mut()
+            .and_then(|r| r.get_mut(i))
+            .unwrap_or_else(|| panic!("message {id} has no record (not started, or finished)"))
     }
 
     /// Message `id`'s worm starts in `cycle` ([`Message::start`]; its record is written if
     /// this is its first attempt); returns whether it is a retry.
     #[inline]
     pub fn start(&mut self, id: u32, cycle: u64) -> bool {
+        let parking = self.parking;
         let (mut starts, ..) = self.starts();
-        starts.start(id, cycle)
+        match parking {
+            true => starts.start::<true>(id, cycle),
+            false => starts.start::<false>(id, cycle),
+        }
+    }
+
+    /// Whether chunks of records are put aside while ids of theirs wait (a saturated run's,
+    /// [`MessageTable::retire`]): a worm that starts then may have to take one
+    /// ([`Starts::start`] with `PARKING`).
+    #[inline]
+    pub(crate) fn parking(&self) -> bool {
+        self.parking
     }
 
     /// The header of live message `id`.
@@ -320,6 +382,8 @@ impl MessageTable {
         (
             Starts {
                 chunks: &mut self.chunks,
+                spare: &mut self.spare,
+                written: &mut self.written,
                 headers: &self.headers,
                 released: &self.released,
                 held: self.base..self.end,
@@ -337,46 +401,116 @@ impl MessageTable {
         }
     }
 
-    /// The held messages in id order (a waiting message's record made for the asking).
+    /// The held messages that have not finished, in id order (a waiting message's record
+    /// made for the asking).
     pub fn live(&self) -> impl Iterator<Item = Cow<'_, Message>> {
         (self.base..self.end).filter_map(|id| self.get(id))
     }
 
-    /// The held messages whose worm has started, in id order (the others wait at their
-    /// sources: their records hold nothing a report sums).
+    /// The messages whose worm has started and that have not finished, in id order (the
+    /// others wait at their sources: their records hold nothing a report sums).
     pub fn started(&self) -> impl Iterator<Item = &Message> {
         (self.base..self.end).filter_map(|id| {
             let (c, i) = self.at(id);
-            chunk(&self.chunks, c).get(i)
+            self.chunks[c].as_deref().and_then(|r| r.get(i))
         })
     }
 
-    /// Folds finished messages at the front into the tally (unless every record is kept).
-    pub fn retire(&mut self) {
+    /// Ends a cycle (unless every record is kept) whose `edge` is listed: the finished
+    /// messages at the front fold into the tally in id order, and leave the ring with their
+    /// ids. Where many messages wait at their sources (more than [`OUT_OF_ORDER_AFTER`]: a
+    /// saturated network, whose oldest waiting message holds back the front for long), those
+    /// that finished in the edge (a flit of theirs arrived, left or was discarded) fold in
+    /// first, whatever their place, and a chunk of records whose last one leaves is put
+    /// aside: the records in use are then only those of the worms in flight. (Below it, id
+    /// order is cheaper: the front is seldom held back for long.)
+    pub fn retire<'t>(&mut self, edge: impl Iterator<Item = &'t Transfer>) {
         if self.keep {
             return;
         }
+        let parking = self.never_started() > OUT_OF_ORDER_AFTER;
+        if self.parking && !parking {
+            self.unpark();
+        }
+        self.parking = parking;
+        if parking {
+            for t in edge {
+                if let TransferKind::Arrived | TransferKind::Delivered | TransferKind::Discarded =
+                    t.kind
+                {
+                    let (c, i) = self.at(t.flit.msg);
+                    if self.fold_ahead(c, i) {
+                        chunk_mut(&mut self.released, c)[i].finished = true;
+                    }
+                }
+            }
+        }
         while self.base < self.end {
             let (c, i) = self.at(self.base);
-            // The chunk alone borrowed: the tally is written beside it.
-            let chunk = chunk_mut(&mut self.chunks, c);
-            match chunk.get(i) {
+            let records = self.chunks[c].as_deref_mut();
+            match records.as_ref().and_then(|r| r.get(i)) {
                 Some(m) if m.finished() => {
                     self.tally.add(&m.record);
-                    chunk.clear(i);
-                    self.base += 1;
+                    records.expect("a record's chunk").clear(i);
                 }
-                // Not finished, or waiting.
-                _ => break,
+                Some(_) => break,
+                // No record: waiting, or folded in already.
+                None if chunk(&self.released, c)[i].finished => {}
+                None => break,
+            }
+            self.base += 1;
+        }
+    }
+
+    /// Gives every held id's slot a chunk of records again (the sources' queues have come
+    /// down below [`OUT_OF_ORDER_AFTER`]), so that a worm that starts finds one.
+    #[cold]
+    fn unpark(&mut self) {
+        if self.base == self.end {
+            return;
+        }
+        for number in self.base >> CHUNK_BITS..=(self.end - 1) >> CHUNK_BITS {
+            let (c, _) = self.at(number << CHUNK_BITS);
+            if self.chunks[c].is_none() {
+                take_chunk(&mut self.chunks[c], &mut self.spare);
             }
         }
     }
+
+    /// Folds record `i` of chunk `c` into the tally if it is written and its message has
+    /// finished, and forgets it, its chunk put aside if it was the last there; returns whether
+    /// it did.
+    #[inline(always)]
+    fn fold_ahead(&mut self, c: usize, i: usize) -> bool {
+        let slot = &mut self.chunks[c];
+        // (An id whose flits left or were discarded together has folded in already.)
+        let Some(records) = slot.as_deref_mut() else {
+            return false;
+        };
+        match records.get(i) {
+            Some(m) if m.finished() => self.tally.add(&m.record),
+            _ => return false,
+        }
+        records.clear(i);
+        if records.empty_after(i / 64)
+            && let Some(chunk) = slot.take()
+        {
+            self.spare.push(chunk);
+        }
+        true
+    }
 }
+
+/// Messages waiting at their sources past which those that finish fold into the tally at
+/// once rather than when the front of the ids reaches them ([`MessageTable::retire`]).
+const OUT_OF_ORDER_AFTER: u32 = 4 * CHUNK as u32;
 
 /// The records of the worms the sources start, beside the headers they read
 /// ([`MessageTable::injection`]).
 pub(crate) struct Starts<'a> {
     chunks: &'a mut [Option<Chunk>],
+    spare: &'a mut Vec<Chunk>,
+    written: &'a mut u32,
     headers: &'a [Option<HeaderChunk>],
     released: &'a [Option<ReleasedChunk>],
     held: std::ops::Range<u32>,
@@ -385,15 +519,21 @@ pub(crate) struct Starts<'a> {
 impl Starts<'_> {
     /// Message `msg`'s worm starts in `cycle` ([`Message::start`]; its record is written
     /// from its header and release on its first attempt); returns whether it is a retry.
+    /// `PARKING`: chunks of records may be put aside ([`MessageTable::parking`]), and its
+    /// slot may have to take one.
     #[inline]
-    pub(crate) fn start(&mut self, msg: u32, cycle: u64) -> bool {
+    pub(crate) fn start<const PARKING: bool>(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
         let (c, i) = at(self.chunks.len(), msg);
+        if PARKING && self.chunks[c].is_none() {
+            take_chunk(&mut self.chunks[c], self.spare);
+        }
         let records = chunk_mut(self.chunks, c);
         let m = match records.get_mut(i) {
             Some(m) => m,
             None => {
                 let m = waiting(msg, chunk(self.released, c)[i], &chunk(self.headers, c)[i]);
+                *self.written += 1;
                 records.write(i, m)
             }
         };
@@ -407,6 +547,13 @@ impl Starts<'_> {
             prefetch(self.headers, self.released, id);
         }
     }
+}
+
+/// Puts a chunk of records in the empty `slot`: one put aside, or a new one.
+#[cold]
+#[inline(never)]
+fn take_chunk(slot: &mut Option<Chunk>, spare: &mut Vec<Chunk>) {
+    *slot = Some(spare.pop().unwrap_or_else(RecordChunk::new));
 }
 
 /// Asks for the header and release of held message `id` ([`MessageTable::prefetch`]).
@@ -529,7 +676,7 @@ mod tests {
                         done += 1;
                     }
                 }
-                table.retire();
+                table.retire(std::iter::empty());
                 // A request ahead for any id, held or not, is only a hint.
                 for id in table.base.saturating_sub(3)..table.end + 3 {
                     table.prefetch(id);
@@ -563,5 +710,75 @@ mod tests {
             }
             assert_eq!(table.issued(), 12_100);
         }
+    }
+
+    /// Where many messages wait at their sources (the first of them holding back the
+    /// front), those that finish after them fold into the tally at once: their records leave
+    /// (their chunks put aside once empty, and taken again where a worm of their ids
+    /// starts), the waiting ones keep theirs, and the front passes the folded ids when the
+    /// first ones finish. The tally counts every message once.
+    #[test]
+    fn finished_messages_behind_a_waiting_front_fold_in_at_once() {
+        const WAITING: u32 = OUT_OF_ORDER_AFTER + CHUNK as u32;
+        let mut table = MessageTable::new();
+        let mut next = 0;
+        let mut push = |table: &mut MessageTable, count: u32| {
+            let ids = next..next + count;
+            for id in ids.clone() {
+                assert_eq!(table.push(id % 7, u64::from(id), header(id)), id);
+            }
+            next += count;
+            ids
+        };
+        let finish = |table: &mut MessageTable, id: u32| {
+            let m = table.get_mut(id);
+            m.gone = 1;
+            m.record.status = Status::Delivered;
+            m.record.tail_arrival = Some(u64::from(id) + 100);
+            Transfer {
+                flit: FlitSlot {
+                    msg: id,
+                    seq: 0,
+                    hop: 0,
+                },
+                from: 0,
+                to: 0,
+                kind: TransferKind::Arrived,
+            }
+        };
+        let first = push(&mut table, WAITING);
+        // Chunk after chunk of later messages start and finish, one a cycle.
+        for cycle in 0..4 {
+            let ids = push(&mut table, CHUNK as u32);
+            for id in ids.clone() {
+                table.start(id, cycle);
+            }
+            table.retire(std::iter::empty());
+            assert!(table.parking(), "{} wait", table.never_started());
+            assert_eq!(table.started().count(), CHUNK);
+            let edge: Vec<Transfer> = ids.clone().map(|id| finish(&mut table, id)).collect();
+            table.retire(edge.iter());
+            assert_eq!(table.base, 0, "the waiting messages hold back the front");
+            assert!(ids.clone().all(|id| table.get(id).is_none()), "folded in");
+            assert_eq!(table.started().count(), 0, "no record left");
+            assert_eq!(table.spare.len(), 1, "the chunk put aside is taken again");
+        }
+        assert_eq!(table.tally.delivered, 4 * CHUNK as u64);
+        for id in first.clone() {
+            assert_eq!(table.get(id).expect("waiting").record, waiting(id));
+        }
+        // The waiting ones start and finish: the front passes every id, and the tally
+        // holds each message once.
+        for id in first.clone() {
+            table.start(id, 9);
+        }
+        let edge: Vec<Transfer> = first.map(|id| finish(&mut table, id)).collect();
+        table.retire(edge.iter());
+        assert!(!table.parking(), "the queues are empty");
+        assert_eq!((table.held(), table.never_started()), (0, 0));
+        assert_eq!(table.tally.delivered, u64::from(WAITING) + 4 * CHUNK as u64);
+        // The slots have chunks again: a new message's worm starts where it would.
+        let ids = push(&mut table, 1);
+        assert!(!table.start(ids.start, 10));
     }
 }

@@ -389,7 +389,7 @@ impl Simulation {
             if self.check_invariants {
                 invariants::check(self, cycle)?;
             }
-            self.messages.retire();
+            self.messages.retire(self.transfers.bookable().flatten());
         }
         let in_network = self.flits_in_network() > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {

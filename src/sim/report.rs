@@ -25,9 +25,8 @@ impl Simulation {
                 })
                 .sum::<u64>();
         }
-        let (mut in_flight, mut waiting, mut started) = (0, self.arrivals.remaining(), 0);
+        let (mut in_flight, mut waiting) = (0, self.arrivals.remaining());
         for m in self.messages.started() {
-            started += 1;
             tally.add(&m.record);
             match m.record.status {
                 Status::InFlight => in_flight += 1,
@@ -36,7 +35,7 @@ impl Simulation {
             }
         }
         // The others wait at their sources.
-        waiting += u64::from(self.messages.held()) - started;
+        waiting += u64::from(self.messages.never_started());
         let bandwidth = match self.config.link_bandwidth {
             LinkBandwidth::PerVc => u64::from(self.config.vcs),
             LinkBandwidth::One => 1,
