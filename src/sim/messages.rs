@@ -152,7 +152,7 @@ impl RecordChunk {
     /// Whether no record is written, word `w` of the bitmap having none.
     #[inline(always)]
     fn empty_after(&self, w: usize) -> bool {
-        self.written[w] == 0 && self.written == [0; WORDS]
+        self.written[w] == 0 && self.written.iter().fold(0, |any, &x| any | x) == 0
     }
 }
 
