@@ -98,13 +98,15 @@ impl<'a> Books<'a> {
                 m.gone += u16::from(t.flit.seq == tail);
                 continue;
             }
-            if let TransferKind::Injected = t.kind
-                && t.flit.seq == 0
-            {
+            let m = match t.kind {
                 // A worm starts: its record is written on its first attempt.
-                self.counts.retried += u64::from(self.messages.start(t.flit.msg, cycle));
-            }
-            let m = self.messages.get_mut(t.flit.msg);
+                TransferKind::Injected if t.flit.seq == 0 => {
+                    let (m, retry) = self.messages.start(t.flit.msg, cycle);
+                    self.counts.retried += u64::from(retry);
+                    m
+                }
+                _ => self.messages.get_mut(t.flit.msg),
+            };
             match t.kind {
                 TransferKind::Stalled => {
                     m.record.stalled += 1;

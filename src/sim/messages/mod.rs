@@ -13,9 +13,14 @@
 
 use crate::flit::FlitSlot;
 use crate::stats::{MessageRecord, Status, Tally};
-use crate::switch::{HEADER_CHUNK_BITS, Header, HeaderChunk, Headers, Transfer, TransferKind};
+use crate::switch::{Header, HeaderChunk, Headers, Transfer, TransferKind};
+use chunks::{
+    CHUNK, CHUNK_BITS, Chunk, RecordChunk, Released, ReleasedChunk, WORDS, at, chunk, chunk_mut,
+    double, prefetch, take_chunk,
+};
 use std::borrow::Cow;
-use std::mem::MaybeUninit;
+
+mod chunks;
 
 /// A message and its per-attempt flit accounting.
 #[derive(Clone, Debug)]
@@ -81,92 +86,8 @@ impl Message {
     }
 }
 
-/// Records a chunk of [`MessageTable`] holds: ids `c · CHUNK..(c + 1) · CHUNK` for chunk
-/// number `c` (the headers' chunks hold the same ids).
-const CHUNK_BITS: u32 = HEADER_CHUNK_BITS;
-const CHUNK: usize = 1 << CHUNK_BITS;
-
-/// Words of a chunk's bitmap of written records.
-const WORDS: usize = CHUNK / 64;
-
 // A record is overwritten or forgotten without being dropped.
 const _: () = assert!(!std::mem::needs_drop::<Message>());
-
-/// A chunk of records (a fixed length: an index masked to it needs no bounds check): those of
-/// the messages whose worm has started and that have not finished, marked in `written`; the
-/// others' memory is not touched (a fresh chunk's pages are not faulted in until a record is
-/// written there).
-struct RecordChunk {
-    written: [u64; WORDS],
-    records: [MaybeUninit<Message>; CHUNK],
-}
-
-type Chunk = Box<RecordChunk>;
-
-impl RecordChunk {
-    /// A chunk with no record written, its records' memory left as the allocator gives it.
-    fn new() -> Chunk {
-        let mut chunk = Box::<RecordChunk>::new_uninit();
-        // SAFETY: `written` is initialized here, and `records`, an array of `MaybeUninit`,
-        // needs no initialization.
-        unsafe {
-            std::ptr::addr_of_mut!((*chunk.as_mut_ptr()).written).write([0; WORDS]);
-            chunk.assume_init()
-        }
-    }
-
-    #[inline(always)]
-    fn is_written(&self, i: usize) -> bool {
-        self.written[i / 64] >> (i % 64) & 1 != 0
-    }
-
-    #[inline(always)]
-    fn get(&self, i: usize) -> Option<&Message> {
-        // SAFETY: a record marked written was written ([`RecordChunk::write`]).
-        self.is_written(i)
-            .then(|| unsafe { self.records[i].assume_init_ref() })
-    }
-
-    #[inline(always)]
-    fn get_mut(&mut self, i: usize) -> Option<&mut Message> {
-        // SAFETY: as for `get`.
-        self.is_written(i)
-            .then(|| unsafe { self.records[i].assume_init_mut() })
-    }
-
-    /// Writes record `i`, not written.
-    #[inline(always)]
-    fn write(&mut self, i: usize, message: Message) -> &mut Message {
-        debug_assert!(!self.is_written(i));
-        self.written[i / 64] |= 1 << (i % 64);
-        self.records[i].write(message)
-    }
-
-    /// Forgets record `i`, written (it left the table).
-    #[inline(always)]
-    fn clear(&mut self, i: usize) {
-        debug_assert!(self.is_written(i));
-        self.written[i / 64] &= !(1 << (i % 64));
-    }
-
-    /// Whether no record is written, word `w` of the bitmap having none.
-    #[inline(always)]
-    fn empty_after(&self, w: usize) -> bool {
-        self.written[w] == 0 && self.written.iter().fold(0, |any, &x| any | x) == 0
-    }
-}
-
-/// What a waiting message's record is made of besides its header: its source and the cycle
-/// it joined the source's queue; and whether it finished ahead of the front of the ids (its
-/// record folded into the tally, [`MessageTable::retire`]).
-#[derive(Clone, Copy, Debug, Default)]
-struct Released {
-    release: u64,
-    source: u32,
-    finished: bool,
-}
-
-type ReleasedChunk = Box<[Released; CHUNK]>;
 
 /// The record of message `id`, released by `r` with `header`, whose worm has not started.
 fn waiting(id: u32, r: Released, header: &Header) -> Message {
@@ -340,15 +261,18 @@ impl MessageTable {
     }
 
     /// Message `id`'s worm starts in `cycle` ([`Message::start`]; its record is written if
-    /// this is its first attempt); returns whether it is a retry.
+    /// this is its first attempt); returns its record and whether it is a retry.
     #[inline]
-    pub fn start(&mut self, id: u32, cycle: u64) -> bool {
-        let parking = self.parking;
-        let (mut starts, ..) = self.starts();
-        match parking {
-            true => starts.start::<true>(id, cycle),
-            false => starts.start::<false>(id, cycle),
-        }
+    pub fn start(&mut self, id: u32, cycle: u64) -> (&mut Message, bool) {
+        debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
+        let (chunks, spare, written) = (&mut self.chunks, &mut self.spare, &mut self.written);
+        let (headers, released) = (&self.headers, &self.released);
+        let m = match self.parking {
+            true => starting::<true>(chunks, spare, written, headers, released, id),
+            false => starting::<false>(chunks, spare, written, headers, released, id),
+        };
+        let retry = m.start(cycle);
+        (m, retry)
     }
 
     /// Whether chunks of records are put aside while ids of theirs wait (a saturated run's,
@@ -373,13 +297,9 @@ impl MessageTable {
     /// The live headers, read where the sources inject, beside the records of the worms
     /// they start.
     pub(crate) fn injection(&mut self) -> (Headers<'_>, Starts<'_>) {
-        let (starts, headers) = self.starts();
-        (headers, starts)
-    }
-
-    fn starts(&mut self) -> (Starts<'_>, Headers<'_>) {
         let mask = self.headers.len() as u32 - 1;
         (
+            Headers::chunked(&self.headers, mask),
             Starts {
                 chunks: &mut self.chunks,
                 spare: &mut self.spare,
@@ -388,7 +308,6 @@ impl MessageTable {
                 released: &self.released,
                 held: self.base..self.end,
             },
-            Headers::chunked(&self.headers, mask),
         )
     }
 
@@ -501,6 +420,33 @@ impl MessageTable {
     }
 }
 
+/// The record of held message `msg`, whose worm starts: written from its header and release
+/// on its first attempt (counted in `written`). With `PARKING` (chunks of records may be put
+/// aside), its slot takes a chunk if it has none.
+#[inline(always)]
+fn starting<'r, const PARKING: bool>(
+    chunks: &'r mut [Option<Chunk>],
+    spare: &mut Vec<Chunk>,
+    written: &mut u32,
+    headers: &[Option<HeaderChunk>],
+    released: &[Option<ReleasedChunk>],
+    msg: u32,
+) -> &'r mut Message {
+    let (c, i) = at(chunks.len(), msg);
+    if PARKING && chunks[c].is_none() {
+        take_chunk(&mut chunks[c], spare);
+    }
+    let records = chunk_mut(chunks, c);
+    if records.is_written(i) {
+        return records.get_mut(i).expect("a written record");
+    }
+    *written += 1;
+    records.write(
+        i,
+        waiting(msg, chunk(released, c)[i], &chunk(headers, c)[i]),
+    )
+}
+
 /// Messages waiting at their sources past which those that finish fold into the tally at
 /// once rather than when the front of the ids reaches them ([`MessageTable::retire`]).
 const OUT_OF_ORDER_AFTER: u32 = 4 * CHUNK as u32;
@@ -524,20 +470,16 @@ impl Starts<'_> {
     #[inline]
     pub(crate) fn start<const PARKING: bool>(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
-        let (c, i) = at(self.chunks.len(), msg);
-        if PARKING && self.chunks[c].is_none() {
-            take_chunk(&mut self.chunks[c], self.spare);
-        }
-        let records = chunk_mut(self.chunks, c);
-        let m = match records.get_mut(i) {
-            Some(m) => m,
-            None => {
-                let m = waiting(msg, chunk(self.released, c)[i], &chunk(self.headers, c)[i]);
-                *self.written += 1;
-                records.write(i, m)
-            }
-        };
-        m.start(cycle)
+        let (headers, released) = (self.headers, self.released);
+        starting::<PARKING>(
+            self.chunks,
+            self.spare,
+            self.written,
+            headers,
+            released,
+            msg,
+        )
+        .start(cycle)
     }
 
     /// [`MessageTable::prefetch`].
@@ -549,59 +491,6 @@ impl Starts<'_> {
     }
 }
 
-/// Puts a chunk of records in the empty `slot`: one put aside, or a new one.
-#[cold]
-#[inline(never)]
-fn take_chunk(slot: &mut Option<Chunk>, spare: &mut Vec<Chunk>) {
-    *slot = Some(spare.pop().unwrap_or_else(RecordChunk::new));
-}
-
-/// Asks for the header and release of held message `id` ([`MessageTable::prefetch`]).
-#[inline]
-fn prefetch(headers: &[Option<HeaderChunk>], released: &[Option<ReleasedChunk>], id: u32) {
-    let (c, i) = at(headers.len(), id);
-    crate::lines::prefetch(&chunk(headers, c)[i]);
-    crate::lines::prefetch(&chunk(released, c)[i]);
-}
-
-/// The chunk and the index in it of id `id`'s record and header, in rings of `len` chunks.
-#[inline(always)]
-fn at(len: usize, id: u32) -> (usize, usize) {
-    (
-        (id >> CHUNK_BITS) as usize & (len - 1),
-        id as usize & (CHUNK - 1),
-    )
-}
-
-/// `ring` (of chunks, number `c` at `c & (len − 1)`) twice as long, the chunks of numbers
-/// `live` moved to their new slots and the others kept where they were (reused).
-fn double<T>(ring: &mut Vec<Option<T>>, live: std::ops::Range<u32>) {
-    let len = ring.len() * 2;
-    let mut doubled: Vec<Option<T>> = (0..len).map(|_| None).collect();
-    for c in live {
-        doubled[c as usize & (len - 1)] = ring[c as usize & (len / 2 - 1)].take();
-    }
-    for (k, spare) in ring.iter_mut().enumerate() {
-        if doubled[k].is_none() {
-            doubled[k] = spare.take();
-        }
-    }
-    *ring = doubled;
-}
-
-/// Chunk `c` of `ring` (records or headers), allocated (it holds a held id).
-#[inline(always)]
-fn chunk<T>(ring: &[Option<Box<T>>], c: usize) -> &T {
-    ring[c].as_deref().expect("a held id's chunk is allocated")
-}
-
-#[inline(always)]
-fn chunk_mut<T>(ring: &mut [Option<Box<T>>], c: usize) -> &mut T {
-    ring[c]
-        .as_deref_mut()
-        .expect("a held id's chunk is allocated")
-}
-
 impl Default for MessageTable {
     fn default() -> Self {
         Self::new()
@@ -609,176 +498,4 @@ impl Default for MessageTable {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The record of message `id` while it waits.
-    fn waiting(id: u32) -> MessageRecord {
-        MessageRecord::waiting(id, id % 7, id % 5, 0, u64::from(id))
-    }
-
-    fn header(id: u32) -> Header {
-        Header {
-            destination: id % 5,
-            middle: 0,
-            path: 0,
-            id,
-        }
-    }
-
-    /// A waiting message holds its header and release, a third of what a record takes (as
-    /// the module's documentation says).
-    #[test]
-    fn a_waiting_message_costs_a_third_of_a_record() {
-        assert_eq!(size_of::<Header>() + size_of::<Released>(), 32);
-        assert_eq!(size_of::<Message>(), 96);
-    }
-
-    /// Across chunks, the ring's doubling (live ids spanning every chunk) and its reuse of
-    /// retired chunks, every held record and header is the one pushed with its id (a waiting
-    /// message's record made from its header and release, a started one's written when it
-    /// started), and the live records are exactly those not retired, in id order.
-    #[test]
-    fn records_survive_growth_and_reuse_of_chunks() {
-        for keep in [false, true] {
-            let mut table = MessageTable::new();
-            table.keep(keep);
-            let mut finished = std::collections::BTreeSet::new();
-            let mut next = 0u32;
-            // Waves of arrivals larger, then smaller, than what finishes: the live span
-            // grows over several chunks, then shrinks and wraps.
-            for (wave, (arrive, finish)) in [(5000, 1000), (3000, 6000), (4000, 500), (100, 9000)]
-                .into_iter()
-                .enumerate()
-            {
-                for _ in 0..arrive {
-                    let id = table.push(next % 7, u64::from(next), header(next));
-                    assert_eq!(id, next);
-                    next += 1;
-                }
-                // Finish messages from the oldest (in even waves every third stays live, so
-                // that the oldest live id holds back the ring while it grows; odd waves
-                // finish them all, and the next pushes wrap round onto retired chunks).
-                let mut done = 0;
-                for id in table.base..table.end {
-                    if done == finish {
-                        break;
-                    }
-                    if id % 3 != 0 || wave % 2 == 1 {
-                        // (One finished in an earlier wave counts again, as it stays held.)
-                        if finished.insert(id) {
-                            assert!(!table.start(id, u64::from(id)), "a first attempt");
-                            let m = table.get_mut(id);
-                            m.gone = 1;
-                            m.record.status = Status::Delivered;
-                            m.record.tail_arrival = Some(u64::from(id) + 1);
-                        }
-                        done += 1;
-                    }
-                }
-                table.retire(std::iter::empty());
-                // A request ahead for any id, held or not, is only a hint.
-                for id in table.base.saturating_sub(3)..table.end + 3 {
-                    table.prefetch(id);
-                }
-                for id in table.base..table.end {
-                    let m = table.get(id).expect("a held id has its record");
-                    let mut expected = waiting(id);
-                    if finished.contains(&id) {
-                        expected.status = Status::Delivered;
-                        expected.attempts = 1;
-                        expected.injected = Some(u64::from(id));
-                        expected.tail_arrival = Some(u64::from(id) + 1);
-                    }
-                    assert_eq!(m.record, expected, "wave {wave}");
-                    assert_eq!(table.header(id).id, id, "wave {wave}");
-                }
-                let live: Vec<u32> = table.live().map(|m| m.record.id).collect();
-                let expected: Vec<u32> = (table.base..table.end).collect();
-                assert_eq!(live, expected, "wave {wave}");
-                assert_eq!(table.held() as usize, live.len());
-                if keep {
-                    assert_eq!(table.base, 0, "every record is kept");
-                } else {
-                    if wave == 1 {
-                        assert_eq!(table.base, 6000, "wave 1 retires every id below 6000");
-                    }
-                    // Retired: a prefix of finished ids, and the first held one is not.
-                    assert!((0..table.base).all(|id| finished.contains(&id)));
-                    assert!(table.base == table.end || !finished.contains(&table.base));
-                }
-            }
-            assert_eq!(table.issued(), 12_100);
-        }
-    }
-
-    /// Where many messages wait at their sources (the first of them holding back the
-    /// front), those that finish after them fold into the tally at once: their records leave
-    /// (their chunks put aside once empty, and taken again where a worm of their ids
-    /// starts), the waiting ones keep theirs, and the front passes the folded ids when the
-    /// first ones finish. The tally counts every message once.
-    #[test]
-    fn finished_messages_behind_a_waiting_front_fold_in_at_once() {
-        const WAITING: u32 = OUT_OF_ORDER_AFTER + CHUNK as u32;
-        let mut table = MessageTable::new();
-        let mut next = 0;
-        let mut push = |table: &mut MessageTable, count: u32| {
-            let ids = next..next + count;
-            for id in ids.clone() {
-                assert_eq!(table.push(id % 7, u64::from(id), header(id)), id);
-            }
-            next += count;
-            ids
-        };
-        let finish = |table: &mut MessageTable, id: u32| {
-            let m = table.get_mut(id);
-            m.gone = 1;
-            m.record.status = Status::Delivered;
-            m.record.tail_arrival = Some(u64::from(id) + 100);
-            Transfer {
-                flit: FlitSlot {
-                    msg: id,
-                    seq: 0,
-                    hop: 0,
-                },
-                from: 0,
-                to: 0,
-                kind: TransferKind::Arrived,
-            }
-        };
-        let first = push(&mut table, WAITING);
-        // Chunk after chunk of later messages start and finish, one a cycle.
-        for cycle in 0..4 {
-            let ids = push(&mut table, CHUNK as u32);
-            for id in ids.clone() {
-                table.start(id, cycle);
-            }
-            table.retire(std::iter::empty());
-            assert!(table.parking(), "{} wait", table.never_started());
-            assert_eq!(table.started().count(), CHUNK);
-            let edge: Vec<Transfer> = ids.clone().map(|id| finish(&mut table, id)).collect();
-            table.retire(edge.iter());
-            assert_eq!(table.base, 0, "the waiting messages hold back the front");
-            assert!(ids.clone().all(|id| table.get(id).is_none()), "folded in");
-            assert_eq!(table.started().count(), 0, "no record left");
-            assert_eq!(table.spare.len(), 1, "the chunk put aside is taken again");
-        }
-        assert_eq!(table.tally.delivered, 4 * CHUNK as u64);
-        for id in first.clone() {
-            assert_eq!(table.get(id).expect("waiting").record, waiting(id));
-        }
-        // The waiting ones start and finish: the front passes every id, and the tally
-        // holds each message once.
-        for id in first.clone() {
-            table.start(id, 9);
-        }
-        let edge: Vec<Transfer> = first.map(|id| finish(&mut table, id)).collect();
-        table.retire(edge.iter());
-        assert!(!table.parking(), "the queues are empty");
-        assert_eq!((table.held(), table.never_started()), (0, 0));
-        assert_eq!(table.tally.delivered, u64::from(WAITING) + 4 * CHUNK as u64);
-        // The slots have chunks again: a new message's worm starts where it would.
-        let ids = push(&mut table, 1);
-        assert!(!table.start(ids.start, 10));
-    }
-}
+mod tests;
