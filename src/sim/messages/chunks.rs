@@ -5,7 +5,7 @@ use super::Message;
 use crate::switch::{HEADER_CHUNK_BITS, HeaderChunk};
 use std::mem::MaybeUninit;
 
-/// Records a chunk of [`MessageTable`] holds: ids `c · CHUNK..(c + 1) · CHUNK` for chunk
+/// Records a chunk of [`super::MessageTable`] holds: ids `c · CHUNK..(c + 1) · CHUNK` for chunk
 /// number `c` (the headers' chunks hold the same ids).
 pub(super) const CHUNK_BITS: u32 = HEADER_CHUNK_BITS;
 pub(super) const CHUNK: usize = 1 << CHUNK_BITS;

@@ -260,7 +260,7 @@ impl MessageTable {
             .unwrap_or_else(|| panic!("message {id} has no record (not started, or finished)"))
     }
 
-    /// Message `id`'s worm starts in `cycle` ([`Message::start`]; its record is written if
+    /// Message `id`'s worm starts in `cycle` (`Message::start`; its record is written if
     /// this is its first attempt); returns its record and whether it is a retry.
     #[inline]
     pub fn start(&mut self, id: u32, cycle: u64) -> (&mut Message, bool) {
@@ -337,7 +337,7 @@ impl MessageTable {
 
     /// Ends a cycle (unless every record is kept) whose `edge` is listed: the finished
     /// messages at the front fold into the tally in id order, and leave the ring with their
-    /// ids. Where many messages wait at their sources (more than [`OUT_OF_ORDER_AFTER`]: a
+    /// ids. Where many messages wait at their sources (more than 4 096, `OUT_OF_ORDER_AFTER`: a
     /// saturated network, whose oldest waiting message holds back the front for long), those
     /// that finished in the edge (a flit of theirs arrived, left or was discarded) fold in
     /// first, whatever their place, and a chunk of records whose last one leaves is put
