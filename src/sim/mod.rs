@@ -165,7 +165,7 @@ impl Simulation {
             header_layout,
             fabric,
             sources,
-            messages: MessageTable::new(),
+            messages: MessageTable::new(config.address_bits()),
             arrivals,
             due: Vec::new(),
             sent_by: vec![0; config.inputs as usize],

@@ -77,14 +77,37 @@ impl RecordChunk {
     }
 }
 
-/// What a waiting message's record is made of besides its header: its source and the cycle
-/// it joined the source's queue; and whether it finished ahead of the front of the ids (its
-/// record folded into the tally, [`MessageTable::retire`]).
+/// What a waiting message's record is made of besides its header (which names its source in
+/// the low bits of its id): the cycle it joined its source's queue, and whether it finished
+/// ahead of the front of the ids (its record folded into the tally,
+/// [`MessageTable::retire`]), in one word: the cycle in bits 0 to 62, the flag in bit 63.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Released {
-    pub(super) release: u64,
-    pub(super) source: u32,
-    pub(super) finished: bool,
+pub(super) struct Released(u64);
+
+impl Released {
+    const FINISHED: u64 = 1 << 63;
+
+    /// Released in cycle `release` (below 2^63), not finished.
+    #[inline(always)]
+    pub(super) fn new(release: u64) -> Self {
+        debug_assert!(release < Self::FINISHED, "a release cycle below 2^63");
+        Released(release)
+    }
+
+    #[inline(always)]
+    pub(super) fn release(self) -> u64 {
+        self.0 & !Self::FINISHED
+    }
+
+    #[inline(always)]
+    pub(super) fn finished(self) -> bool {
+        self.0 & Self::FINISHED != 0
+    }
+
+    #[inline(always)]
+    pub(super) fn set_finished(&mut self) {
+        self.0 |= Self::FINISHED;
+    }
 }
 
 pub(super) type ReleasedChunk = Box<[Released; CHUNK]>;

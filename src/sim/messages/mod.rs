@@ -3,7 +3,7 @@
 //! front and folds into a [`Tally`], so memory follows the messages alive at once, not the
 //! length of the run. With [`MessageTable::keep`] every record stays (per-message reports).
 //!
-//! A message waiting at its source holds only its header and its release (32 bytes, a third
+//! A message waiting at its source holds only its header and its release (24 bytes, a quarter
 //! of a record); its record is written when its worm starts. A saturated network's source
 //! queues grow without bound, and much of what they hold never needs a record within the run.
 //! There the oldest waiting message holds back the front for long, and the worms that started
@@ -89,12 +89,27 @@ impl Message {
 // A record is overwritten or forgotten without being dropped.
 const _: () = assert!(!std::mem::needs_drop::<Message>());
 
-/// The record of message `id`, released by `r` with `header`, whose worm has not started.
-fn waiting(id: u32, r: Released, header: &Header) -> Message {
-    Message {
-        record: MessageRecord::waiting(id, r.source, header.destination, header.middle, r.release),
-        sent: 0,
-        gone: 0,
+/// What the table keeps of the messages waiting at their sources, of which their records are
+/// made: their headers (whose ids name their sources in the bits `sources`) and releases.
+#[derive(Clone, Copy)]
+struct Waiting<'a> {
+    headers: &'a [Option<HeaderChunk>],
+    released: &'a [Option<ReleasedChunk>],
+    sources: u32,
+}
+
+impl Waiting<'_> {
+    /// The record of held message `id` (index `i` of chunk `c`), whose worm has not started.
+    #[inline(always)]
+    fn record(self, id: u32, c: usize, i: usize) -> Message {
+        let header = &chunk(self.headers, c)[i];
+        let release = chunk(self.released, c)[i].release();
+        let source = header.id & self.sources;
+        Message {
+            record: MessageRecord::waiting(id, source, header.destination, header.middle, release),
+            sent: 0,
+            gone: 0,
+        }
     }
 }
 
@@ -133,13 +148,18 @@ pub struct MessageTable {
     end: u32,
     /// Records ever written (messages whose worm started).
     written: u32,
+    /// The low bits of a header's id that name its source ([`MessageTable::new`]).
+    sources: u32,
     keep: bool,
     /// The records that left the table.
     pub tally: Tally,
 }
 
 impl MessageTable {
-    pub fn new() -> Self {
+    /// An empty table for a network whose terminal addresses have `address_bits` bits
+    /// ([`crate::config::SimConfig::address_bits`], at most 32): the low bits of a header's id
+    /// name its source, which a waiting message keeps nowhere else.
+    pub fn new(address_bits: u32) -> Self {
         MessageTable {
             chunks: vec![None, None],
             spare: Vec::new(),
@@ -149,6 +169,7 @@ impl MessageTable {
             base: 0,
             end: 0,
             written: 0,
+            sources: (u64::from(u32::MAX) >> (32 - address_bits.min(32))) as u32,
             keep: false,
             tally: Tally::default(),
         }
@@ -192,11 +213,12 @@ impl MessageTable {
         }
         let (c, i) = self.at(id);
         chunk_mut(&mut self.headers, c)[i] = header;
-        chunk_mut(&mut self.released, c)[i] = Released {
-            release,
+        debug_assert_eq!(
+            header.id & self.sources,
             source,
-            finished: false,
-        };
+            "a header's id names its source"
+        );
+        chunk_mut(&mut self.released, c)[i] = Released::new(release);
         self.end += 1;
         id
     }
@@ -231,6 +253,15 @@ impl MessageTable {
         }
     }
 
+    /// What the table keeps of the waiting messages.
+    fn waiting(&self) -> Waiting<'_> {
+        Waiting {
+            headers: &self.headers,
+            released: &self.released,
+            sources: self.sources,
+        }
+    }
+
     /// The message `id`, if it is held and has not finished (a waiting message's record made
     /// for the asking).
     pub fn get(&self, id: u32) -> Option<Cow<'_, Message>> {
@@ -239,12 +270,12 @@ impl MessageTable {
         }
         let (c, i) = self.at(id);
         let released = chunk(&self.released, c)[i];
-        if released.finished {
+        if released.finished() {
             return None;
         }
         Some(match self.chunks[c].as_deref().and_then(|r| r.get(i)) {
             Some(m) => Cow::Borrowed(m),
-            None => Cow::Owned(waiting(id, released, &chunk(&self.headers, c)[i])),
+            None => Cow::Owned(self.waiting().record(id, c, i)),
         })
     }
 
@@ -266,10 +297,14 @@ impl MessageTable {
     pub fn start(&mut self, id: u32, cycle: u64) -> (&mut Message, bool) {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (chunks, spare, written) = (&mut self.chunks, &mut self.spare, &mut self.written);
-        let (headers, released) = (&self.headers, &self.released);
+        let waiting = Waiting {
+            headers: &self.headers,
+            released: &self.released,
+            sources: self.sources,
+        };
         let m = match self.parking {
-            true => starting::<true>(chunks, spare, written, headers, released, id),
-            false => starting::<false>(chunks, spare, written, headers, released, id),
+            true => starting::<true>(chunks, spare, written, waiting, id),
+            false => starting::<false>(chunks, spare, written, waiting, id),
         };
         let retry = m.start(cycle);
         (m, retry)
@@ -304,8 +339,11 @@ impl MessageTable {
                 chunks: &mut self.chunks,
                 spare: &mut self.spare,
                 written: &mut self.written,
-                headers: &self.headers,
-                released: &self.released,
+                waiting: Waiting {
+                    headers: &self.headers,
+                    released: &self.released,
+                    sources: self.sources,
+                },
                 held: self.base..self.end,
             },
         )
@@ -359,7 +397,7 @@ impl MessageTable {
                 {
                     let (c, i) = self.at(t.flit.msg);
                     if self.fold_ahead(c, i) {
-                        chunk_mut(&mut self.released, c)[i].finished = true;
+                        chunk_mut(&mut self.released, c)[i].set_finished();
                     }
                 }
             }
@@ -374,7 +412,7 @@ impl MessageTable {
                 }
                 Some(_) => break,
                 // No record: waiting, or folded in already.
-                None if chunk(&self.released, c)[i].finished => {}
+                None if chunk(&self.released, c)[i].finished() => {}
                 None => break,
             }
             self.base += 1;
@@ -428,8 +466,7 @@ fn starting<'r, const PARKING: bool>(
     chunks: &'r mut [Option<Chunk>],
     spare: &mut Vec<Chunk>,
     written: &mut u32,
-    headers: &[Option<HeaderChunk>],
-    released: &[Option<ReleasedChunk>],
+    waiting: Waiting,
     msg: u32,
 ) -> &'r mut Message {
     let (c, i) = at(chunks.len(), msg);
@@ -441,10 +478,7 @@ fn starting<'r, const PARKING: bool>(
         return records.get_mut(i).expect("a written record");
     }
     *written += 1;
-    records.write(
-        i,
-        waiting(msg, chunk(released, c)[i], &chunk(headers, c)[i]),
-    )
+    records.write(i, waiting.record(msg, c, i))
 }
 
 /// Messages waiting at their sources past which those that finish fold into the tally at
@@ -457,8 +491,7 @@ pub(crate) struct Starts<'a> {
     chunks: &'a mut [Option<Chunk>],
     spare: &'a mut Vec<Chunk>,
     written: &'a mut u32,
-    headers: &'a [Option<HeaderChunk>],
-    released: &'a [Option<ReleasedChunk>],
+    waiting: Waiting<'a>,
     held: std::ops::Range<u32>,
 }
 
@@ -470,30 +503,22 @@ impl Starts<'_> {
     #[inline]
     pub(crate) fn start<const PARKING: bool>(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
-        let (headers, released) = (self.headers, self.released);
-        starting::<PARKING>(
-            self.chunks,
-            self.spare,
-            self.written,
-            headers,
-            released,
-            msg,
-        )
-        .start(cycle)
+        starting::<PARKING>(self.chunks, self.spare, self.written, self.waiting, msg).start(cycle)
     }
 
     /// [`MessageTable::prefetch`].
     #[inline]
     pub(crate) fn prefetch(&self, id: u32) {
         if self.held.contains(&id) {
-            prefetch(self.headers, self.released, id);
+            prefetch(self.waiting.headers, self.waiting.released, id);
         }
     }
 }
 
 impl Default for MessageTable {
+    /// A table whose headers' ids are their sources (32 address bits).
     fn default() -> Self {
-        Self::new()
+        Self::new(32)
     }
 }
 
