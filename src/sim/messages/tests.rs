@@ -16,7 +16,7 @@ fn header(id: u32) -> Header {
         destination: id % 5,
         middle: 0,
         path: 0,
-        id: id << SOURCE_BITS | id % 7,
+        id: (id << SOURCE_BITS) | (id % 7),
     }
 }
 
