@@ -84,6 +84,9 @@ impl RecordChunk {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Released(u64);
 
+// Every release (at most `MAX_CYCLE`, the traffic's and the run's bound) leaves the flag's bit.
+const _: () = assert!(crate::traffic::MAX_CYCLE < Released::FINISHED);
+
 impl Released {
     const FINISHED: u64 = 1 << 63;
 
