@@ -440,6 +440,34 @@ fn long_idle_stretches_are_skipped() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A message list given to the library is held to the latest release a run may reach, as a
+/// message file is (its releases are kept below a flag bit).
+#[test]
+fn a_library_message_list_past_the_latest_release_is_refused() {
+    let late = |release| {
+        vec![MessageSpec {
+            source: 0,
+            destination: 1,
+            release,
+            path: None,
+            middle: None,
+        }]
+    };
+    let config = SimConfig {
+        inputs: 16,
+        ..SimConfig::default()
+    };
+    let max = flitforge::traffic::MAX_CYCLE;
+    for release in [max + 1, u64::MAX] {
+        let Err(e) = flitforge::Simulation::with_messages(config.clone(), late(release)) else {
+            panic!("a release of {release} is refused");
+        };
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains(&release.to_string()), "{e}");
+    }
+    assert!(flitforge::Simulation::with_messages(config, late(max)).is_ok());
+}
+
 /// A run cut short by --cycles says so and exits 3, unless --allow-partial.
 #[test]
 fn an_incomplete_run_is_not_a_success() {

@@ -151,6 +151,15 @@ impl Simulation {
         arrivals: Arrivals,
         paths: usize,
     ) -> Result<Self> {
+        // A waiting message keeps its release below a flag bit (the message table's).
+        let last = arrivals.last_release();
+        if last > crate::traffic::MAX_CYCLE {
+            return Err(Error::invalid(
+                "release",
+                last,
+                format!("0..={} (2^40 cycles)", crate::traffic::MAX_CYCLE),
+            ));
+        }
         // Taken before the network is allocated (an address-space limit shrinks with it).
         let memory_limit = crate::limits::memory_limit().0;
         let header_layout = config.header_layout_with_paths(paths as u32)?;

@@ -81,8 +81,17 @@ impl RecordChunk {
 /// the low bits of its id): the cycle it joined its source's queue, and whether it finished
 /// ahead of the front of the ids (its record folded into the tally,
 /// [`MessageTable::retire`]), in one word: the cycle in bits 0 to 62, the flag in bit 63.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct Released(u64);
+
+impl std::fmt::Debug for Released {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Released")
+            .field("release", &self.release())
+            .field("finished", &self.finished())
+            .finish()
+    }
+}
 
 // Every release (at most `MAX_CYCLE`, the traffic's and the run's bound) leaves the flag's bit.
 const _: () = assert!(crate::traffic::MAX_CYCLE < Released::FINISHED);

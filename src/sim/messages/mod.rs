@@ -90,21 +90,35 @@ impl Message {
 const _: () = assert!(!std::mem::needs_drop::<Message>());
 
 /// What the table keeps of the messages waiting at their sources, of which their records are
-/// made: their headers (whose ids name their sources in the bits `sources`) and releases.
+/// made: their headers (whose ids name their sources in the bits `source_mask`) and releases.
 #[derive(Clone, Copy)]
 struct Waiting<'a> {
     headers: &'a [Option<HeaderChunk>],
     released: &'a [Option<ReleasedChunk>],
-    sources: u32,
+    source_mask: u32,
 }
 
-impl Waiting<'_> {
+impl<'a> Waiting<'a> {
+    /// The rings of headers and releases, and the mask of a source in a header's id.
+    #[inline(always)]
+    fn of(
+        headers: &'a [Option<HeaderChunk>],
+        released: &'a [Option<ReleasedChunk>],
+        source_mask: u32,
+    ) -> Self {
+        Waiting {
+            headers,
+            released,
+            source_mask,
+        }
+    }
+
     /// The record of held message `id` (index `i` of chunk `c`), whose worm has not started.
     #[inline(always)]
     fn record(self, id: u32, c: usize, i: usize) -> Message {
         let header = &chunk(self.headers, c)[i];
         let release = chunk(self.released, c)[i].release();
-        let source = header.id & self.sources;
+        let source = header.id & self.source_mask;
         Message {
             record: MessageRecord::waiting(id, source, header.destination, header.middle, release),
             sent: 0,
@@ -149,7 +163,7 @@ pub struct MessageTable {
     /// Records ever written (messages whose worm started).
     written: u32,
     /// The low bits of a header's id that name its source ([`MessageTable::new`]).
-    sources: u32,
+    source_mask: u32,
     keep: bool,
     /// The records that left the table.
     pub tally: Tally,
@@ -169,7 +183,7 @@ impl MessageTable {
             base: 0,
             end: 0,
             written: 0,
-            sources: (u64::from(u32::MAX) >> (32 - address_bits.min(32))) as u32,
+            source_mask: crate::flit::mask(address_bits.min(32)) as u32,
             keep: false,
             tally: Tally::default(),
         }
@@ -204,7 +218,8 @@ impl MessageTable {
 
     /// Adds a message that joined the queue of input `source` in cycle `release`, waiting
     /// there; returns its id ([`MessageTable::issued`] before the call). Its record is written
-    /// when its worm starts ([`MessageTable::start`]).
+    /// when its worm starts ([`MessageTable::start`]); until then its source is read from the
+    /// low bits of `header.id`, which must name `source` ([`Header::id`]).
     #[inline]
     pub fn push(&mut self, source: u32, release: u64, header: Header) -> u32 {
         let id = self.end;
@@ -214,7 +229,7 @@ impl MessageTable {
         let (c, i) = self.at(id);
         chunk_mut(&mut self.headers, c)[i] = header;
         debug_assert_eq!(
-            header.id & self.sources,
+            header.id & self.source_mask,
             source,
             "a header's id names its source"
         );
@@ -255,11 +270,7 @@ impl MessageTable {
 
     /// What the table keeps of the waiting messages.
     fn waiting(&self) -> Waiting<'_> {
-        Waiting {
-            headers: &self.headers,
-            released: &self.released,
-            sources: self.sources,
-        }
+        Waiting::of(&self.headers, &self.released, self.source_mask)
     }
 
     /// The message `id`, if it is held and has not finished (a waiting message's record made
@@ -297,11 +308,7 @@ impl MessageTable {
     pub fn start(&mut self, id: u32, cycle: u64) -> (&mut Message, bool) {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (chunks, spare, written) = (&mut self.chunks, &mut self.spare, &mut self.written);
-        let waiting = Waiting {
-            headers: &self.headers,
-            released: &self.released,
-            sources: self.sources,
-        };
+        let waiting = Waiting::of(&self.headers, &self.released, self.source_mask);
         let m = match self.parking {
             true => starting::<true>(chunks, spare, written, waiting, id),
             false => starting::<false>(chunks, spare, written, waiting, id),
@@ -339,11 +346,7 @@ impl MessageTable {
                 chunks: &mut self.chunks,
                 spare: &mut self.spare,
                 written: &mut self.written,
-                waiting: Waiting {
-                    headers: &self.headers,
-                    released: &self.released,
-                    sources: self.sources,
-                },
+                waiting: Waiting::of(&self.headers, &self.released, self.source_mask),
                 held: self.base..self.end,
             },
         )
@@ -466,7 +469,7 @@ fn starting<'r, const PARKING: bool>(
     chunks: &'r mut [Option<Chunk>],
     spare: &mut Vec<Chunk>,
     written: &mut u32,
-    waiting: Waiting,
+    waiting: Waiting<'_>,
     msg: u32,
 ) -> &'r mut Message {
     let (c, i) = at(chunks.len(), msg);
@@ -512,13 +515,6 @@ impl Starts<'_> {
         if self.held.contains(&id) {
             prefetch(self.waiting.headers, self.waiting.released, id);
         }
-    }
-}
-
-impl Default for MessageTable {
-    /// A table whose headers' ids are their sources (32 address bits).
-    fn default() -> Self {
-        Self::new(32)
     }
 }
 

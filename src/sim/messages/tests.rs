@@ -28,6 +28,26 @@ fn a_waiting_message_costs_a_quarter_of_a_record() {
     assert_eq!(size_of::<Message>(), 96);
 }
 
+/// A release keeps its cycle when its message is marked finished, up to the latest cycle a
+/// run may reach; and a header's id names its source for every width of address.
+#[test]
+fn a_release_and_a_source_pack_without_loss() {
+    for release in [0, 1, 12_345, crate::traffic::MAX_CYCLE] {
+        let mut r = Released::new(release);
+        assert!(!r.finished());
+        r.set_finished();
+        assert_eq!((r.release(), r.finished()), (release, true));
+    }
+    for bits in [1, 3, 10, 31, 32] {
+        let table = MessageTable::new(bits);
+        for (k, source) in [(0u64, 0u64), (5, 1), (1 << 40, (1 << bits) - 1)] {
+            // As the simulator numbers a source's messages, truncated to 32 bits.
+            let id = ((k << bits) | source) as u32;
+            assert_eq!(u64::from(id & table.source_mask), source, "{bits} bits");
+        }
+    }
+}
+
 /// Across chunks, the ring's doubling (live ids spanning every chunk) and its reuse of
 /// retired chunks, every held record and header is the one pushed with its id (a waiting
 /// message's record made from its header and release, a started one's written when it
