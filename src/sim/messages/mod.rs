@@ -309,12 +309,10 @@ impl MessageTable {
         debug_assert!((self.base..self.end).contains(&id), "message {id} not held");
         let (chunks, spare, written) = (&mut self.chunks, &mut self.spare, &mut self.written);
         let waiting = Waiting::of(&self.headers, &self.released, self.source_mask);
-        let m = match self.parking {
-            true => starting::<true>(chunks, spare, written, waiting, id),
-            false => starting::<false>(chunks, spare, written, waiting, id),
-        };
-        let retry = m.start(cycle);
-        (m, retry)
+        match self.parking {
+            true => starting::<true>(chunks, spare, written, waiting, id, cycle),
+            false => starting::<false>(chunks, spare, written, waiting, id, cycle),
+        }
     }
 
     /// Whether chunks of records are put aside while ids of theirs wait (a saturated run's,
@@ -461,9 +459,10 @@ impl MessageTable {
     }
 }
 
-/// The record of held message `msg`, whose worm starts: written from its header and release
-/// on its first attempt (counted in `written`). With `PARKING` (chunks of records may be put
-/// aside), its slot takes a chunk if it has none.
+/// Held message `msg`'s worm starts in `cycle` ([`Message::start`]): returns its record and
+/// whether this is a retry. On its first attempt the record is made from its header and
+/// release and written once, started (counted in `written`). With `PARKING` (chunks of
+/// records may be put aside), its slot takes a chunk if it has none.
 #[inline(always)]
 fn starting<'r, const PARKING: bool>(
     chunks: &'r mut [Option<Chunk>],
@@ -471,17 +470,23 @@ fn starting<'r, const PARKING: bool>(
     written: &mut u32,
     waiting: Waiting<'_>,
     msg: u32,
-) -> &'r mut Message {
+    cycle: u64,
+) -> (&'r mut Message, bool) {
     let (c, i) = at(chunks.len(), msg);
     if PARKING && chunks[c].is_none() {
         take_chunk(&mut chunks[c], spare);
     }
     let records = chunk_mut(chunks, c);
     if records.is_written(i) {
-        return records.get_mut(i).expect("a written record");
+        let m = records.get_mut(i).expect("a written record");
+        let retry = m.start(cycle);
+        return (m, retry);
     }
     *written += 1;
-    records.write(i, waiting.record(msg, c, i))
+    let mut m = waiting.record(msg, c, i);
+    let retry = m.start(cycle);
+    debug_assert!(!retry, "a first attempt");
+    (records.write(i, m), false)
 }
 
 /// Messages waiting at their sources past which those that finish fold into the tally at
@@ -506,7 +511,15 @@ impl Starts<'_> {
     #[inline]
     pub(crate) fn start<const PARKING: bool>(&mut self, msg: u32, cycle: u64) -> bool {
         debug_assert!(self.held.contains(&msg), "message {msg} not held");
-        starting::<PARKING>(self.chunks, self.spare, self.written, self.waiting, msg).start(cycle)
+        starting::<PARKING>(
+            self.chunks,
+            self.spare,
+            self.written,
+            self.waiting,
+            msg,
+            cycle,
+        )
+        .1
     }
 
     /// [`MessageTable::prefetch`].
