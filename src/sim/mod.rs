@@ -524,7 +524,7 @@ impl Simulation {
             id: (*k << bits | u64::from(s.source)) as u32,
         };
         *k += 1;
-        let id = self.messages.push(s.source, s.release, header);
+        let id = self.messages.push(s.release, header);
         self.sources.release(s.source, id);
     }
 

@@ -7,10 +7,10 @@ pub struct Header {
     pub middle: u32,
     /// The index of the message's path, on a network whose messages carry given paths.
     pub path: u32,
-    /// The id field before truncation: `k · 2^a + source` for the `k`-th message (in release
-    /// order) of its source, `a` the bits of a terminal address, truncated to 32 bits: the
-    /// number a hardware source gives its messages without knowing any other source's. Its
-    /// low `a` bits name the source (the simulator's message table reads it from there).
+    /// The id field before the flit's truncation: `k · 2^a + source` (in 32 bits) for the
+    /// `k`-th message (in release order) of its source, `a` the bits of a terminal address:
+    /// the number a hardware source gives its messages without knowing any other source's.
+    /// Its low `a` bits name the source (the simulator's message table reads it from there).
     pub id: u32,
 }
 

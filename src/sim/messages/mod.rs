@@ -15,8 +15,8 @@ use crate::flit::FlitSlot;
 use crate::stats::{MessageRecord, Status, Tally};
 use crate::switch::{Header, HeaderChunk, Headers, Transfer, TransferKind};
 use chunks::{
-    CHUNK, CHUNK_BITS, Chunk, RecordChunk, Released, ReleasedChunk, WORDS, at, chunk, chunk_mut,
-    double, prefetch, take_chunk,
+    CHUNK, CHUNK_BITS, Chunk, Released, ReleasedChunk, WORDS, at, chunk, chunk_mut, double,
+    prefetch, take_chunk,
 };
 use std::borrow::Cow;
 
@@ -216,23 +216,18 @@ impl MessageTable {
         self.end - self.written
     }
 
-    /// Adds a message that joined the queue of input `source` in cycle `release`, waiting
-    /// there; returns its id ([`MessageTable::issued`] before the call). Its record is written
-    /// when its worm starts ([`MessageTable::start`]); until then its source is read from the
-    /// low bits of `header.id`, which must name `source` ([`Header::id`]).
+    /// Adds a message that joined the queue of its source in cycle `release`, waiting there;
+    /// returns its id ([`MessageTable::issued`] before the call). Its record is written when its
+    /// worm starts ([`MessageTable::start`]); until then its source is read from the low bits
+    /// of `header.id` ([`Header::id`]).
     #[inline]
-    pub fn push(&mut self, source: u32, release: u64, header: Header) -> u32 {
+    pub fn push(&mut self, release: u64, header: Header) -> u32 {
         let id = self.end;
         if id as usize & (CHUNK - 1) == 0 {
             self.open_chunk(id);
         }
         let (c, i) = self.at(id);
         chunk_mut(&mut self.headers, c)[i] = header;
-        debug_assert_eq!(
-            header.id & self.source_mask,
-            source,
-            "a header's id names its source"
-        );
         chunk_mut(&mut self.released, c)[i] = Released::new(release);
         self.end += 1;
         id
@@ -258,7 +253,7 @@ impl MessageTable {
                 debug_assert!(records.written == [0; WORDS], "a reused chunk is empty")
             }
             None if self.parking => {}
-            None => self.chunks[c] = Some(self.spare.pop().unwrap_or_else(RecordChunk::new)),
+            None => take_chunk(&mut self.chunks[c], &mut self.spare),
         }
         if self.headers[c].is_none() {
             let headers = vec![Header::default(); CHUNK].into_boxed_slice();
@@ -397,9 +392,7 @@ impl MessageTable {
                     t.kind
                 {
                     let (c, i) = self.at(t.flit.msg);
-                    if self.fold_ahead(c, i) {
-                        chunk_mut(&mut self.released, c)[i].set_finished();
-                    }
+                    self.fold_ahead(c, i);
                 }
             }
         }
@@ -436,26 +429,26 @@ impl MessageTable {
     }
 
     /// Folds record `i` of chunk `c` into the tally if it is written and its message has
-    /// finished, and forgets it, its chunk put aside if it was the last there; returns whether
-    /// it did.
+    /// finished, marks its release finished (for the front to pass it) and forgets the
+    /// record, its chunk put aside if it was the last there.
     #[inline(always)]
-    fn fold_ahead(&mut self, c: usize, i: usize) -> bool {
+    fn fold_ahead(&mut self, c: usize, i: usize) {
         let slot = &mut self.chunks[c];
         // (An id whose flits left or were discarded together has folded in already.)
         let Some(records) = slot.as_deref_mut() else {
-            return false;
+            return;
         };
         match records.get(i) {
             Some(m) if m.finished() => self.tally.add(&m.record),
-            _ => return false,
+            _ => return,
         }
         records.clear(i);
+        chunk_mut(&mut self.released, c)[i].set_finished();
         if records.empty_after(i / 64)
             && let Some(chunk) = slot.take()
         {
             self.spare.push(chunk);
         }
-        true
     }
 }
 
