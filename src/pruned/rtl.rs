@@ -212,7 +212,7 @@ pub fn design(
 /// `inj`, `src`).
 #[derive(Clone, Debug, Default)]
 pub struct PrunedStimulus {
-    lines: Vec<String>,
+    lines: crate::rtl::hex::Lines,
 }
 
 impl PrunedStimulus {
@@ -222,28 +222,16 @@ impl PrunedStimulus {
         let mut bits: Vec<bool> = (0..sw).map(|b| (inputs.stage >> b) & 1 == 1).collect();
         bits.extend(inputs.inject.iter().flatten());
         bits.extend(inputs.source.iter().flatten());
-        let digits = bits.len().div_ceil(4);
-        let line: String = (0..digits)
-            .rev()
-            .map(|d| {
-                let nibble = (0..4).fold(0u32, |a, b| {
-                    a | u32::from(bits.get(d * 4 + b).copied().unwrap_or(false)) << b
-                });
-                char::from_digit(nibble, 16).unwrap_or('0')
-            })
-            .collect();
-        self.lines.push(line);
+        self.lines.push(crate::rtl::hex::of_bits(&bits));
     }
 
     /// Cycles recorded.
     pub fn cycles(&self) -> u64 {
-        self.lines.len() as u64
+        self.lines.cycles()
     }
 
     /// The `$readmemh` file.
     pub fn to_hex(&self) -> String {
-        let mut s = self.lines.join("\n");
-        s.push('\n');
-        s
+        self.lines.to_hex()
     }
 }

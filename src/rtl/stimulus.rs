@@ -1,6 +1,7 @@
 //! The stimulus a testbench replays: per cycle, per input and injection VC, the flit the
 //! model's source wrote ({valid, head, tail, data}), as `$readmemh` lines.
 
+use super::hex;
 use crate::flit::FlitBits;
 use crate::sim::Simulation;
 use crate::switch::TransferKind;
@@ -9,7 +10,7 @@ use bitvec::prelude::*;
 /// Records the injections of a run, cycle by cycle.
 #[derive(Clone, Debug, Default)]
 pub struct Stimulus {
-    lines: Vec<String>,
+    lines: hex::Lines,
 }
 
 impl Stimulus {
@@ -35,26 +36,16 @@ impl Stimulus {
             line.set(base + slot - 2, t.flit.seq == 0);
             line.set(base + slot - 3, u32::from(t.flit.seq) + 1 == c.flits);
         }
-        let digits = line.len().div_ceil(4);
-        let mut hex = String::with_capacity(digits);
-        for d in (0..digits).rev() {
-            let lo = d * 4;
-            let hi = (lo + 4).min(line.len());
-            let nibble = line[lo..hi].load_le::<u8>();
-            hex.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
-        }
-        self.lines.push(hex);
+        self.lines.push(hex::digits(line.len(), |i| line[i]));
     }
 
     /// Cycles recorded.
     pub fn cycles(&self) -> u64 {
-        self.lines.len() as u64
+        self.lines.cycles()
     }
 
     /// The `$readmemh` file.
     pub fn to_hex(&self) -> String {
-        let mut s = self.lines.join("\n");
-        s.push('\n');
-        s
+        self.lines.to_hex()
     }
 }

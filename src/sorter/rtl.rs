@@ -101,21 +101,12 @@ pub fn design(
         let padded = 1usize << ib;
         // Hex chunks of at most 1024 bits, most significant first: Icarus's scanner
         // rejects literals of 16K characters and more.
-        let nibble = |at: usize| {
-            (0..4).fold(0u32, |a, b| {
-                a | u32::from(v.get(at * 4 + b).copied().unwrap_or(false)) << b
-            })
-        };
-        let digits = padded.div_ceil(4);
-        let chunks: Vec<String> = (0..digits)
-            .rev()
-            .collect::<Vec<_>>()
+        let digits = crate::rtl::hex::digits(padded, |i| v.get(i).copied().unwrap_or(false));
+        let chunks: Vec<String> = digits
+            .as_bytes()
             .chunks(256)
             .map(|c| {
-                let hex: String = c
-                    .iter()
-                    .map(|&d| char::from_digit(nibble(d), 16).unwrap_or('0'))
-                    .collect();
+                let hex = std::str::from_utf8(c).expect("hex digits are ASCII");
                 format!("{}'h{hex}", (c.len() * 4).min(padded))
             })
             .collect();
@@ -453,7 +444,7 @@ pub fn design(
 /// `groups`, `din`).
 #[derive(Clone, Debug, Default)]
 pub struct SorterStimulus {
-    lines: Vec<String>,
+    lines: crate::rtl::hex::Lines,
 }
 
 impl SorterStimulus {
@@ -463,28 +454,16 @@ impl SorterStimulus {
         let mut bits = vec![inputs.start];
         bits.extend((0..gw).map(|b| (inputs.groups >> b) & 1 == 1));
         bits.extend(inputs.data.iter().copied());
-        let digits = bits.len().div_ceil(4);
-        let line: String = (0..digits)
-            .rev()
-            .map(|dgt| {
-                let nibble = (0..4).fold(0u32, |a, b| {
-                    a | u32::from(bits.get(dgt * 4 + b).copied().unwrap_or(false)) << b
-                });
-                char::from_digit(nibble, 16).unwrap_or('0')
-            })
-            .collect();
-        self.lines.push(line);
+        self.lines.push(crate::rtl::hex::of_bits(&bits));
     }
 
     /// Cycles recorded.
     pub fn cycles(&self) -> u64 {
-        self.lines.len() as u64
+        self.lines.cycles()
     }
 
     /// The `$readmemh` file.
     pub fn to_hex(&self) -> String {
-        let mut s = self.lines.join("\n");
-        s.push('\n');
-        s
+        self.lines.to_hex()
     }
 }

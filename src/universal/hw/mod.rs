@@ -144,13 +144,5 @@ pub fn hex_line(fields: &[(u64, u32)], width: usize) -> String {
         }
         at += n as usize;
     }
-    (0..width.div_ceil(4))
-        .rev()
-        .map(|d| {
-            let nibble = (0..4).fold(0u32, |a, k| {
-                a | u32::from(bits.get(d * 4 + k).copied().unwrap_or(false)) << k
-            });
-            char::from_digit(nibble, 16).unwrap_or('0')
-        })
-        .collect()
+    crate::rtl::hex::of_bits(&bits)
 }
