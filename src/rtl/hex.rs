@@ -1,8 +1,8 @@
 //! Bit vectors in hex, as a testbench's `$readmemh` file and a Verilog hex literal spell them:
 //! the most significant digit first, bit 0 the lowest bit of the last digit.
 
-/// The hex digits of the `len` bits `bit(0)..bit(len − 1)`, the most significant first (a
-/// last digit of fewer than four bits is padded with zeros above).
+/// The hex digits of the `len` bits `bit(0)..bit(len − 1)`, the most significant first (the
+/// first digit, if it holds fewer than four bits, is padded with zeros above).
 pub fn digits(len: usize, bit: impl Fn(usize) -> bool) -> String {
     (0..len.div_ceil(4))
         .rev()

@@ -8,7 +8,7 @@
 //! instance with its route table), the network top `ff_net.v`, the testbench `tb.v` replaying
 //! the model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
 
-pub mod hex;
+pub(crate) mod hex;
 mod net;
 pub mod reference;
 pub mod stimulus;

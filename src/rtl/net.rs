@@ -343,22 +343,8 @@ fn graph_net_template<'a>(
 
 /// A route table as a Verilog constant: `entries.len() * bits` bits, entry 0 lowest, in hex.
 fn verilog_table(entries: &[u32], bits: u32) -> String {
-    let total = entries.len() as u64 * u64::from(bits);
-    let digits = total.div_ceil(4) as usize;
-    let mut hex = vec![0u8; digits];
-    for (k, &e) in entries.iter().enumerate() {
-        for bit in 0..bits {
-            if e >> bit & 1 == 1 {
-                let at = k as u64 * u64::from(bits) + u64::from(bit);
-                hex[(at / 4) as usize] |= 1 << (at % 4);
-            }
-        }
-    }
-    let text: String = hex
-        .iter()
-        .rev()
-        .map(|&d| char::from_digit(u32::from(d), 16).expect("a hex digit"))
-        .collect();
+    let (total, bits) = (entries.len() * bits as usize, bits as usize);
+    let text = super::hex::digits(total, |at| entries[at / bits] >> (at % bits) & 1 == 1);
     format!("{total}'h{text}")
 }
 

@@ -102,12 +102,11 @@ pub fn design(
         // Hex chunks of at most 1024 bits, most significant first: Icarus's scanner
         // rejects literals of 16K characters and more.
         let digits = crate::rtl::hex::digits(padded, |i| v.get(i).copied().unwrap_or(false));
-        let chunks: Vec<String> = digits
-            .as_bytes()
-            .chunks(256)
-            .map(|c| {
-                let hex = std::str::from_utf8(c).expect("hex digits are ASCII");
-                format!("{}'h{hex}", (c.len() * 4).min(padded))
+        let chunks: Vec<String> = (0..digits.len())
+            .step_by(256)
+            .map(|at| {
+                let hex = &digits[at..(at + 256).min(digits.len())];
+                format!("{}'h{hex}", (hex.len() * 4).min(padded))
             })
             .collect();
         let bits = format!("{{ {} }}", chunks.join(", "));

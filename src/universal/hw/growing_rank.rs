@@ -351,7 +351,7 @@ fn simulate(
     let j = per.values().copied().max().unwrap_or(1).max(1);
     let mut net = RankButterfly::new(n, slots, j, step)?;
     let mut vcd_bytes = Vec::new();
-    let mut lines = Vec::new();
+    let mut lines = crate::rtl::hex::Lines::default();
     let mut delivered = Vec::new();
     let mut vcd = match widths {
         Some(w) => Some(ButterflyVcd::new(
@@ -409,9 +409,7 @@ fn simulate(
     if let Some(v) = vcd {
         v.finish()?;
     }
-    let mut hex = lines.join("\n");
-    hex.push('\n');
-    Ok((net, delivered, vcd_bytes, hex))
+    Ok((net, delivered, vcd_bytes, lines.to_hex()))
 }
 
 /// Runs `packets` (sorted by birth) on an `n`-input butterfly with rank step `step` for
