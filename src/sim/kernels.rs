@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::flit::FlitSlot;
 use crate::gang::Gang;
 use crate::switch::Transfer;
-use crate::switch::planes::Planes;
+use crate::switch::planes::{LevelZero, Planes};
 use crate::traffic::Arrivals;
 
 /// Which kernel runs a simulation's cycles ([`Simulation::set_kernel`]); the run is the same
@@ -134,6 +134,10 @@ impl Simulation {
     /// whole for this one.
     fn build_planes(&self, halves: bool) -> Result<(Planes, Option<Gang>)> {
         Ok(match halves {
+            true if std::env::var_os("FLITFORGE_PIPELINE").is_some() => (
+                Planes::new(&self.config, &self.fabric)?,
+                Some(start_gang(2)?),
+            ),
             true => (
                 Planes::halves(&self.config, &self.fabric)?,
                 Some(start_gang(2)?),
@@ -306,18 +310,33 @@ impl Simulation {
             return self.tick_halves(cycle);
         }
         self.admit_due(cycle);
-        let Some(planes) = self.planes.as_deref_mut() else {
+        let Some(mut planes) = self.planes.take() else {
             return;
         };
         self.transfers.clear();
         // Its one run holds only transfers the books read; crossings inside the network
         // count.
         let moved = planes.cycle(self.transfers.only_run());
-        // The worms the sources start are booked as they start, the records beside the
-        // headers the sources read.
+        let body_arrivals = planes.take_body_arrivals();
+        self.send_and_book(cycle, &mut *planes, moved, body_arrivals);
+        self.planes = Some(planes);
+    }
+
+    /// The end of a cycle on the bit-plane kernel, its levels run (`moved`: a flit left a
+    /// register; `body_arrivals`: body flits reached their destination's register): the
+    /// sources write level 0 (`zero`), each worm booked as it starts, the records beside the
+    /// headers the sources read; then the books take the edge, and the finished messages
+    /// retire.
+    pub(super) fn send_and_book(
+        &mut self,
+        cycle: u64,
+        zero: &mut impl LevelZero,
+        moved: bool,
+        body_arrivals: u64,
+    ) {
         let parking = self.messages.parking();
         let (headers, mut starts) = self.messages.injection();
-        let mut injection = planes.injection(headers);
+        let mut injection = zero.injection(headers);
         let retried = &mut self.counts.retried;
         // (Where chunks of records are put aside, a worm that starts may take one: a check
         // that the usual run does not make.)
@@ -338,7 +357,7 @@ impl Simulation {
         // A body flit written moves as a crossing does (the watchdog's progress).
         self.transfers
             .add_moved(u64::from(moved) + injection.written);
-        self.counts.flits_delivered += planes.take_body_arrivals();
+        self.counts.flits_delivered += body_arrivals;
         self.account(cycle);
         self.messages.retire(self.transfers.bookable().flatten());
     }

@@ -8,6 +8,7 @@ mod build;
 mod cycle;
 mod kernels;
 mod messages;
+mod pipelined;
 mod report;
 
 pub use build::build_topology;
@@ -359,6 +360,29 @@ impl Simulation {
     /// Runs one cycle.
     pub fn step(&mut self) -> Result<()> {
         let cycle = self.clock.cycle;
+        self.take_due(cycle)?;
+        if self.planes.is_some() {
+            // Admitted, booked and retired with the cycle (on two threads, beside its
+            // phases).
+            self.tick_planes(cycle);
+            self.clock.cycle += 1;
+        } else {
+            self.admit_due(cycle);
+            let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
+            clock.tick(self);
+            self.clock = clock;
+            self.account(cycle);
+            if self.check_invariants {
+                invariants::check(self, cycle)?;
+            }
+            self.messages.retire(self.transfers.bookable().flatten());
+        }
+        self.watchdog(cycle, self.flits_in_network(), self.planes.is_some())
+    }
+
+    /// Draws the messages released in `cycle` into `self.due`, checking first that their ids
+    /// and records fit.
+    fn take_due(&mut self, cycle: u64) -> Result<()> {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         self.arrivals.due(cycle, &mut due);
@@ -384,31 +408,20 @@ impl Simulation {
             ));
         }
         self.due = due;
-        if self.planes.is_some() {
-            // Admitted, booked and retired with the cycle (on two threads, beside its
-            // phases).
-            self.tick_planes(cycle);
-            self.clock.cycle += 1;
-        } else {
-            self.admit_due(cycle);
-            let mut clock = std::mem::replace(&mut self.clock, Clock::arbitrary(Vec::new()));
-            clock.tick(self);
-            self.clock = clock;
-            self.account(cycle);
-            if self.check_invariants {
-                invariants::check(self, cycle)?;
-            }
-            self.messages.retire(self.transfers.bookable().flatten());
-        }
-        let in_network = self.flits_in_network() > 0 || self.sources.sending() > 0;
+        Ok(())
+    }
+
+    /// After `cycle`, with `flits` in the network (`bit_planes`: on the bit-plane kernel): a
+    /// deadlock if flits wait and none has moved for the watchdog's cycles.
+    fn watchdog(&self, cycle: u64, flits: u64, bit_planes: bool) -> Result<()> {
+        let in_network = flits > 0 || self.sources.sending() > 0;
         if in_network && cycle - self.last_progress >= self.config.watchdog {
-            return Err(Error::Deadlock(match &self.planes {
-                Some(planes) => format!(
-                    "deadlock: no flit moved for {} cycles (watchdog) at cycle {cycle}; the bit-plane kernel holds {} flits (--kernel general names the worms and their VCs)",
+            return Err(Error::Deadlock(match bit_planes {
+                true => format!(
+                    "deadlock: no flit moved for {} cycles (watchdog) at cycle {cycle}; the bit-plane kernel holds {flits} flits (--kernel general names the worms and their VCs)",
                     self.config.watchdog,
-                    planes.flits_in_network()
                 ),
-                None => invariants::deadlock_report(self, cycle),
+                false => invariants::deadlock_report(self, cycle),
             }));
         }
         Ok(())
@@ -457,7 +470,10 @@ impl Simulation {
                 // The limit may have been reached: check again.
                 continue;
             }
-            self.step()?;
+            match self.pipelines() {
+                true => self.run_pipelined()?,
+                false => self.step()?,
+            }
             observe(self)?;
         }
         Ok(self.report(false))

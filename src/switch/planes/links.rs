@@ -51,26 +51,48 @@ impl LinkCounts {
         })
     }
 
-    /// One flit crosses the link of direction `o` of every row of word `w` of level `l` set in
-    /// `rows`, on output VC `v`: counter `c = ((l · 2 + o) · B + v) · words + w`.
+    /// The counters of every level, to count a cycle's crossings ([`Counters::add`]).
     #[inline(always)]
-    pub(super) fn add(&mut self, c: usize, rows: u64) {
-        let counter = &mut self.counters[c];
-        let mut carry = rows;
-        // Through every bit, without a branch: where the carry stops is as random as the
-        // counts, and a mispredicted exit costs more than the bits left.
-        for bit in counter.iter_mut() {
-            let next = *bit & carry;
-            *bit ^= carry;
-            carry = next;
+    pub(super) fn counters(&mut self) -> Counters<'_> {
+        Counters {
+            counters: &mut self.counters,
+            first: 0,
         }
-        debug_assert_eq!(carry, 0, "a link counter flushed every {FLUSH} cycles");
+    }
+
+    /// The counters of the levels below `level` and those of the rest, apart: two threads
+    /// count into them at once ([`super::pipeline`]).
+    pub(super) fn split_at_level(&mut self, level: usize) -> (Counters<'_>, Counters<'_>) {
+        let first = level * 2 * self.b * self.words;
+        let (below, rest) = self.counters.split_at_mut(first);
+        (
+            Counters {
+                counters: below,
+                first: 0,
+            },
+            Counters {
+                counters: rest,
+                first,
+            },
+        )
+    }
+
+    /// Cycles that may still be counted before a flush is due: at least one.
+    pub(super) fn room(&self) -> u32 {
+        FLUSH - self.since
     }
 
     /// Ends a cycle's counting: flushes before a counter could wrap.
     #[inline(always)]
     pub(super) fn end_cycle(&mut self) {
-        self.since += 1;
+        self.end_cycles(1);
+    }
+
+    /// Ends `cycles` cycles' counting (at most [`LinkCounts::room`]).
+    #[inline(always)]
+    pub(super) fn end_cycles(&mut self, cycles: u32) {
+        debug_assert!(cycles <= self.room(), "a link counter flushed every {FLUSH} cycles");
+        self.since += cycles;
         if self.since == FLUSH {
             self.flush();
         }
@@ -99,6 +121,40 @@ impl LinkCounts {
             let (l, row, o) = (i / (2 * n), i / 2 % n, i % 2);
             all[(l * n_all + row0 + row) * 2 + o] += count;
         }
+    }
+}
+
+/// The vertical counters of a run of levels of a [`LinkCounts`], as a cycle counts into them.
+pub(super) struct Counters<'a> {
+    counters: &'a mut [[u64; BITS]],
+    /// The index of the first of them among all the levels' counters.
+    first: usize,
+}
+
+impl Counters<'_> {
+    /// The same counters, for a shorter while.
+    #[inline(always)]
+    pub(super) fn reborrow(&mut self) -> Counters<'_> {
+        Counters {
+            counters: self.counters,
+            first: self.first,
+        }
+    }
+
+    /// One flit crosses the link of direction `o` of every row of word `w` of level `l` set in
+    /// `rows`, on output VC `v`: counter `c = ((l · 2 + o) · B + v) · words + w`.
+    #[inline(always)]
+    pub(super) fn add(&mut self, c: usize, rows: u64) {
+        let counter = &mut self.counters[c - self.first];
+        let mut carry = rows;
+        // Through every bit, without a branch: where the carry stops is as random as the
+        // counts, and a mispredicted exit costs more than the bits left.
+        for bit in counter.iter_mut() {
+            let next = *bit & carry;
+            *bit ^= carry;
+            carry = next;
+        }
+        debug_assert_eq!(carry, 0, "a link counter flushed every {FLUSH} cycles");
     }
 }
 
@@ -138,7 +194,7 @@ mod tests {
                 x ^= x << 17;
                 // An output VC carries at most one flit a cycle: every fifth cycle, all do.
                 let rows = if cycle % 5 == 0 { !0 } else { x };
-                counts.add(((l * 2 + o) * b + v) * 2 + w, rows);
+                counts.counters().add(((l * 2 + o) * b + v) * 2 + w, rows);
                 for bit in 0..64 {
                     tally[(l * n + w * 64 + bit) * 2 + o] += rows >> bit & 1;
                 }

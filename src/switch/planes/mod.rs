@@ -48,11 +48,13 @@ mod below;
 mod injection;
 mod links;
 mod part;
+mod pipeline;
 mod registers;
 mod split;
 mod word;
 
 pub use injection::Injection;
+pub use pipeline::{Lower, Pipelined, UpperCycle};
 
 use links::LinkCounts;
 use part::Part;
@@ -222,13 +224,27 @@ impl Planes {
         moved
     }
 
-    /// Level 0's injection VCs of a run on one thread as the sources read and write them
-    /// (the sources' `InjectionRegisters`), each header looking up its destination in
-    /// `headers`.
-    pub fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
+}
+
+/// Level 0 as the sources write it: a run's on one thread ([`Planes`]), or a pipelined
+/// run's lower levels' ([`Lower`]).
+pub trait LevelZero {
+    /// Level 0's injection VCs as the sources read and write them (the sources'
+    /// `InjectionRegisters`), each header looking up its destination in `headers`.
+    fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a>;
+}
+
+impl LevelZero for Planes {
+    fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
         let [part] = &mut self.parts[..] else {
             panic!("a run on one thread");
         };
         part.level_zero().0.injection(headers)
+    }
+}
+
+impl LevelZero for Lower<'_> {
+    fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
+        Lower::injection(self, headers)
     }
 }

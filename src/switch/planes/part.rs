@@ -9,7 +9,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::below::{Below, Leaving, Next, Sink};
-use super::links::LinkCounts;
+use super::links::{Counters, LinkCounts};
 use super::registers::{Level, run, run_mut};
 use super::word::{allocate, round_robin_first};
 use super::{MAX_NV, MAX_VCS};
@@ -101,30 +101,17 @@ impl Part {
     /// whether a flit left a register.
     pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
-        let mut moved = self.deliver() > 0;
-        for l in (lowest..last).rev() {
-            let (upper, lower) = self.levels.split_at_mut(l + 1);
-            let (cur, next) = (&mut upper[l], &mut lower[0]);
-            let s = &self.shape;
-            let k = s.log_n - 1 - l as u32;
-            let mut next = Next {
-                level: next,
-                k,
-                n: s.n,
-                b: s.b,
-                last: l + 1 == last,
-            };
-            moved |= cycle_level(
-                s,
-                l,
-                cur,
-                &mut next,
-                &mut self.links,
-                events,
-                &mut self.body_arrivals,
-            );
-        }
-        moved
+        let left = deliver(&mut self.levels[last], self.shape.words);
+        self.held -= left as i64;
+        let moved = evaluate_down(
+            &self.shape,
+            &mut self.levels[lowest..],
+            lowest,
+            &mut self.links.counters(),
+            events,
+            &mut self.body_arrivals,
+        );
+        moved || left > 0
     }
 
     /// Level 0 open to its clock edge while the levels above it are shared: its registers
@@ -135,42 +122,88 @@ impl Part {
             Zero {
                 shape: &self.shape,
                 level: &mut zero[0],
-                links: &mut self.links,
+                links: self.links.counters(),
                 held: &mut self.held,
             },
             &above[0],
         )
     }
+}
 
-    /// The last level: every held flit leaves into its destination; a tail ends its worm.
-    /// Nothing is listed for the books: a flit is booked as delivered where it enters this
-    /// level (the destination takes a flit from it every cycle, so it leaves at the next
-    /// edge).
-    fn deliver(&mut self) -> u64 {
-        let last = self.levels.len() - 1;
-        let words = self.shape.words;
-        let level = &mut self.levels[last];
-        let mut left = 0;
-        for i in 0..level.nv * words {
-            let full = std::mem::take(&mut level.full[i]);
-            if full == 0 {
-                continue;
-            }
-            level.head[i] = 0;
-            let tails = std::mem::take(&mut level.tail[i]);
-            level.act[i] &= !(full & tails);
-            left += u64::from(full.count_ones());
+/// The last level (`level`, of `words` words a plane): every held flit leaves into its
+/// destination; a tail ends its worm. Returns the flits that left. Nothing is listed for the
+/// books: a flit is booked as delivered where it enters this level (the destination takes a
+/// flit from it every cycle, so it leaves at the next edge).
+pub(super) fn deliver(level: &mut Level, words: usize) -> u64 {
+    let mut left = 0;
+    for i in 0..level.nv * words {
+        let full = std::mem::take(&mut level.full[i]);
+        if full == 0 {
+            continue;
         }
-        self.held -= left as i64;
-        left
+        level.head[i] = 0;
+        let tails = std::mem::take(&mut level.tail[i]);
+        level.act[i] &= !(full & tails);
+        left += u64::from(full.count_ones());
     }
+    left
+}
+
+/// Levels `first + levels.len() − 2` down to `first` (of `levels`, the part's levels from
+/// `first` on) evaluate and commit, each into the one above it in `levels`, counting their
+/// crossings into `links` and appending the transfers the books read to `events`. Returns
+/// whether a flit left a register.
+pub(super) fn evaluate_down(
+    s: &Shape,
+    levels: &mut [Level],
+    first: usize,
+    links: &mut Counters<'_>,
+    events: &mut Vec<Transfer>,
+    body_arrivals: &mut u64,
+) -> bool {
+    let mut moved = false;
+    for i in (0..levels.len().saturating_sub(1)).rev() {
+        let (cur, above) = levels[i..].split_at_mut(1);
+        moved |= evaluate_into(
+            s,
+            first + i,
+            &mut cur[0],
+            &mut above[0],
+            links,
+            events,
+            body_arrivals,
+        );
+    }
+    moved
+}
+
+/// Level `l` (`cur`) evaluates and commits into the level above it (`next`, past its
+/// departures), as [`evaluate_down`] does for each of its levels.
+#[inline(always)]
+pub(super) fn evaluate_into(
+    s: &Shape,
+    l: usize,
+    cur: &mut Level,
+    next: &mut Level,
+    links: &mut Counters<'_>,
+    events: &mut Vec<Transfer>,
+    body_arrivals: &mut u64,
+) -> bool {
+    let mut next = Next {
+        level: next,
+        k: s.log_n - 1 - l as u32,
+        n: s.n,
+        b: s.b,
+        last: l as u32 + 1 == s.log_n,
+    };
+    cycle_level(s, l, cur, &mut next, links, events, body_arrivals)
 }
 
 /// Level 0 of a part at its clock edge ([`Part::level_zero`]), and what the edge counts.
 pub(super) struct Zero<'a> {
     pub(super) shape: &'a Shape,
     pub(super) level: &'a mut Level,
-    pub(super) links: &'a mut LinkCounts,
+    pub(super) links: Counters<'a>,
     pub(super) held: &'a mut i64,
 }
 
@@ -189,7 +222,7 @@ impl Zero<'_> {
             0,
             self.level,
             next,
-            self.links,
+            &mut self.links,
             events,
             &mut body_arrivals,
         )
@@ -212,7 +245,7 @@ fn cycle_level(
     l: usize,
     cur: &mut Level,
     next: &mut (impl Below + Sink),
-    links: &mut LinkCounts,
+    links: &mut Counters<'_>,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> bool {
@@ -255,7 +288,7 @@ fn cycle_level_in<
     l: usize,
     cur: &mut Level,
     next: &mut N,
-    links: &mut LinkCounts,
+    links: &mut Counters<'_>,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> bool {
@@ -404,7 +437,7 @@ fn edge<const V: usize, const NV: usize>(
     cur: &mut Level,
     d: &WordDecisions<V, NV>,
     sink: &mut impl Sink,
-    links: &mut LinkCounts,
+    links: &mut Counters<'_>,
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
     w: usize,

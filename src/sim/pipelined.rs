@@ -1,0 +1,73 @@
+//! Cycles of a bit-plane run on two threads as a pipeline of levels
+//! ([`crate::switch::planes::Planes::pipelined`]): the levels from `m` up on the gang's
+//! other thread, and on this one the levels below, the sources, the admissions and the
+//! books, cycle by cycle as [`Simulation::step`] runs them.
+
+use super::Simulation;
+use crate::error::Result;
+
+/// Most cycles of one batch: a batch ends to check for an interrupt and to report
+/// progress.
+const BATCH: u64 = 256;
+
+impl Simulation {
+    /// Whether [`Simulation::run`] runs its cycles as a pipeline: on the bit-plane kernel, on
+    /// one part, with a gang of two threads.
+    pub(super) fn pipelines(&self) -> bool {
+        self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 1)
+    }
+
+    /// Runs a batch of cycles as a pipeline: up to the cycle limit, [`BATCH`] or the link
+    /// counters' room, and no further than a cycle that leaves the network empty (where the
+    /// run may end, or skip idle cycles).
+    pub(super) fn run_pipelined(&mut self) -> Result<()> {
+        let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
+            unreachable!("a pipelined run has its registers and its threads")
+        };
+        let t0 = self.clock.cycle;
+        let end = self.config.cycles.unwrap_or(u64::MAX);
+        let cycles = (end - t0).min(BATCH).min(planes.batch_room());
+        let m = self.pipeline_split();
+        let done = planes.pipelined(&mut gang, m, cycles, |lower| -> Result<()> {
+            for _ in 0..cycles {
+                let cycle = self.clock.cycle;
+                self.take_due(cycle)?;
+                self.admit_due(cycle);
+                self.transfers.clear();
+                let lower_moved = lower.evaluate();
+                let upper = lower.take_upper(self.transfers.only_run());
+                self.send_and_book(
+                    cycle,
+                    lower,
+                    lower_moved || upper.moved,
+                    upper.body_arrivals,
+                );
+                self.clock.cycle += 1;
+                let flits = lower.flits_in_network();
+                self.watchdog(cycle, flits, true)?;
+                if flits == 0 && self.sources.sending() == 0 {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        self.planes = Some(planes);
+        self.gang = Some(gang);
+        done.result?;
+        assert!(
+            !done.overran,
+            "the upper levels ran past the batch's end with flits in the network"
+        );
+        Ok(())
+    }
+
+    /// The first level of the upper thread's run of levels.
+    fn pipeline_split(&self) -> usize {
+        let log_n = self.fabric.topo.log_n as usize;
+        let m = std::env::var("FLITFORGE_PIPE_M")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        m.clamp(1, log_n - 1)
+    }
+}

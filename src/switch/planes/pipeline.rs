@@ -1,0 +1,358 @@
+//! A bit-plane run on two threads as a pipeline of levels ([`Planes::pipelined`]). A cycle
+//! settles from the last level down (each level reads the one it feeds past its
+//! departures), and a level's registers change only at its own evaluation and at the
+//! evaluation of the level below it (its arrivals). So with the levels from `m` up on one
+//! thread (the upper levels) and those below `m` on the other (the lower levels, with the
+//! sources and the books), only level `m` is touched by both, and the two threads need
+//! each other only there:
+//! - level `m − 1` of cycle `t` reads level `m` past its departures of cycle `t`: the
+//!   lower thread waits for the upper one's level `m` of cycle `t`;
+//! - level `m` of cycle `t + 1` holds the arrivals of cycle `t` from level `m − 1`: the upper
+//!   thread waits for the lower one's level `m − 1` of cycle `t`.
+//!
+//! Everything else overlaps: while the lower thread runs the rest of cycle `t` (the levels
+//! below `m − 1`, the sources, the admissions and the books), the upper one runs the levels
+//! above `m` of cycle `t + 1`. The registers after each cycle are those of a run on one
+//! thread, and the books get the same transfers in the same order: the heads' and tails'
+//! arrivals into the last level, which only the upper thread's levels make, handed over per
+//! cycle ([`Handoff`]).
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::links::Counters;
+use super::part::{Shape, Zero, deliver, evaluate_down, evaluate_into};
+use super::registers::Level;
+use super::{Headers, Injection, Planes};
+use crate::gang::Gang;
+use crate::switch::Transfer;
+
+/// Cycles the upper thread may run ahead of the books by at most, plus room: the handoffs
+/// in flight.
+const RING: usize = 4;
+
+/// What the upper levels did in one cycle, for the books.
+#[derive(Debug, Default)]
+struct Handoff {
+    /// The heads' and tails' arrivals into the last level.
+    events: Vec<Transfer>,
+    /// Body flits that entered the last level.
+    body_arrivals: u64,
+    /// Flits that left the network from the last level.
+    left: u64,
+    /// Whether a flit left a register.
+    moved: bool,
+}
+
+/// What the two threads share: the handoffs, and how far each has gone.
+#[repr(align(128))]
+struct Shared {
+    ring: [UnsafeCell<Handoff>; RING],
+    /// Cycles of the batch whose level `m − 1` has committed (the lower thread's).
+    lower_done: AtomicU64,
+    /// Cycles of the batch whose level `m` has committed (the upper thread's), on a line
+    /// of its own.
+    upper_done: Padded,
+    /// Either thread has stopped: the other stops waiting.
+    stop: AtomicBool,
+}
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+// SAFETY: handoff `t % RING` is written by the upper thread while it runs cycle `t` (after it
+// has published cycle `t − 1`, which needs the lower thread past its level `m − 1` of cycle
+// `t − 2`, and so past its books of cycle `t − 3` and every earlier one), and read by the
+// lower thread in its books of cycle `t`, after the upper thread published `t` (acquire),
+// before it publishes its level `m − 1` of cycle `t + 1`; the upper thread reuses the
+// handoff for cycle `t + RING` only after that.
+unsafe impl Sync for Shared {}
+
+/// Level `m`, which both threads write in turn ([`Shared`]'s counters say whose turn it is).
+struct Boundary(*mut Level);
+
+// SAFETY: the level is only reached through [`Lower::evaluate`] and [`Upper::run`], each
+// within its turn; the `Planes` it points into outlive both threads' work.
+unsafe impl Send for Boundary {}
+
+/// Waits until `counter` reaches `at_least`; false if `stop` is set first.
+fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool) -> bool {
+    let mut polls = 0u32;
+    loop {
+        if counter.load(Ordering::Acquire) >= at_least {
+            return true;
+        }
+        if stop.load(Ordering::Acquire) {
+            // The other thread may have reached `at_least` just before it stopped.
+            return counter.load(Ordering::Acquire) >= at_least;
+        }
+        polls = polls.wrapping_add(1);
+        match polls < 1 << 14 {
+            true => std::hint::spin_loop(),
+            // The other thread may be off its core (more threads than cores).
+            false => std::thread::yield_now(),
+        }
+    }
+}
+
+/// Sets `stop` when dropped: a thread that ends, or panics, releases the other's wait.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// The lower levels of a pipelined run ([`Planes::pipelined`]), with the sources' level 0:
+/// the calling thread's, cycle by cycle.
+pub struct Lower<'a> {
+    shape: &'a Shape,
+    /// Levels `0..m`.
+    levels: &'a mut [Level],
+    boundary: Boundary,
+    links: Counters<'a>,
+    held: &'a mut i64,
+    shared: &'a Shared,
+    /// Cycles of the batch run so far.
+    cycle: u64,
+    /// Never written: the lower levels feed no last level.
+    no_events: Vec<Transfer>,
+}
+
+/// What the upper levels did in a cycle ([`Lower::take_upper`]).
+#[derive(Clone, Copy, Debug)]
+pub struct UpperCycle {
+    /// Whether a flit left one of their registers.
+    pub moved: bool,
+    /// Body flits that reached their destination's register.
+    pub body_arrivals: u64,
+}
+
+impl Lower<'_> {
+    /// The lower levels' cycle, once the upper levels have run theirs: level `m − 1` into
+    /// level `m` (then the upper thread may go on), then the levels below it. Returns whether
+    /// a flit left one of their registers. Then [`Lower::take_upper`], and the sources
+    /// ([`Lower::injection`]).
+    pub fn evaluate(&mut self) -> bool {
+        let t = self.cycle;
+        let shared = self.shared;
+        assert!(
+            wait(&shared.upper_done.0, t + 1, &shared.stop),
+            "the upper levels' thread stopped"
+        );
+        let m = self.levels.len();
+        let s = self.shape;
+        let mut body_arrivals = 0;
+        // SAFETY: the upper thread has committed level m of this cycle and will not touch it
+        // again before `lower_done` says this cycle's level m − 1 has committed.
+        let boundary = unsafe { &mut *self.boundary.0 };
+        let mut moved = evaluate_into(
+            s,
+            m - 1,
+            &mut self.levels[m - 1],
+            boundary,
+            &mut self.links,
+            &mut self.no_events,
+            &mut body_arrivals,
+        );
+        shared.lower_done.store(t + 1, Ordering::Release);
+        moved |= evaluate_down(
+            s,
+            self.levels,
+            0,
+            &mut self.links,
+            &mut self.no_events,
+            &mut body_arrivals,
+        );
+        debug_assert!(self.no_events.is_empty() && body_arrivals == 0);
+        moved
+    }
+
+    /// After [`Lower::evaluate`]: the transfers the upper levels listed for the books this
+    /// cycle, swapped into `events` (which should be empty), and what else they did.
+    pub fn take_upper(&mut self, events: &mut Vec<Transfer>) -> UpperCycle {
+        let t = self.cycle;
+        // SAFETY: the upper thread published cycle t (awaited by `evaluate`) and writes this
+        // handoff again only for cycle t + RING ([`Shared`]).
+        let handoff = unsafe { &mut *self.shared.ring[t as usize % RING].get() };
+        std::mem::swap(&mut handoff.events, events);
+        *self.held -= handoff.left as i64;
+        self.cycle += 1;
+        UpperCycle {
+            moved: handoff.moved,
+            body_arrivals: handoff.body_arrivals,
+        }
+    }
+
+    /// Level 0's injection VCs as the sources read and write them, each header looking up
+    /// its destination in `headers`.
+    pub fn injection<'b>(&'b mut self, headers: Headers<'b>) -> Injection<'b> {
+        Zero {
+            shape: self.shape,
+            level: &mut self.levels[0],
+            links: self.links.reborrow(),
+            held: self.held,
+        }
+        .injection(headers)
+    }
+
+    /// Flits the network holds at the end of the last cycle taken.
+    pub fn flits_in_network(&self) -> u64 {
+        *self.held as u64
+    }
+}
+
+/// The upper levels of a pipelined run: levels `m..`, on the other thread.
+struct Upper<'a> {
+    shape: &'a Shape,
+    /// Levels `m + 1..`, the last included.
+    levels: &'a mut [Level],
+    boundary: Boundary,
+    links: Counters<'a>,
+    shared: &'a Shared,
+}
+
+impl Upper<'_> {
+    /// Runs `cycles` cycles of the upper levels, or until the lower thread stops; returns
+    /// the cycles begun.
+    fn run(mut self, cycles: u64) -> u64 {
+        let shared = self.shared;
+        let _stop = StopOnDrop(&shared.stop);
+        let s = self.shape;
+        let m = s.log_n as usize - self.levels.len();
+        for t in 0..cycles {
+            // SAFETY: this thread writes handoff t % RING in cycle t ([`Shared`]).
+            let handoff = unsafe { &mut *shared.ring[t as usize % RING].get() };
+            handoff.events.clear();
+            let last = self.levels.len() - 1;
+            let left = deliver(&mut self.levels[last], s.words);
+            let mut body_arrivals = 0;
+            let mut moved = evaluate_down(
+                s,
+                self.levels,
+                m + 1,
+                &mut self.links,
+                &mut handoff.events,
+                &mut body_arrivals,
+            ) || left > 0;
+            (handoff.left, handoff.moved, handoff.body_arrivals) = (left, moved, body_arrivals);
+            if !wait(&shared.lower_done, t, &shared.stop) {
+                return t + 1;
+            }
+            // SAFETY: the lower thread has committed level m − 1 of cycle t − 1 and will not
+            // touch level m again before `upper_done` says this cycle's level m has committed.
+            let boundary = unsafe { &mut *self.boundary.0 };
+            moved |= evaluate_into(
+                s,
+                m,
+                boundary,
+                &mut self.levels[0],
+                &mut self.links,
+                &mut handoff.events,
+                &mut body_arrivals,
+            );
+            handoff.moved = moved;
+            handoff.body_arrivals = body_arrivals;
+            shared.upper_done.0.store(t + 1, Ordering::Release);
+        }
+        cycles
+    }
+}
+
+/// Of a pipelined batch ([`Planes::pipelined`]): what the lower thread returned, and
+/// whether the upper thread changed a register in a cycle the lower thread did not run (it
+/// runs up to two cycles ahead; where the network is empty, as at every end but an error's,
+/// those cycles change nothing).
+pub struct Pipelined<R> {
+    pub result: R,
+    pub overran: bool,
+}
+
+impl Planes {
+    /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) of a run on one part on
+    /// `gang`'s two threads as a pipeline ([`super::pipeline`]): levels `m..` on the other
+    /// thread, and on this one `run`, which runs the cycles one by one
+    /// ([`Lower::evaluate`], [`Lower::take_upper`], [`Lower::injection`]) and may stop early.
+    /// `1 ≤ m < log n`.
+    pub fn pipelined<R: Send>(
+        &mut self,
+        gang: &mut Gang,
+        m: usize,
+        cycles: u64,
+        run: impl FnOnce(&mut Lower<'_>) -> R + Send,
+    ) -> Pipelined<R> {
+        let [part] = &mut self.parts[..] else {
+            panic!("a pipelined run is on one part");
+        };
+        let s = &part.shape;
+        assert!(
+            (1..s.log_n as usize).contains(&m) && cycles <= u64::from(part.links.room()),
+            "a split between levels 1 and log n − 1, and a batch within the link counters' room"
+        );
+        let mut shared = Shared {
+            ring: Default::default(),
+            lower_done: AtomicU64::new(0),
+            upper_done: Padded(AtomicU64::new(0)),
+            stop: AtomicBool::new(false),
+        };
+        let (lower_links, upper_links) = part.links.split_at_level(m);
+        let (lower_levels, upper_levels) = part.levels.split_at_mut(m);
+        let (boundary, upper_levels) = upper_levels.split_at_mut(1);
+        let boundary = &mut boundary[0] as *mut Level;
+        enum Task<'a, F> {
+            Lower(Lower<'a>, F),
+            Upper(Upper<'a>, u64),
+        }
+        let tasks = vec![
+            Task::Lower(
+                Lower {
+                    shape: s,
+                    levels: lower_levels,
+                    boundary: Boundary(boundary),
+                    links: lower_links,
+                    held: &mut part.held,
+                    shared: &shared,
+                    cycle: 0,
+                    no_events: Vec::new(),
+                },
+                run,
+            ),
+            Task::Upper(
+                Upper {
+                    shape: s,
+                    levels: upper_levels,
+                    boundary: Boundary(boundary),
+                    links: upper_links,
+                    shared: &shared,
+                },
+                cycles,
+            ),
+        ];
+        let mut done = gang
+            .map(tasks, |task| match task {
+                Task::Lower(mut lower, run) => {
+                    let _stop = StopOnDrop(&shared.stop);
+                    let r = run(&mut lower);
+                    (Some(r), lower.cycle)
+                }
+                Task::Upper(upper, cycles) => (None, upper.run(cycles)),
+            })
+            .into_iter();
+        let (Some((Some(result), ran)), Some((None, begun))) = (done.next(), done.next()) else {
+            unreachable!("the lower thread's result, then the upper one's")
+        };
+        let overran = (ran..begun).any(|t| {
+            let h = shared.ring[t as usize % RING].get_mut();
+            h.moved || h.left > 0 || !h.events.is_empty()
+        });
+        part.links.end_cycles(ran as u32);
+        Pipelined { result, overran }
+    }
+
+    /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): the link
+    /// counters' room before their flush.
+    pub fn batch_room(&self) -> u64 {
+        u64::from(self.parts[0].links.room())
+    }
+}
