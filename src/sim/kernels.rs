@@ -4,11 +4,8 @@
 
 use super::{MIN_PARALLEL_INPUTS, Simulation, check_threads};
 use crate::error::{Error, Result};
-use crate::flit::FlitSlot;
 use crate::gang::Gang;
-use crate::switch::Transfer;
 use crate::switch::planes::{LevelZero, Planes};
-use crate::traffic::Arrivals;
 
 /// Which kernel runs a simulation's cycles ([`Simulation::set_kernel`]); the run is the same
 /// on either.
@@ -51,9 +48,6 @@ fn start_gang(threads: usize) -> Result<Gang> {
     })
 }
 
-// A network split across threads can be split in halves for the bit-plane kernel.
-const _: () = assert!(MIN_PARALLEL_INPUTS >= crate::switch::planes::MIN_HALVES_INPUTS);
-
 impl Simulation {
     /// Runs each cycle on `threads` threads (0: every core; 1: this thread only), a [`Gang`]
     /// that spins between a cycle's phases. The run is the same, byte for byte, on any number
@@ -66,33 +60,24 @@ impl Simulation {
     /// a thread's run of level 0 decide and commit on that thread (where those runs start
     /// words of the sources' bitmap), and the admissions and booking run on this thread,
     /// whose core keeps their state. On the bit-plane kernel ([`Simulation::set_bit_planes`]),
-    /// two threads at most, each owning half of the rows of every level
-    /// ([`Planes::halves`]) and the sources of its inputs (its registers are laid out for
-    /// them: a change between one thread and two is refused once the run has started).
-    /// Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread (splitting
-    /// costs more than it saves). On an error nothing changes.
+    /// two threads at most, as a pipeline of levels ([`Planes::pipelined`]): the upper
+    /// levels on the other thread, the lower ones, the sources and the books on this one
+    /// ([`Simulation::run`] runs the cycles so; [`Simulation::step`] runs one on this
+    /// thread). Networks of fewer than [`MIN_PARALLEL_INPUTS`] inputs run on this thread
+    /// (splitting costs more than it saves). On an error nothing changes.
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         check_threads(threads)?;
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             t => t,
         };
-        if let Some(planes) = &self.planes {
-            let halves = self.halves_for(threads);
-            if (planes.parts() == 2) != halves {
-                if self.started() {
-                    return Err(Error::invalid(
-                        "threads",
-                        threads,
-                        format!(
-                            "{} thread{} on the bit-plane kernel, as before its first cycle (the run has started)",
-                            planes.parts(),
-                            if planes.parts() == 1 { "" } else { "s" }
-                        ),
-                    ));
-                }
-                let (planes, gang) = self.build_planes(halves)?;
-                self.install_planes(planes, gang);
+        if self.planes.is_some() {
+            let two = threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS;
+            if two != self.gang.is_some() {
+                self.gang = match two {
+                    true => Some(start_gang(2)?),
+                    false => None,
+                };
             }
             self.threads = threads;
             return Ok(());
@@ -123,37 +108,6 @@ impl Simulation {
         self.sources.set_cut(cut);
         self.gang = Some(gang);
         Ok(())
-    }
-
-    /// Whether the bit-plane kernel runs in two halves on `threads` threads.
-    fn halves_for(&self, threads: usize) -> bool {
-        threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS
-    }
-
-    /// The bit-plane kernel's empty registers, in two halves with a gang of two threads or
-    /// whole for this one.
-    fn build_planes(&self, halves: bool) -> Result<(Planes, Option<Gang>)> {
-        Ok(match halves {
-            true if std::env::var_os("FLITFORGE_PIPELINE").is_some() => (
-                Planes::new(&self.config, &self.fabric)?,
-                Some(start_gang(2)?),
-            ),
-            true => (
-                Planes::halves(&self.config, &self.fabric)?,
-                Some(start_gang(2)?),
-            ),
-            false => (Planes::new(&self.config, &self.fabric)?, None),
-        })
-    }
-
-    /// Runs the cycles on `planes` and `gang` (the sources cut as its halves, if in two).
-    fn install_planes(&mut self, planes: Planes, gang: Option<Gang>) {
-        let halves = planes.parts() == 2;
-        let n = self.config.inputs as usize;
-        self.planes = Some(Box::new(planes));
-        self.gang = gang;
-        self.column_from = u32::MAX;
-        self.sources.set_cut(halves.then(|| vec![0, n / 2, n]));
     }
 
     /// Whether the run has started (a cycle has run, or a message been released).
@@ -235,10 +189,14 @@ impl Simulation {
                 crate::limits::bytes(limit)
             ));
         }
-        // Laid out for its threads: two halves, or whole on this one.
-        let (planes, gang) = self.build_planes(self.halves_for(self.threads))?;
-        self.install_planes(planes, gang);
+        let planes = Planes::new(&self.config, &self.fabric)?;
+        self.planes = Some(Box::new(planes));
+        self.gang = None;
+        self.column_from = u32::MAX;
+        self.sources.set_cut(None);
         self.max_held -= records;
+        // Its threads: a pipeline of two, or this one.
+        self.set_threads(self.threads)?;
         Ok(())
     }
 
@@ -306,9 +264,6 @@ impl Simulation {
     /// and the books see its head and tail arrive (the tail's arrival is the worm's `gone`);
     /// the body flits that reach their destination are counted here.
     pub(super) fn tick_planes(&mut self, cycle: u64) {
-        if self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 2) {
-            return self.tick_halves(cycle);
-        }
         self.admit_due(cycle);
         let Some(mut planes) = self.planes.take() else {
             return;
@@ -360,108 +315,5 @@ impl Simulation {
         self.counts.flits_delivered += body_arrivals;
         self.account(cycle);
         self.messages.retire(self.transfers.bookable().flatten());
-    }
-
-    /// [`Simulation::tick_planes`] on two threads: the levels above 0, this thread then
-    /// admitting the cycle's messages and the other drawing the next cycle's of half of the
-    /// sources ([`Planes::levels_above_halves`]); level 0 and the sources
-    /// ([`Planes::level_zero_halves`]); the crossings into level 1, and the booking beside
-    /// the rest of the next cycle's draws ([`Planes::end_cycle_halves`]).
-    fn tick_halves(&mut self, cycle: u64) {
-        let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
-            unreachable!("a run on two halves has its registers and its threads")
-        };
-        self.transfers.clear();
-        let mut runs = self.transfers.take_runs(2, 1, false);
-        let mut events: Vec<_> = runs
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.run))
-            .collect();
-        // This thread admits the cycle's messages while the other draws the next cycle's
-        // messages of the first half's sources; the rest are drawn beside the booking.
-        // (A whole cycle's draws outlast the booking, and the other thread would wait here
-        // for the admissions: split, the two phases even out.)
-        enum Beside<'a> {
-            Admit(&'a mut Simulation),
-            Draw(&'a mut Arrivals, u32),
-        }
-        let mut arrivals = std::mem::replace(&mut self.arrivals, Arrivals::list(Vec::new()));
-        let half = self.config.inputs / 2;
-        let (above, _) = planes.levels_above_halves(
-            &mut gang,
-            &mut events,
-            [Beside::Admit(self), Beside::Draw(&mut arrivals, half)],
-            |_, work| match work {
-                Beside::Admit(sim) => sim.admit_due(cycle),
-                Beside::Draw(arrivals, upto) => arrivals.draw_ahead(cycle + 1, upto),
-            },
-        );
-        self.arrivals = arrivals;
-        let b = self.config.vcs;
-        let lists = self.transfers.take_injected(2);
-        let senders = self.sources.parts().into_iter().zip(lists).collect();
-        let (zero, written, sent) = planes.level_zero_halves(
-            &mut gang,
-            self.messages.headers(),
-            &mut events,
-            senders,
-            |(mut part, mut list), injection| {
-                part.send_into(injection, |start| {
-                    let header = FlitSlot {
-                        msg: start.msg,
-                        seq: 0,
-                        hop: 0,
-                    };
-                    list.push(Transfer::injected(header, start.input * b + start.vc));
-                });
-                (part.sending, part.peak, list)
-            },
-        );
-        let (mut started, mut peak) = (0, 0);
-        for (sending, most, list) in sent {
-            started += sending;
-            peak = peak.max(most);
-            self.transfers.put_injected(list);
-        }
-        self.sources.add_sending(started);
-        self.sources.add_peak(peak);
-        for (mut run, events) in runs.into_iter().zip(events) {
-            run.run = events;
-            self.transfers.put_back(run, 0);
-        }
-        self.transfers.add_moved(u64::from(above || zero) + written);
-        self.counts.flits_delivered += planes.take_body_arrivals();
-        // While this thread books the edge, the other draws the rest of the next cycle's
-        // traffic.
-        enum End<'a> {
-            Book(super::books::Books<'a>),
-            Draw(&'a mut Arrivals),
-        }
-        let books = super::books::Books::of(
-            &mut self.messages,
-            &mut self.sources,
-            &mut self.counts,
-            &mut self.retry_rng,
-            &self.config,
-        );
-        let (transfers, fabric) = (&self.transfers, &self.fabric);
-        let booked = planes.end_cycle_halves(
-            &mut gang,
-            [End::Book(books), End::Draw(&mut self.arrivals)],
-            |_, work| match work {
-                End::Book(mut books) => {
-                    let booked = books.book_edge(transfers, fabric, cycle);
-                    books.messages.retire(transfers.bookable().flatten());
-                    booked
-                }
-                End::Draw(arrivals) => {
-                    arrivals.draw_ahead(cycle + 1, u32::MAX);
-                    false
-                }
-            },
-        );
-        self.planes = Some(planes);
-        self.gang = Some(gang);
-        self.progress(booked.contains(&true), cycle);
     }
 }

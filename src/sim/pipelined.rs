@@ -11,10 +11,10 @@ use crate::error::Result;
 const BATCH: u64 = 256;
 
 impl Simulation {
-    /// Whether [`Simulation::run`] runs its cycles as a pipeline: on the bit-plane kernel, on
-    /// one part, with a gang of two threads.
+    /// Whether [`Simulation::run`] runs its cycles as a pipeline: on the bit-plane kernel
+    /// with a gang of two threads ([`Simulation::set_threads`]).
     pub(super) fn pipelines(&self) -> bool {
-        self.gang.is_some() && self.planes.as_ref().is_some_and(|p| p.parts() == 1)
+        self.gang.is_some() && self.planes.is_some()
     }
 
     /// Runs a batch of cycles as a pipeline: up to the cycle limit, [`BATCH`] or the link
@@ -27,8 +27,7 @@ impl Simulation {
         let t0 = self.clock.cycle;
         let end = self.config.cycles.unwrap_or(u64::MAX);
         let cycles = (end - t0).min(BATCH).min(planes.batch_room());
-        let m = self.pipeline_split();
-        let done = planes.pipelined(&mut gang, m, cycles, |lower| -> Result<()> {
+        let done = planes.pipelined(&mut gang, cycles, |lower| -> Result<()> {
             for _ in 0..cycles {
                 let cycle = self.clock.cycle;
                 self.take_due(cycle)?;
@@ -59,15 +58,5 @@ impl Simulation {
             "the upper levels ran past the batch's end with flits in the network"
         );
         Ok(())
-    }
-
-    /// The first level of the upper thread's run of levels.
-    fn pipeline_split(&self) -> usize {
-        let log_n = self.fabric.topo.log_n as usize;
-        let m = std::env::var("FLITFORGE_PIPE_M")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1);
-        m.clamp(1, log_n - 1)
     }
 }

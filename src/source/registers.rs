@@ -19,12 +19,10 @@ pub(crate) trait InjectionRegisters: InjectionPort {
     fn write_bodies(&mut self, vc: usize, w: usize, rows: u64, tails: u64);
 }
 
-/// A worm that a source starts: its header written into injection VC `vc` of `input`
-/// (the bit-plane kernel's books count the worm by it).
+/// A worm that a source starts: its header written into an injection VC (the bit-plane
+/// kernel's books count the worm by it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Start {
-    pub input: u32,
-    pub vc: u32,
     pub msg: u32,
     /// The message the input starts next, where at least
     /// [`LONG_QUEUE`](super::LONG_QUEUE) wait after this one (its header and release,
@@ -80,8 +78,6 @@ impl SourcePart<'_> {
                     registers.write(input, vc, flit.msg, flit.seq);
                     if flit.seq == 0 {
                         on_start(Start {
-                            input,
-                            vc,
                             msg: flit.msg,
                             next,
                         });
@@ -153,12 +149,7 @@ impl SourcePart<'_> {
                     let next = waiting_long(queue, 0);
                     let input = (first + i) as u32;
                     registers.write(input, v as u32, msg, 0);
-                    on_start(Start {
-                        input,
-                        vc: v as u32,
-                        msg,
-                        next,
-                    });
+                    on_start(Start { msg, next });
                     started |= 1 << bit;
                 }
                 // A one-flit worm ends with its header.

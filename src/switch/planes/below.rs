@@ -96,7 +96,7 @@ impl Below for Next<'_> {
 impl Next<'_> {
     /// Input VC and row that a flit of row `row` leaving in direction `o` on VC `v` enters.
     #[inline(always)]
-    fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
+    pub(super) fn target(&self, v: usize, row: usize, o: usize) -> (usize, usize) {
         let k = self.k;
         (
             port_vc(row >> k & 1, v, self.b),

@@ -132,15 +132,6 @@ pub(super) struct Counters<'a> {
 }
 
 impl Counters<'_> {
-    /// The same counters, for a shorter while.
-    #[inline(always)]
-    pub(super) fn reborrow(&mut self) -> Counters<'_> {
-        Counters {
-            counters: self.counters,
-            first: self.first,
-        }
-    }
-
     /// One flit crosses the link of direction `o` of every row of word `w` of level `l` set in
     /// `rows`, on output VC `v`: counter `c = ((l · 2 + o) · B + v) · words + w`.
     #[inline(always)]

@@ -33,9 +33,9 @@
 //!
 //! The run is the one the general kernel gives: the same flits move at the same clock edges,
 //! and the report is the same (`tests/planes.rs` holds them equal report for report, every
-//! message's record included). A run on two threads splits the rows in two halves, each
-//! thread owning half of every level ([`Planes::halves`]); the run and its report are the
-//! same.
+//! message's record included). A run on two threads is a pipeline of levels
+//! ([`Planes::pipelined`]): the upper levels on one thread, the lower ones with the sources
+//! and the books on the other; the run and its report are the same.
 
 use super::transfer::Transfer;
 use super::{Fabric, Headers};
@@ -50,7 +50,6 @@ mod links;
 mod part;
 mod pipeline;
 mod registers;
-mod split;
 mod word;
 
 pub use injection::Injection;
@@ -59,25 +58,19 @@ pub use pipeline::{Lower, Pipelined, UpperCycle};
 use links::LinkCounts;
 use part::Part;
 use registers::Level;
-use split::Outbox;
 
 /// Most VCs per link the bit-plane kernel takes.
 pub const MAX_VCS: usize = 8;
 /// Most input VCs of one switch: two ports of [`MAX_VCS`].
 const MAX_NV: usize = 2 * MAX_VCS;
 
-/// Fewest inputs of a run on two halves ([`Planes::halves`]): the simulation's least for
-/// threads (a smaller network's cycle costs less than the threads' waits), and enough for
-/// the three levels the halves need (level 0 never feeds the last).
-pub const MIN_HALVES_INPUTS: u32 = 256;
-
-/// A butterfly run in bit planes ([`Planes::supports`]): all of its rows on one thread, or
-/// two halves on two ([`Planes::halves`]).
+/// A butterfly run in bit planes ([`Planes::supports`]), on one thread ([`Planes::cycle`]) or
+/// on two as a pipeline of levels ([`Planes::pipelined`]).
 #[derive(Clone, Debug)]
 pub struct Planes {
-    parts: Vec<Part>,
-    /// Of a run on two halves: each half's crossings from level 0.
-    outboxes: Vec<Outbox>,
+    part: Part,
+    /// Of a pipelined run: the first of the upper thread's levels ([`Planes::pipelined`]).
+    split: usize,
 }
 
 impl Planes {
@@ -129,101 +122,63 @@ impl Planes {
         Ok(())
     }
 
-    /// Bytes the registers of `fabric`'s network take (in two halves, a little more:
-    /// [`Planes::halves`]).
+    /// Bytes the registers of `fabric`'s network take.
     pub fn bytes(config: &SimConfig, fabric: &Fabric) -> u64 {
         let (n, b) = (fabric.topo.n as usize, config.vcs as usize);
         let levels = u64::from(fabric.topo.levels);
         Level::bytes(b, b, n)
             + levels.saturating_sub(1) * Level::bytes(2 * b, b, n)
             + LinkCounts::bytes(levels.saturating_sub(1) as usize, b, n)
-            + 2 * Outbox::bytes(b, n / 2)
+            + pipeline::bytes(b, n)
     }
 
     /// The empty registers of `fabric`'s network (which [`Planes::supports`]; an allocation
-    /// that fails is an error), all on one thread.
+    /// that fails is an error).
     pub fn new(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         Ok(Planes {
-            parts: vec![Part::new(config, fabric, 0, fabric.topo.n as usize)?],
-            outboxes: Vec::new(),
+            part: Part::new(config, fabric, 0, fabric.topo.n as usize)?,
+            split: 1,
         })
-    }
-
-    /// The empty registers of `fabric`'s network (which [`Planes::supports`], of at least
-    /// [`MIN_HALVES_INPUTS`] inputs) in two halves, for a run on two threads
-    /// ([`Planes::levels_above_halves`]).
-    pub fn halves(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
-        let n = fabric.topo.n;
-        if n < MIN_HALVES_INPUTS {
-            return Err(crate::error::Error::invalid(
-                "inputs",
-                n,
-                format!("at least {MIN_HALVES_INPUTS} for a bit-plane run on two threads"),
-            ));
-        }
-        debug_assert!(Planes::supports(config, fabric).is_ok());
-        let half = n as usize / 2;
-        let b = config.vcs as usize;
-        Ok(Planes {
-            parts: vec![
-                Part::new(config, fabric, 0, half)?,
-                Part::new(config, fabric, half, half)?,
-            ],
-            outboxes: vec![Outbox::new(0, b, half)?, Outbox::new(1, b, half)?],
-        })
-    }
-
-    /// Threads the run is split for: 1, or 2 ([`Planes::halves`]).
-    pub fn parts(&self) -> usize {
-        self.parts.len()
     }
 
     /// Flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
-        self.parts.iter().map(|p| p.held).sum::<i64>() as u64
+        self.part.held as u64
     }
 
     /// Body flits that reached their destination's register since the last call: the books
     /// see heads and tails only.
     pub fn take_body_arrivals(&mut self) -> u64 {
-        self.parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.body_arrivals))
-            .sum()
+        std::mem::take(&mut self.part.body_arrivals)
     }
 
     /// Flits carried per link so far (the general kernel's link order).
     pub fn link_flits(&self) -> Vec<u64> {
-        let first = &self.parts[0].shape;
-        let levels = self.parts[0].levels.len() - 1;
-        let mut all = vec![0; levels * 2 * first.n_all];
-        for part in &self.parts {
-            part.links
-                .add_to(&mut all, part.shape.n_all, part.shape.row0);
-        }
+        let part = &self.part;
+        let levels = part.levels.len() - 1;
+        let mut all = vec![0; levels * 2 * part.shape.n_all];
+        part.links
+            .add_to(&mut all, part.shape.n_all, part.shape.row0);
         all
     }
 
     /// Every header held by a register, with the links it crossed (its level).
     pub fn stored_headers(&self) -> impl Iterator<Item = FlitSlot> + '_ {
-        self.parts.iter().flat_map(Part::stored_headers)
+        self.part.stored_headers()
     }
 
-    /// One cycle of a run on one thread: every level from the last evaluates and commits its
+    /// One cycle on this thread: every level from the last evaluates and commits its
     /// departures and the arrivals they cause, appending the transfers the books read to
     /// `events`: the heads' and tails' arrivals into the last level (no `Delivered`: the
     /// books count a flit delivered where it enters the last level, which it leaves at the
     /// next edge; no `Stalled`: the books count a header's waits when it arrives). Returns
-    /// whether a flit left a register. Then the sources write level 0 ([`Planes::injection`]).
+    /// whether a flit left a register. Then the sources write level 0 ([`LevelZero`]).
     pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
-        let [part] = &mut self.parts[..] else {
-            panic!("a run on one thread");
-        };
+        let part = &mut self.part;
         let moved = part.cycle_down_to(0, events);
         part.links.end_cycle();
         moved
     }
-
 }
 
 /// Level 0 as the sources write it: a run's on one thread ([`Planes`]), or a pipelined
@@ -236,10 +191,7 @@ pub trait LevelZero {
 
 impl LevelZero for Planes {
     fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a> {
-        let [part] = &mut self.parts[..] else {
-            panic!("a run on one thread");
-        };
-        part.level_zero().0.injection(headers)
+        self.part.level_zero().injection(headers)
     }
 }
 

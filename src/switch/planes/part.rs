@@ -114,19 +114,13 @@ impl Part {
         moved || left > 0
     }
 
-    /// Level 0 open to its clock edge while the levels above it are shared: its registers
-    /// and what its edge counts, and (shared) level 1.
-    pub(super) fn level_zero(&mut self) -> (Zero<'_>, &Level) {
-        let (zero, above) = self.levels.split_at_mut(1);
-        (
-            Zero {
-                shape: &self.shape,
-                level: &mut zero[0],
-                links: self.links.counters(),
-                held: &mut self.held,
-            },
-            &above[0],
-        )
+    /// Level 0 open to the sources.
+    pub(super) fn level_zero(&mut self) -> Zero<'_> {
+        Zero {
+            shape: &self.shape,
+            level: &mut self.levels[0],
+            held: &mut self.held,
+        }
     }
 }
 
@@ -189,44 +183,27 @@ pub(super) fn evaluate_into(
     events: &mut Vec<Transfer>,
     body_arrivals: &mut u64,
 ) -> bool {
-    let mut next = Next {
+    let mut next = next_of(s, l, next);
+    cycle_level(s, l, cur, &mut next, links, events, body_arrivals)
+}
+
+/// The level above level `l` (`next`), as level `l` reads and writes it.
+#[inline(always)]
+pub(super) fn next_of<'a>(s: &Shape, l: usize, next: &'a mut Level) -> Next<'a> {
+    Next {
         level: next,
         k: s.log_n - 1 - l as u32,
         n: s.n,
         b: s.b,
         last: l as u32 + 1 == s.log_n,
-    };
-    cycle_level(s, l, cur, &mut next, links, events, body_arrivals)
+    }
 }
 
-/// Level 0 of a part at its clock edge ([`Part::level_zero`]), and what the edge counts.
+/// Level 0 of a part open to the sources ([`Part::level_zero`]).
 pub(super) struct Zero<'a> {
     pub(super) shape: &'a Shape,
     pub(super) level: &'a mut Level,
-    pub(super) links: Counters<'a>,
     pub(super) held: &'a mut i64,
-}
-
-impl Zero<'_> {
-    /// Level 0's evaluation reading `next` and its clock edge writing it; returns whether a
-    /// flit left a register.
-    pub(super) fn cycle(
-        &mut self,
-        next: &mut (impl Below + Sink),
-        events: &mut Vec<Transfer>,
-    ) -> bool {
-        // Level 0 never feeds the last level of a split run, which has at least three.
-        let mut body_arrivals = 0;
-        cycle_level(
-            self.shape,
-            0,
-            self.level,
-            next,
-            &mut self.links,
-            events,
-            &mut body_arrivals,
-        )
-    }
 }
 
 /// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its
@@ -240,7 +217,7 @@ impl Zero<'_> {
 /// level's port named by bit k of its rows, a port the other of those two words does not
 /// read). Returns whether a flit left a register.
 #[allow(clippy::too_many_arguments)]
-fn cycle_level(
+pub(super) fn cycle_level(
     s: &Shape,
     l: usize,
     cur: &mut Level,

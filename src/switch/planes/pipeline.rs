@@ -19,10 +19,12 @@
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 use super::links::Counters;
-use super::part::{Shape, Zero, deliver, evaluate_down, evaluate_into};
-use super::registers::Level;
+use super::below::{Below, Leaving, Next, Sink};
+use super::part::{Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, next_of};
+use super::registers::{Level, Slot};
 use super::{Headers, Injection, Planes};
 use crate::gang::Gang;
 use crate::switch::Transfer;
@@ -68,18 +70,74 @@ struct Padded(AtomicU64);
 // handoff for cycle `t + RING` only after that.
 unsafe impl Sync for Shared {}
 
-/// Level `m`, which both threads write in turn ([`Shared`]'s counters say whose turn it is).
-struct Boundary(*mut Level);
+/// Level `m`, which both threads write in turn ([`Shared`]'s counters say whose turn it is),
+/// and the headers the lower thread's level `m − 1` sent into it in its last cycle: their
+/// slots' indices and slots, which the upper thread writes into level `m` before it runs
+/// it (a list the lower thread writes in order and the upper one reads in order, rather than
+/// a line of level `m`'s slots per header moving between the cores).
+#[derive(Clone, Copy)]
+struct Boundary {
+    level: *mut Level,
+    crossings: *mut Vec<(u32, Slot)>,
+}
 
 // SAFETY: the level is only reached through [`Lower::evaluate`] and [`Upper::run`], each
 // within its turn; the `Planes` it points into outlive both threads' work.
 unsafe impl Send for Boundary {}
 
-/// Waits until `counter` reaches `at_least`; false if `stop` is set first.
-fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool) -> bool {
+/// Level `m` as the lower thread's level `m − 1` reads and writes it: its planes directly,
+/// its headers' slots through the crossings list ([`Boundary`]).
+struct Handing<'a> {
+    next: Next<'a>,
+    crossings: &'a mut Vec<(u32, Slot)>,
+}
+
+impl Below for Handing<'_> {
+    #[inline(always)]
+    fn ready_idle(&self, v: usize, w: usize) -> [(u64, u64); 2] {
+        self.next.ready_idle(v, w)
+    }
+}
+
+impl Sink for Handing<'_> {
+    fn last(&self) -> bool {
+        // Level m is below the last.
+        false
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, v: usize, w: usize, leaving: &Leaving) {
+        self.next.enter(v, w, leaving);
+    }
+
+    #[inline(always)]
+    fn header(&mut self, v: usize, row: usize, o: usize, slot: Slot) {
+        let (j, row) = self.next.target(v, row, o);
+        self.crossings.push(((j * self.next.n + row) as u32, slot));
+    }
+
+    fn vc(&self, _: usize, _: usize, _: usize) -> u32 {
+        unreachable!("only a flit entering the last level is numbered")
+    }
+}
+
+/// Bytes a pipelined run takes beside the registers (B = `b`, `n` switches a level): the
+/// list of the headers crossing into level `m`, at most one per register of a level.
+pub(super) fn bytes(b: usize, n: usize) -> u64 {
+    (2 * b * n * std::mem::size_of::<(u32, Slot)>()) as u64
+}
+
+/// Waits until `counter` reaches `at_least`, adding to `waited` the nanoseconds it waited;
+/// false if `stop` is set first.
+fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool, waited: &mut u64) -> bool {
+    if counter.load(Ordering::Acquire) >= at_least {
+        return true;
+    }
+    let start = Instant::now();
     let mut polls = 0u32;
     loop {
         if counter.load(Ordering::Acquire) >= at_least {
+            *waited += start.elapsed().as_nanos() as u64;
             return true;
         }
         if stop.load(Ordering::Acquire) {
@@ -118,6 +176,8 @@ pub struct Lower<'a> {
     cycle: u64,
     /// Never written: the lower levels feed no last level.
     no_events: Vec<Transfer>,
+    /// Nanoseconds waited for the upper thread.
+    waited: u64,
 }
 
 /// What the upper levels did in a cycle ([`Lower::take_upper`]).
@@ -138,20 +198,25 @@ impl Lower<'_> {
         let t = self.cycle;
         let shared = self.shared;
         assert!(
-            wait(&shared.upper_done.0, t + 1, &shared.stop),
+            wait(&shared.upper_done.0, t + 1, &shared.stop, &mut self.waited),
             "the upper levels' thread stopped"
         );
         let m = self.levels.len();
         let s = self.shape;
         let mut body_arrivals = 0;
-        // SAFETY: the upper thread has committed level m of this cycle and will not touch it
-        // again before `lower_done` says this cycle's level m − 1 has committed.
-        let boundary = unsafe { &mut *self.boundary.0 };
-        let mut moved = evaluate_into(
+        // SAFETY: the upper thread has committed level m of this cycle and taken the
+        // crossings, and will touch neither before `lower_done` says this cycle's level
+        // m − 1 has committed.
+        let (level, crossings) = unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
+        let mut handing = Handing {
+            next: next_of(s, m - 1, level),
+            crossings,
+        };
+        let mut moved = cycle_level(
             s,
             m - 1,
             &mut self.levels[m - 1],
-            boundary,
+            &mut handing,
             &mut self.links,
             &mut self.no_events,
             &mut body_arrivals,
@@ -176,7 +241,7 @@ impl Lower<'_> {
         // SAFETY: the upper thread published cycle t (awaited by `evaluate`) and writes this
         // handoff again only for cycle t + RING ([`Shared`]).
         let handoff = unsafe { &mut *self.shared.ring[t as usize % RING].get() };
-        std::mem::swap(&mut handoff.events, events);
+        events.extend_from_slice(&handoff.events);
         *self.held -= handoff.left as i64;
         self.cycle += 1;
         UpperCycle {
@@ -191,7 +256,6 @@ impl Lower<'_> {
         Zero {
             shape: self.shape,
             level: &mut self.levels[0],
-            links: self.links.reborrow(),
             held: self.held,
         }
         .injection(headers)
@@ -215,9 +279,10 @@ struct Upper<'a> {
 
 impl Upper<'_> {
     /// Runs `cycles` cycles of the upper levels, or until the lower thread stops; returns
-    /// the cycles begun.
-    fn run(mut self, cycles: u64) -> u64 {
+    /// the cycles begun and the nanoseconds it waited for the lower thread.
+    fn run(mut self, cycles: u64) -> (u64, u64) {
         let shared = self.shared;
+        let mut waited = 0;
         let _stop = StopOnDrop(&shared.stop);
         let s = self.shape;
         let m = s.log_n as usize - self.levels.len();
@@ -237,12 +302,17 @@ impl Upper<'_> {
                 &mut body_arrivals,
             ) || left > 0;
             (handoff.left, handoff.moved, handoff.body_arrivals) = (left, moved, body_arrivals);
-            if !wait(&shared.lower_done, t, &shared.stop) {
-                return t + 1;
+            if !wait(&shared.lower_done, t, &shared.stop, &mut waited) {
+                return (t + 1, waited);
             }
             // SAFETY: the lower thread has committed level m − 1 of cycle t − 1 and will not
-            // touch level m again before `upper_done` says this cycle's level m has committed.
-            let boundary = unsafe { &mut *self.boundary.0 };
+            // touch level m or the crossings again before `upper_done` says this cycle's
+            // level m has committed.
+            let (boundary, crossings) =
+                unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
+            for (at, slot) in crossings.drain(..) {
+                boundary.slot[at as usize] = slot;
+            }
             moved |= evaluate_into(
                 s,
                 m,
@@ -256,7 +326,7 @@ impl Upper<'_> {
             handoff.body_arrivals = body_arrivals;
             shared.upper_done.0.store(t + 1, Ordering::Release);
         }
-        cycles
+        (cycles, waited)
     }
 }
 
@@ -270,21 +340,21 @@ pub struct Pipelined<R> {
 }
 
 impl Planes {
-    /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) of a run on one part on
-    /// `gang`'s two threads as a pipeline ([`super::pipeline`]): levels `m..` on the other
-    /// thread, and on this one `run`, which runs the cycles one by one
-    /// ([`Lower::evaluate`], [`Lower::take_upper`], [`Lower::injection`]) and may stop early.
-    /// `1 ≤ m < log n`.
+    /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) on `gang`'s two threads
+    /// as a pipeline ([`super::pipeline`]): levels `m..` on the other thread, and on this one
+    /// `run`, which runs the cycles one by one ([`Lower::evaluate`], [`Lower::take_upper`],
+    /// [`Lower::injection`]) and may stop early. Then `m` moves a level toward the thread
+    /// that waited less, where the waits say that evens out the threads' work (the split
+    /// changes which thread computes a level, never what it computes).
     pub fn pipelined<R: Send>(
         &mut self,
         gang: &mut Gang,
-        m: usize,
         cycles: u64,
         run: impl FnOnce(&mut Lower<'_>) -> R + Send,
     ) -> Pipelined<R> {
-        let [part] = &mut self.parts[..] else {
-            panic!("a pipelined run is on one part");
-        };
+        let start = Instant::now();
+        let m = self.split;
+        let part = &mut self.part;
         let s = &part.shape;
         assert!(
             (1..s.log_n as usize).contains(&m) && cycles <= u64::from(part.links.room()),
@@ -299,7 +369,12 @@ impl Planes {
         let (lower_links, upper_links) = part.links.split_at_level(m);
         let (lower_levels, upper_levels) = part.levels.split_at_mut(m);
         let (boundary, upper_levels) = upper_levels.split_at_mut(1);
-        let boundary = &mut boundary[0] as *mut Level;
+        // The headers entering level m in a cycle: at most one per input VC of a switch.
+        let mut crossings = Vec::with_capacity(2 * part.shape.b * part.shape.n);
+        let boundary = Boundary {
+            level: &mut boundary[0] as *mut Level,
+            crossings: &mut crossings as *mut Vec<(u32, Slot)>,
+        };
         enum Task<'a, F> {
             Lower(Lower<'a>, F),
             Upper(Upper<'a>, u64),
@@ -309,12 +384,13 @@ impl Planes {
                 Lower {
                     shape: s,
                     levels: lower_levels,
-                    boundary: Boundary(boundary),
+                    boundary,
                     links: lower_links,
                     held: &mut part.held,
                     shared: &shared,
                     cycle: 0,
                     no_events: Vec::new(),
+                    waited: 0,
                 },
                 run,
             ),
@@ -322,7 +398,7 @@ impl Planes {
                 Upper {
                     shape: s,
                     levels: upper_levels,
-                    boundary: Boundary(boundary),
+                    boundary,
                     links: upper_links,
                     shared: &shared,
                 },
@@ -334,25 +410,43 @@ impl Planes {
                 Task::Lower(mut lower, run) => {
                     let _stop = StopOnDrop(&shared.stop);
                     let r = run(&mut lower);
-                    (Some(r), lower.cycle)
+                    (Some(r), (lower.cycle, lower.waited))
                 }
                 Task::Upper(upper, cycles) => (None, upper.run(cycles)),
             })
             .into_iter();
-        let (Some((Some(result), ran)), Some((None, begun))) = (done.next(), done.next()) else {
+        let (Some((Some(result), (ran, lower_waited))), Some((None, (begun, upper_waited)))) =
+            (done.next(), done.next())
+        else {
             unreachable!("the lower thread's result, then the upper one's")
         };
         let overran = (ran..begun).any(|t| {
             let h = shared.ring[t as usize % RING].get_mut();
             h.moved || h.left > 0 || !h.events.is_empty()
         });
+        // The headers that entered level m in the last cycle name their worms there.
+        let level = &mut part.levels[m];
+        for (at, slot) in crossings.drain(..) {
+            level.slot[at as usize] = slot;
+        }
         part.links.end_cycles(ran as u32);
+        // A level moved from the waiting thread's partner to it evens them out where the
+        // difference of their waits is more than a level's work (the upper thread's busy time
+        // over its levels, the last one's delivery counted as one).
+        let log_n = part.shape.log_n as usize;
+        let busy = (start.elapsed().as_nanos() as u64).saturating_sub(upper_waited);
+        let level = busy / (log_n - m + 1) as u64;
+        if lower_waited > upper_waited + level && m + 1 < log_n {
+            self.split = m + 1;
+        } else if upper_waited > lower_waited + level && m > 1 {
+            self.split = m - 1;
+        }
         Pipelined { result, overran }
     }
 
     /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): the link
     /// counters' room before their flush.
     pub fn batch_room(&self) -> u64 {
-        u64::from(self.parts[0].links.room())
+        u64::from(self.part.links.room())
     }
 }
