@@ -36,8 +36,8 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Comparison")]
     pub force: bool,
     /// Threads running each cycle (0: every core): the general kernel (--kernel) splits
-    /// each level's switches among them, the bit-plane kernel uses two at most, each owning
-    /// half of the rows; the run is the same on any number, and networks under 256 inputs
+    /// each level's switches among them, the bit-plane kernel uses two at most, as a
+    /// pipeline of levels; the run is the same on any number, and networks under 256 inputs
     /// run on one.
     /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
     /// Comparisons run one thread, like the simulators they are compared with.
@@ -276,7 +276,7 @@ fn on_threads(all: &[usize], threads: usize) -> String {
 }
 
 /// [`on_threads`], and how many ran where that is fewer (a small network, or the bit-plane
-/// kernel's two halves).
+/// kernel's two threads at most).
 fn running(all: &[usize], threads: usize, ran: usize) -> String {
     let asked = on_threads(all, threads);
     if ran == threads.max(1) {

@@ -54,7 +54,8 @@ pub struct OutputArgs {
     pub engine: Option<String>,
     /// VC networks: threads running each cycle (0: every core). The general kernel
     /// (--kernel) splits each level's switches among them; the bit-plane kernel uses two at
-    /// most, each owning half of the rows of every level and the sources of its inputs. The
+    /// most, as a pipeline of levels: the upper levels on one, the lower ones with the
+    /// sources and the message bookkeeping on the other, the split moving to even them. The
     /// run, its report and its waveform are the same, byte for byte, on any number of
     /// threads; networks under 256 inputs run on one.
     #[arg(long, default_value_t = 1)]

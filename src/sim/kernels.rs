@@ -258,11 +258,11 @@ impl Simulation {
 
     /// One cycle on the bit-plane kernel, its messages admitted, booked and retired: the
     /// levels from the last, each committing as it goes, then the sources decide from level
-    /// 0's registers and write into them (on two threads, half of the rows and inputs each,
-    /// [`Simulation::tick_halves`]). A worm's record starts where the source writes its
-    /// header (on one thread at once, on two through the books; `sent` counts the worm),
-    /// and the books see its head and tail arrive (the tail's arrival is the worm's `gone`);
-    /// the body flits that reach their destination are counted here.
+    /// 0's registers and write into them ([`Simulation::send_and_book`]; on two threads,
+    /// [`Simulation::run`] runs cycles as a pipeline of levels instead). A worm's record
+    /// starts where the source writes its header, and the books see its head and tail
+    /// arrive (the tail's arrival is the worm's `gone`); the body flits that reach their
+    /// destination are counted here.
     pub(super) fn tick_planes(&mut self, cycle: u64) {
         self.admit_due(cycle);
         let Some(mut planes) = self.planes.take() else {

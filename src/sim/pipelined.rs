@@ -59,4 +59,15 @@ impl Simulation {
         );
         Ok(())
     }
+
+    /// On the bit-plane kernel, pins the first level of the other thread's run of levels in
+    /// pipelined batches ([`crate::switch::planes::Planes::pipelined`]): it changes which
+    /// thread computes a level, not the run (for tests; unpinned, batches move it as the
+    /// threads wait).
+    #[doc(hidden)]
+    pub fn pin_pipeline_split(&mut self, m: usize) {
+        if let Some(planes) = &mut self.planes {
+            planes.pin_split(m);
+        }
+    }
 }

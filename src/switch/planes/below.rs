@@ -1,6 +1,7 @@
 //! The level a level's flits enter, as the level's evaluation reads it ([`Below`]) and its
-//! clock edge writes it ([`Sink`]); here the next level of the same part (in a run on two
-//! halves, level 0's are in [`super::split`]).
+//! clock edge writes it ([`Sink`]); here the next level of the same part (in a pipelined
+//! run, the lower thread's last level writes its headers' worms through a list:
+//! [`super::pipeline`]).
 
 use super::registers::{Level, Slot};
 use super::word::{LOW_HALF, Landing, port_vc};

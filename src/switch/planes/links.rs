@@ -91,7 +91,10 @@ impl LinkCounts {
     /// Ends `cycles` cycles' counting (at most [`LinkCounts::room`]).
     #[inline(always)]
     pub(super) fn end_cycles(&mut self, cycles: u32) {
-        debug_assert!(cycles <= self.room(), "a link counter flushed every {FLUSH} cycles");
+        debug_assert!(
+            cycles <= self.room(),
+            "a link counter flushed every {FLUSH} cycles"
+        );
         self.since += cycles;
         if self.since == FLUSH {
             self.flush();

@@ -69,8 +69,10 @@ const MAX_NV: usize = 2 * MAX_VCS;
 #[derive(Clone, Debug)]
 pub struct Planes {
     part: Part,
-    /// Of a pipelined run: the first of the upper thread's levels ([`Planes::pipelined`]).
+    /// Of a pipelined run: the first of the upper thread's levels ([`Planes::pipelined`]),
+    /// and whether it stays there.
     split: usize,
+    pinned: bool,
 }
 
 impl Planes {
@@ -138,6 +140,7 @@ impl Planes {
         Ok(Planes {
             part: Part::new(config, fabric, 0, fabric.topo.n as usize)?,
             split: 1,
+            pinned: false,
         })
     }
 

@@ -1,9 +1,7 @@
-//! The registers of a run of rows of a bit-plane run ([`super`]), every level of them, and the
-//! rules of a level's evaluation and clock edge. A run on one thread has one part, all the
-//! rows; a run on two has two halves ([`super::split`]). The rules read the level a level's
-//! flits enter through [`Below`] and write it through [`Sink`]: the next level of the same
-//! part, or (level 0 of a half, whose flits enter both halves) level 1 of both halves, read
-//! as it is past its departures, and a list of crossings.
+//! The registers of a bit-plane run ([`super`]), every level of them, and the rules of a
+//! level's evaluation and clock edge. The rules read the level a level's flits enter
+//! through [`Below`] and write it through [`Sink`]: the next level, read as it is past its
+//! departures (in a pipelined run, its headers' worms through a list, [`super::pipeline`]).
 
 // Bit-sliced logic indexes several planes by the same VC in one loop.
 #![allow(clippy::needless_range_loop)]
@@ -37,8 +35,8 @@ pub(super) struct Shape {
     pub(super) n_all: usize,
 }
 
-/// Rows `row0..row0 + n` of every level, and what their cycles count (on cache lines of its
-/// own: in a run on two halves, the other half's thread writes the part beside it).
+/// Rows `row0..row0 + n` of every level (all of them: `row0` is 0), and what their cycles
+/// count.
 #[derive(Clone, Debug)]
 #[repr(align(128))]
 pub(super) struct Part {

@@ -21,8 +21,8 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::links::Counters;
 use super::below::{Below, Leaving, Next, Sink};
+use super::links::Counters;
 use super::part::{Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, next_of};
 use super::registers::{Level, Slot};
 use super::{Headers, Injection, Planes};
@@ -207,7 +207,8 @@ impl Lower<'_> {
         // SAFETY: the upper thread has committed level m of this cycle and taken the
         // crossings, and will touch neither before `lower_done` says this cycle's level
         // m − 1 has committed.
-        let (level, crossings) = unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
+        let (level, crossings) =
+            unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
         let mut handing = Handing {
             next: next_of(s, m - 1, level),
             crossings,
@@ -436,12 +437,19 @@ impl Planes {
         let log_n = part.shape.log_n as usize;
         let busy = (start.elapsed().as_nanos() as u64).saturating_sub(upper_waited);
         let level = busy / (log_n - m + 1) as u64;
-        if lower_waited > upper_waited + level && m + 1 < log_n {
+        if !self.pinned && lower_waited > upper_waited + level && m + 1 < log_n {
             self.split = m + 1;
-        } else if upper_waited > lower_waited + level && m > 1 {
+        } else if !self.pinned && upper_waited > lower_waited + level && m > 1 {
             self.split = m - 1;
         }
         Pipelined { result, overran }
+    }
+
+    /// Pins the first of the upper thread's levels (clamped to `1..log n − 1`; batches no
+    /// longer move it as the threads wait, [`Planes::pipelined`]).
+    pub fn pin_split(&mut self, m: usize) {
+        self.split = m.clamp(1, self.part.shape.log_n as usize - 1);
+        self.pinned = true;
     }
 
     /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): the link

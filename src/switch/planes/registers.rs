@@ -27,7 +27,7 @@ pub(super) fn run_mut(plane: &mut [u64], w: usize, nv: usize) -> &mut [u64] {
 /// ([`at`]: index `w · nv + j` for input VC `j` of word `w`), so that one word's rules read
 /// one short run of each plane ([`run`]), whose length (the level's input VCs) is known where
 /// the rules are compiled for it. Each plane owns its cache lines ([`Lines`]): a run on two
-/// threads writes two halves' levels at once.
+/// threads writes the upper and the lower levels at once.
 #[derive(Clone, Debug)]
 pub(super) struct Level {
     /// Input VCs per switch.
