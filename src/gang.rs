@@ -45,7 +45,7 @@ unsafe impl Sync for State {}
 /// How long a waiting thread spins before it starts to yield its core once every 64 polls:
 /// about the gap between two phases of a cycle (a helper may be off its core when there are
 /// more threads than cores).
-const SPIN_FOR: Duration = Duration::from_micros(20);
+pub(crate) const SPIN_FOR: Duration = Duration::from_micros(20);
 
 /// How long a helper keeps polling (yielding its core once every 64 polls after
 /// [`SPIN_FOR`]) before it parks, when the gang has a core per thread. It spans a cycle's

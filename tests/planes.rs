@@ -221,7 +221,7 @@ fn every_split_of_the_pipeline_gives_the_one_thread_run() {
         )
     };
     let (one, _) = one_and_two_threads(&c);
-    for m in 1..7 {
+    for m in 1..8 {
         let mut sim = Simulation::new(c.clone()).unwrap();
         sim.keep_records(true);
         sim.set_check_invariants(false);

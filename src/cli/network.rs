@@ -276,9 +276,13 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
     }
     let limit = sim.config.cycles.unwrap_or(0);
     let mut ticker = Ticker::new("sim", "cycles");
+    // Every 16 cycles, or (a run on two threads reports after each batch of cycles) when
+    // 16 more have passed.
+    let mut shown = 0;
     let mut tick = |s: &Simulation| {
-        if s.cycle().is_multiple_of(16) {
-            ticker.tick(s.cycle(), limit);
+        if s.cycle() >= shown + 16 || s.cycle().is_multiple_of(16) {
+            shown = s.cycle();
+            ticker.tick(shown, limit);
         }
     };
     let stats = match &o.vcd {

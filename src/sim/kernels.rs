@@ -190,13 +190,16 @@ impl Simulation {
             ));
         }
         let planes = Planes::new(&self.config, &self.fabric)?;
+        // Its threads (a pipeline of two, or this one), started before anything changes.
+        let gang = match self.threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS {
+            true => Some(start_gang(2)?),
+            false => None,
+        };
         self.planes = Some(Box::new(planes));
-        self.gang = None;
+        self.gang = gang;
         self.column_from = u32::MAX;
         self.sources.set_cut(None);
         self.max_held -= records;
-        // Its threads: a pipeline of two, or this one.
-        self.set_threads(self.threads)?;
         Ok(())
     }
 
@@ -221,8 +224,9 @@ impl Simulation {
         }
     }
 
-    /// Threads that run each cycle ([`Simulation::set_threads`]: fewer than asked where the
-    /// network is small, and two at most on the bit-plane kernel).
+    /// Threads that run the cycles ([`Simulation::set_threads`]: fewer than asked where the
+    /// network is small, and two at most on the bit-plane kernel, whose [`Simulation::step`]
+    /// runs on this thread).
     pub fn threads_running(&self) -> usize {
         self.gang.as_ref().map_or(1, Gang::threads)
     }

@@ -83,6 +83,8 @@ pub struct Simulation {
     column_from: u32,
     /// The bit-plane kernel, when it runs the cycles ([`Simulation::set_bit_planes`]).
     planes: Option<Box<Planes>>,
+    /// A pipelined batch stopped on an error in the middle of a cycle: the run cannot go on.
+    broken: bool,
 }
 
 impl Simulation {
@@ -190,6 +192,7 @@ impl Simulation {
                 / crate::config::RECORD_BYTES,
             threads: 1,
             gang: None,
+            broken: false,
             column_from: u32::MAX,
             planes: None,
             config,
@@ -357,13 +360,15 @@ impl Simulation {
             && self.flits_in_network() == 0
     }
 
-    /// Runs one cycle.
+    /// Runs one cycle (on this thread). After an error in a run on two threads
+    /// ([`Simulation::run`]) the registers may be past the cycle the error names: the run
+    /// cannot go on, and this is refused.
     pub fn step(&mut self) -> Result<()> {
+        self.check_unbroken()?;
         let cycle = self.clock.cycle;
         self.take_due(cycle)?;
         if self.planes.is_some() {
-            // Admitted, booked and retired with the cycle (on two threads, beside its
-            // phases).
+            // Admitted, booked and retired with the cycle.
             self.tick_planes(cycle);
             self.clock.cycle += 1;
         } else {
@@ -434,14 +439,16 @@ impl Simulation {
         self.run_loop(true, |_| Ok(()))
     }
 
-    /// [`Simulation::run`], calling `watch` after every cycle it simulates (progress): idle
-    /// cycles are skipped as by `run`.
+    /// [`Simulation::run`], calling `watch` after every cycle it simulates (progress; on the
+    /// bit-plane kernel on two threads, after every batch of cycles, some tens of
+    /// milliseconds of them): idle cycles are skipped as by `run`.
     pub fn run_watched(&mut self, watch: impl FnMut(&Simulation) -> Result<()>) -> Result<Report> {
         self.run_loop(true, watch)
     }
 
     /// [`Simulation::run`], calling `observe` after every cycle (a waveform writer samples the
-    /// registers there), idle ones included.
+    /// registers there; on the bit-plane kernel on two threads, which has no waveform, after
+    /// every batch of cycles), idle ones included.
     pub fn run_observed(
         &mut self,
         observe: impl FnMut(&Simulation) -> Result<()>,
@@ -454,6 +461,7 @@ impl Simulation {
         skip_idle: bool,
         mut observe: impl FnMut(&Simulation) -> Result<()>,
     ) -> Result<Report> {
+        self.check_unbroken()?;
         loop {
             if self
                 .config
@@ -505,8 +513,8 @@ impl Simulation {
         skipped
     }
 
-    /// Admits the messages released this cycle (`self.due`: [`Simulation::step`] has checked
-    /// that they fit) and releases the retries due to their sources.
+    /// Admits the messages released this cycle (`self.due`: [`Simulation::take_due`] has
+    /// checked that they fit) and releases the retries due to their sources.
     fn admit_due(&mut self, cycle: u64) {
         let due = std::mem::take(&mut self.due);
         for spec in &due {

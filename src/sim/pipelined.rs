@@ -6,10 +6,6 @@
 use super::Simulation;
 use crate::error::Result;
 
-/// Most cycles of one batch: a batch ends to check for an interrupt and to report
-/// progress.
-const BATCH: u64 = 256;
-
 impl Simulation {
     /// Whether [`Simulation::run`] runs its cycles as a pipeline: on the bit-plane kernel
     /// with a gang of two threads ([`Simulation::set_threads`]).
@@ -17,24 +13,26 @@ impl Simulation {
         self.gang.is_some() && self.planes.is_some()
     }
 
-    /// Runs a batch of cycles as a pipeline: up to the cycle limit, [`BATCH`] or the link
-    /// counters' room, and no further than a cycle that leaves the network empty (where the
-    /// run may end, or skip idle cycles).
+    /// Runs a batch of cycles as a pipeline: up to the cycle limit or the batch's size
+    /// ([`crate::switch::planes::Planes::batch_room`]: some tens of milliseconds, between
+    /// which the run checks for an interrupt and reports progress), and no further than a
+    /// cycle that leaves the network empty (where the run may end, or skip idle cycles). On
+    /// an error the upper levels may have run past the cycle it names: the simulation is
+    /// marked broken ([`Simulation::step`]).
     pub(super) fn run_pipelined(&mut self) -> Result<()> {
         let (Some(mut planes), Some(mut gang)) = (self.planes.take(), self.gang.take()) else {
             unreachable!("a pipelined run has its registers and its threads")
         };
         let t0 = self.clock.cycle;
         let end = self.config.cycles.unwrap_or(u64::MAX);
-        let cycles = (end - t0).min(BATCH).min(planes.batch_room());
+        let cycles = (end - t0).min(planes.batch_room());
         let done = planes.pipelined(&mut gang, cycles, |lower| -> Result<()> {
             for _ in 0..cycles {
                 let cycle = self.clock.cycle;
                 self.take_due(cycle)?;
                 self.admit_due(cycle);
                 self.transfers.clear();
-                let lower_moved = lower.evaluate();
-                let upper = lower.take_upper(self.transfers.only_run());
+                let (lower_moved, upper) = lower.cycle(self.transfers.only_run());
                 self.send_and_book(
                     cycle,
                     lower,
@@ -52,6 +50,9 @@ impl Simulation {
         });
         self.planes = Some(planes);
         self.gang = Some(gang);
+        if done.result.is_err() {
+            self.broken = true;
+        }
         done.result?;
         assert!(
             !done.overran,
@@ -68,6 +69,18 @@ impl Simulation {
     pub fn pin_pipeline_split(&mut self, m: usize) {
         if let Some(planes) = &mut self.planes {
             planes.pin_split(m);
+        }
+    }
+
+    /// Refuses to go on with a run broken by an error in a pipelined batch.
+    pub(super) fn check_unbroken(&self) -> Result<()> {
+        match self.broken {
+            true => Err(crate::error::Error::invalid(
+                "run",
+                format!("stopped at cycle {}", self.clock.cycle),
+                "a run that did not stop on an error in a batch on two threads (its upper levels may be past that cycle): start it again",
+            )),
+            false => Ok(()),
         }
     }
 }

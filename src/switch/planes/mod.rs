@@ -53,7 +53,7 @@ mod registers;
 mod word;
 
 pub use injection::Injection;
-pub use pipeline::{Lower, Pipelined, UpperCycle};
+pub(crate) use pipeline::Lower;
 
 use links::LinkCounts;
 use part::Part;
@@ -73,6 +73,11 @@ pub struct Planes {
     /// and whether it stays there.
     split: usize,
     pinned: bool,
+    /// Of a pipelined run: the headers entering level `split` in the last cycle
+    /// ([`Planes::pipelined`]; grown by the first batches, at most one per register).
+    crossings: Vec<(u32, registers::Slot)>,
+    /// Of a pipelined run: the cycles of the next batch ([`Planes::batch_room`]).
+    batch: u64,
 }
 
 impl Planes {
@@ -141,6 +146,8 @@ impl Planes {
             part: Part::new(config, fabric, 0, fabric.topo.n as usize)?,
             split: 1,
             pinned: false,
+            crossings: Vec::new(),
+            batch: 64,
         })
     }
 
@@ -186,7 +193,7 @@ impl Planes {
 
 /// Level 0 as the sources write it: a run's on one thread ([`Planes`]), or a pipelined
 /// run's lower levels' ([`Lower`]).
-pub trait LevelZero {
+pub(crate) trait LevelZero {
     /// Level 0's injection VCs as the sources read and write them (the sources'
     /// `InjectionRegisters`), each header looking up its destination in `headers`.
     fn injection<'a>(&'a mut self, headers: Headers<'a>) -> Injection<'a>;

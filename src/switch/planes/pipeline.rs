@@ -26,12 +26,20 @@ use super::links::Counters;
 use super::part::{Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, next_of};
 use super::registers::{Level, Slot};
 use super::{Headers, Injection, Planes};
-use crate::gang::Gang;
+use crate::gang::{Gang, SPIN_FOR};
 use crate::switch::Transfer;
 
-/// Cycles the upper thread may run ahead of the books by at most, plus room: the handoffs
-/// in flight.
+/// Handoffs in flight: the upper thread writes cycle t's while the lower one may still read
+/// cycle t − 2's ([`Shared`]).
 const RING: usize = 4;
+
+/// Nanoseconds a pipelined batch aims at: between two batches a run checks for an interrupt
+/// and reports progress.
+const BATCH_TIME: u64 = 30_000_000;
+
+/// Fewest cycles of a batch (where a cycle is slow): the first cycle of a batch does not
+/// overlap the one before it.
+const MIN_BATCH: u64 = 16;
 
 /// What the upper levels did in one cycle, for the books.
 #[derive(Debug, Default)]
@@ -50,24 +58,26 @@ struct Handoff {
 #[repr(align(128))]
 struct Shared {
     ring: [UnsafeCell<Handoff>; RING],
-    /// Cycles of the batch whose level `m − 1` has committed (the lower thread's).
-    lower_done: AtomicU64,
-    /// Cycles of the batch whose level `m` has committed (the upper thread's), on a line
-    /// of its own.
-    upper_done: Padded,
+    /// Cycles of the batch whose level `m − 1` has committed (the lower thread's), on a
+    /// line of its own (as the next two: one thread polls it while the other writes
+    /// handoffs).
+    lower_done: Padded<AtomicU64>,
+    /// Cycles of the batch whose level `m` has committed (the upper thread's).
+    upper_done: Padded<AtomicU64>,
     /// Either thread has stopped: the other stops waiting.
-    stop: AtomicBool,
+    stop: Padded<AtomicBool>,
 }
 
 #[repr(align(128))]
-struct Padded(AtomicU64);
+struct Padded<T>(T);
 
 // SAFETY: handoff `t % RING` is written by the upper thread while it runs cycle `t` (after it
 // has published cycle `t − 1`, which needs the lower thread past its level `m − 1` of cycle
 // `t − 2`, and so past its books of cycle `t − 3` and every earlier one), and read by the
 // lower thread in its books of cycle `t`, after the upper thread published `t` (acquire),
-// before it publishes its level `m − 1` of cycle `t + 1`; the upper thread reuses the
-// handoff for cycle `t + RING` only after that.
+// before it publishes its level `m − 1` of cycle `t + 1`. So the handoffs in use at once are
+// those of cycles `t − 2` to `t`: the upper thread reuses one for cycle `t + RING` only after
+// the lower thread is done with it (RING ≥ 3).
 unsafe impl Sync for Shared {}
 
 /// Level `m`, which both threads write in turn ([`Shared`]'s counters say whose turn it is),
@@ -144,11 +154,12 @@ fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool, waited: &mut u64)
             // The other thread may have reached `at_least` just before it stopped.
             return counter.load(Ordering::Acquire) >= at_least;
         }
+        // Spinning, then (the other thread may be off its core: a busy machine) yielding
+        // this core once every 64 polls, as the gang's helpers do.
         polls = polls.wrapping_add(1);
-        match polls < 1 << 14 {
-            true => std::hint::spin_loop(),
-            // The other thread may be off its core (more threads than cores).
-            false => std::thread::yield_now(),
+        match polls.is_multiple_of(64) && start.elapsed() > SPIN_FOR {
+            true => std::thread::yield_now(),
+            false => std::hint::spin_loop(),
         }
     }
 }
@@ -164,7 +175,7 @@ impl Drop for StopOnDrop<'_> {
 
 /// The lower levels of a pipelined run ([`Planes::pipelined`]), with the sources' level 0:
 /// the calling thread's, cycle by cycle.
-pub struct Lower<'a> {
+pub(crate) struct Lower<'a> {
     shape: &'a Shape,
     /// Levels `0..m`.
     levels: &'a mut [Level],
@@ -180,25 +191,31 @@ pub struct Lower<'a> {
     waited: u64,
 }
 
-/// What the upper levels did in a cycle ([`Lower::take_upper`]).
+/// What the upper levels did in a cycle ([`Lower::cycle`]).
 #[derive(Clone, Copy, Debug)]
-pub struct UpperCycle {
+pub(crate) struct UpperCycle {
     /// Whether a flit left one of their registers.
-    pub moved: bool,
+    pub(crate) moved: bool,
     /// Body flits that reached their destination's register.
-    pub body_arrivals: u64,
+    pub(crate) body_arrivals: u64,
 }
 
 impl Lower<'_> {
-    /// The lower levels' cycle, once the upper levels have run theirs: level `m − 1` into
-    /// level `m` (then the upper thread may go on), then the levels below it. Returns whether
-    /// a flit left one of their registers. Then [`Lower::take_upper`], and the sources
-    /// ([`Lower::injection`]).
-    pub fn evaluate(&mut self) -> bool {
+    /// The lower levels' next cycle, once the upper levels have run theirs: level `m − 1`
+    /// into level `m` (then the upper thread may go on), then the levels below it. Returns
+    /// whether a flit left one of their registers, and what the upper levels did in the
+    /// cycle, their transfers for the books appended to `events`. Then the sources write
+    /// level 0 ([`Lower::injection`]).
+    pub(crate) fn cycle(&mut self, events: &mut Vec<Transfer>) -> (bool, UpperCycle) {
         let t = self.cycle;
         let shared = self.shared;
         assert!(
-            wait(&shared.upper_done.0, t + 1, &shared.stop, &mut self.waited),
+            wait(
+                &shared.upper_done.0,
+                t + 1,
+                &shared.stop.0,
+                &mut self.waited
+            ),
             "the upper levels' thread stopped"
         );
         let m = self.levels.len();
@@ -222,7 +239,7 @@ impl Lower<'_> {
             &mut self.no_events,
             &mut body_arrivals,
         );
-        shared.lower_done.store(t + 1, Ordering::Release);
+        shared.lower_done.0.store(t + 1, Ordering::Release);
         moved |= evaluate_down(
             s,
             self.levels,
@@ -232,28 +249,22 @@ impl Lower<'_> {
             &mut body_arrivals,
         );
         debug_assert!(self.no_events.is_empty() && body_arrivals == 0);
-        moved
-    }
-
-    /// After [`Lower::evaluate`]: the transfers the upper levels listed for the books this
-    /// cycle, swapped into `events` (which should be empty), and what else they did.
-    pub fn take_upper(&mut self, events: &mut Vec<Transfer>) -> UpperCycle {
-        let t = self.cycle;
-        // SAFETY: the upper thread published cycle t (awaited by `evaluate`) and writes this
-        // handoff again only for cycle t + RING ([`Shared`]).
-        let handoff = unsafe { &mut *self.shared.ring[t as usize % RING].get() };
+        // SAFETY: the upper thread published cycle t (awaited above) and writes this handoff
+        // again only for cycle t + RING ([`Shared`]).
+        let handoff = unsafe { &mut *shared.ring[t as usize % RING].get() };
         events.extend_from_slice(&handoff.events);
         *self.held -= handoff.left as i64;
         self.cycle += 1;
-        UpperCycle {
+        let upper = UpperCycle {
             moved: handoff.moved,
             body_arrivals: handoff.body_arrivals,
-        }
+        };
+        (moved, upper)
     }
 
     /// Level 0's injection VCs as the sources read and write them, each header looking up
     /// its destination in `headers`.
-    pub fn injection<'b>(&'b mut self, headers: Headers<'b>) -> Injection<'b> {
+    pub(crate) fn injection<'b>(&'b mut self, headers: Headers<'b>) -> Injection<'b> {
         Zero {
             shape: self.shape,
             level: &mut self.levels[0],
@@ -263,7 +274,7 @@ impl Lower<'_> {
     }
 
     /// Flits the network holds at the end of the last cycle taken.
-    pub fn flits_in_network(&self) -> u64 {
+    pub(crate) fn flits_in_network(&self) -> u64 {
         *self.held as u64
     }
 }
@@ -284,7 +295,7 @@ impl Upper<'_> {
     fn run(mut self, cycles: u64) -> (u64, u64) {
         let shared = self.shared;
         let mut waited = 0;
-        let _stop = StopOnDrop(&shared.stop);
+        let _stop = StopOnDrop(&shared.stop.0);
         let s = self.shape;
         let m = s.log_n as usize - self.levels.len();
         for t in 0..cycles {
@@ -303,7 +314,7 @@ impl Upper<'_> {
                 &mut body_arrivals,
             ) || left > 0;
             (handoff.left, handoff.moved, handoff.body_arrivals) = (left, moved, body_arrivals);
-            if !wait(&shared.lower_done, t, &shared.stop, &mut waited) {
+            if !wait(&shared.lower_done.0, t, &shared.stop.0, &mut waited) {
                 return (t + 1, waited);
             }
             // SAFETY: the lower thread has committed level m − 1 of cycle t − 1 and will not
@@ -335,19 +346,19 @@ impl Upper<'_> {
 /// whether the upper thread changed a register in a cycle the lower thread did not run (it
 /// runs up to two cycles ahead; where the network is empty, as at every end but an error's,
 /// those cycles change nothing).
-pub struct Pipelined<R> {
-    pub result: R,
-    pub overran: bool,
+pub(crate) struct Pipelined<R> {
+    pub(crate) result: R,
+    pub(crate) overran: bool,
 }
 
 impl Planes {
     /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) on `gang`'s two threads
     /// as a pipeline ([`super::pipeline`]): levels `m..` on the other thread, and on this one
-    /// `run`, which runs the cycles one by one ([`Lower::evaluate`], [`Lower::take_upper`],
-    /// [`Lower::injection`]) and may stop early. Then `m` moves a level toward the thread
+    /// `run`, which runs the cycles one by one ([`Lower::cycle`], [`Lower::injection`]) and
+    /// may stop early. Then `m` moves a level toward the thread
     /// that waited less, where the waits say that evens out the threads' work (the split
     /// changes which thread computes a level, never what it computes).
-    pub fn pipelined<R: Send>(
+    pub(crate) fn pipelined<R: Send>(
         &mut self,
         gang: &mut Gang,
         cycles: u64,
@@ -355,6 +366,7 @@ impl Planes {
     ) -> Pipelined<R> {
         let start = Instant::now();
         let m = self.split;
+        assert_eq!(gang.threads(), 2, "a pipeline of two threads");
         let part = &mut self.part;
         let s = &part.shape;
         assert!(
@@ -363,18 +375,17 @@ impl Planes {
         );
         let mut shared = Shared {
             ring: Default::default(),
-            lower_done: AtomicU64::new(0),
+            lower_done: Padded(AtomicU64::new(0)),
             upper_done: Padded(AtomicU64::new(0)),
-            stop: AtomicBool::new(false),
+            stop: Padded(AtomicBool::new(false)),
         };
         let (lower_links, upper_links) = part.links.split_at_level(m);
         let (lower_levels, upper_levels) = part.levels.split_at_mut(m);
         let (boundary, upper_levels) = upper_levels.split_at_mut(1);
-        // The headers entering level m in a cycle: at most one per input VC of a switch.
-        let mut crossings = Vec::with_capacity(2 * part.shape.b * part.shape.n);
+        let crossings = &mut self.crossings;
         let boundary = Boundary {
             level: &mut boundary[0] as *mut Level,
-            crossings: &mut crossings as *mut Vec<(u32, Slot)>,
+            crossings: crossings as *mut Vec<(u32, Slot)>,
         };
         enum Task<'a, F> {
             Lower(Lower<'a>, F),
@@ -409,7 +420,7 @@ impl Planes {
         let mut done = gang
             .map(tasks, |task| match task {
                 Task::Lower(mut lower, run) => {
-                    let _stop = StopOnDrop(&shared.stop);
+                    let _stop = StopOnDrop(&shared.stop.0);
                     let r = run(&mut lower);
                     (Some(r), (lower.cycle, lower.waited))
                 }
@@ -435,7 +446,11 @@ impl Planes {
         // difference of their waits is more than a level's work (the upper thread's busy time
         // over its levels, the last one's delivery counted as one).
         let log_n = part.shape.log_n as usize;
-        let busy = (start.elapsed().as_nanos() as u64).saturating_sub(upper_waited);
+        let elapsed = start.elapsed().as_nanos() as u64;
+        if let Some(per_cycle) = elapsed.checked_div(ran) {
+            self.batch = (BATCH_TIME / per_cycle.max(1)).max(MIN_BATCH);
+        }
+        let busy = elapsed.saturating_sub(upper_waited);
         let level = busy / (log_n - m + 1) as u64;
         if !self.pinned && lower_waited > upper_waited + level && m + 1 < log_n {
             self.split = m + 1;
@@ -452,9 +467,10 @@ impl Planes {
         self.pinned = true;
     }
 
-    /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): the link
-    /// counters' room before their flush.
+    /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): some tens of
+    /// milliseconds at the last batch's speed ([`BATCH_TIME`]), at least [`MIN_BATCH`]
+    /// cycles, within the link counters' room before their flush.
     pub fn batch_room(&self) -> u64 {
-        u64::from(self.part.links.room())
+        self.batch.min(u64::from(self.part.links.room()))
     }
 }
