@@ -91,7 +91,7 @@ struct Boundary {
     crossings: *mut Vec<(u32, Slot)>,
 }
 
-// SAFETY: the level is only reached through [`Lower::evaluate`] and [`Upper::run`], each
+// SAFETY: the level is only reached through [`Lower::cycle`] and [`Upper::run`], each
 // within its turn; the `Planes` it points into outlive both threads' work.
 unsafe impl Send for Boundary {}
 
