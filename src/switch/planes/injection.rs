@@ -1,7 +1,6 @@
 //! Level 0 of the bit-plane kernel ([`super`]) as the sources see it: its injection VCs read
 //! as "ready" and "accepts a new worm", and written by the sources themselves
 //! ([`crate::source::InjectionRegisters`]), input by input or a word of 64 inputs at a time.
-//! A part's level 0 holds its own inputs: `row0..row0 + n`.
 
 use super::Headers;
 use super::part::{Shape, Zero};
@@ -37,7 +36,7 @@ impl Injection<'_> {
     /// Plane `vc`'s index of word `w` of the whole network's inputs.
     #[inline(always)]
     fn at(&self, vc: usize, w: usize) -> usize {
-        self.level.at(vc, w - self.shape.row0 / 64)
+        self.level.at(vc, w)
     }
 }
 
@@ -61,7 +60,7 @@ impl InjectionRegisters for Injection<'_> {
     #[inline(always)]
     fn write(&mut self, input: u32, vc: u32, msg: u32, seq: u16) {
         let s = self.shape;
-        let (row, j) = (input as usize - s.row0, vc as usize);
+        let (row, j) = (input as usize, vc as usize);
         let at = self.level.at(j, row / 64);
         let mask = 1u64 << (row % 64);
         let level = &mut *self.level;

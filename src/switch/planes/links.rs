@@ -115,16 +115,6 @@ impl LinkCounts {
         add_counts(&self.counters, self.n, self.b, self.words, &mut totals);
         totals
     }
-
-    /// Adds the flits per link so far to `all`, the links of a network of `n_all` switches a
-    /// level whose rows from `row0` these are (the general kernel's link order).
-    pub(super) fn add_to(&self, all: &mut [u64], n_all: usize, row0: usize) {
-        let n = self.n;
-        for (i, count) in self.totals().into_iter().enumerate() {
-            let (l, row, o) = (i / (2 * n), i / 2 % n, i % 2);
-            all[(l * n_all + row0 + row) * 2 + o] += count;
-        }
-    }
 }
 
 /// The vertical counters of a run of levels of a [`LinkCounts`], as a cycle counts into them.

@@ -143,7 +143,7 @@ impl Planes {
     /// that fails is an error).
     pub fn new(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         Ok(Planes {
-            part: Part::new(config, fabric, 0, fabric.topo.n as usize)?,
+            part: Part::new(config, fabric)?,
             split: 1,
             pinned: false,
             crossings: Vec::new(),
@@ -164,12 +164,7 @@ impl Planes {
 
     /// Flits carried per link so far (the general kernel's link order).
     pub fn link_flits(&self) -> Vec<u64> {
-        let part = &self.part;
-        let levels = part.levels.len() - 1;
-        let mut all = vec![0; levels * 2 * part.shape.n_all];
-        part.links
-            .add_to(&mut all, part.shape.n_all, part.shape.row0);
-        all
+        self.part.links.totals()
     }
 
     /// Every header held by a register, with the links it crossed (its level).

@@ -17,10 +17,10 @@ use crate::flit::FlitSlot;
 use crate::switch::Fabric;
 use crate::switch::transfer::{Transfer, TransferKind};
 
-/// What every level of a part shares: the network's parameters and the part's rows.
+/// What every level shares: the network's parameters.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Shape {
-    /// Rows (switches a level) of the part.
+    /// Rows (switches a level).
     pub(super) n: usize,
     /// Of the whole network: level `l`'s routing bit is `log_n − 1 − l`.
     pub(super) log_n: u32,
@@ -30,23 +30,17 @@ pub(super) struct Shape {
     /// Words of a plane: `n / 64` rounded up.
     pub(super) words: usize,
     pub(super) one_per_link: bool,
-    /// The part's first row, and the whole network's rows.
-    pub(super) row0: usize,
-    pub(super) n_all: usize,
 }
 
-/// Rows `row0..row0 + n` of every level (all of them: `row0` is 0), and what their cycles
-/// count.
+/// The registers of every level, and what their cycles count.
 #[derive(Clone, Debug)]
-#[repr(align(128))]
 pub(super) struct Part {
     pub(super) shape: Shape,
     pub(super) levels: Vec<Level>,
-    /// Flits carried per link leaving the part's rows.
+    /// Flits carried per link.
     pub(super) links: LinkCounts,
-    /// Flits written into the part's registers by the sources, less those that left the
-    /// network from them; the parts' sum is the flits the network holds (a flit crossing from
-    /// one part to another moves between their registers, not in or out of the sum).
+    /// Flits written into the registers by the sources, less those that left the network
+    /// (a pipelined run's lower thread takes the upper one's departures a cycle at a time).
     pub(super) held: i64,
     /// Body flits (neither head nor tail) that entered the last level since they were last
     /// taken: they reached their destination's register unbooked.
@@ -54,39 +48,32 @@ pub(super) struct Part {
 }
 
 impl Part {
-    /// The empty registers of rows `row0..row0 + rows` of `fabric`'s network.
-    pub(super) fn new(
-        config: &SimConfig,
-        fabric: &Fabric,
-        row0: usize,
-        rows: usize,
-    ) -> Result<Self> {
+    /// The empty registers of `fabric`'s network.
+    pub(super) fn new(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         let topo = &fabric.topo;
-        let n_all = topo.n as usize;
+        let n = topo.n as usize;
         let b = config.vcs as usize;
-        let words = rows.div_ceil(64);
+        let words = n.div_ceil(64);
         let levels = (0..topo.levels as usize)
             .map(|l| {
                 let (nv, base) = match l {
                     0 => (b, 0),
-                    l => (2 * b, n_all * b + (l - 1) * n_all * 2 * b),
+                    l => (2 * b, n * b + (l - 1) * n * 2 * b),
                 };
-                Level::new(nv, b, rows, words, (base + row0 * nv) as u32)
+                Level::new(nv, b, n, words, base as u32)
             })
             .collect::<Result<_>>()?;
         Ok(Part {
             shape: Shape {
-                n: rows,
+                n,
                 log_n: topo.log_n,
                 b,
                 flits: config.flits as u16,
                 words,
                 one_per_link: config.link_bandwidth == LinkBandwidth::One,
-                row0,
-                n_all,
             },
             levels,
-            links: LinkCounts::new(topo.levels as usize - 1, b, rows)?,
+            links: LinkCounts::new(topo.levels as usize - 1, b, n)?,
             held: 0,
             body_arrivals: 0,
         })

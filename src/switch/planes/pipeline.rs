@@ -41,8 +41,10 @@ const BATCH_TIME: u64 = 30_000_000;
 /// overlap the one before it.
 const MIN_BATCH: u64 = 16;
 
-/// What the upper levels did in one cycle, for the books.
+/// What the upper levels did in one cycle, for the books (on lines of its own: the upper
+/// thread writes one while the lower thread reads another).
 #[derive(Debug, Default)]
+#[repr(align(128))]
 struct Handoff {
     /// The heads' and tails' arrivals into the last level.
     events: Vec<Transfer>,
@@ -176,7 +178,8 @@ impl Drop for StopOnDrop<'_> {
 /// The lower levels of a pipelined run ([`Planes::pipelined`]), with the sources' level 0:
 /// the calling thread's, cycle by cycle.
 pub(crate) struct Lower<'a> {
-    shape: &'a Shape,
+    /// A copy: the calling thread writes the flit count beside the part's own.
+    shape: Shape,
     /// Levels `0..m`.
     levels: &'a mut [Level],
     boundary: Boundary,
@@ -219,7 +222,7 @@ impl Lower<'_> {
             "the upper levels' thread stopped"
         );
         let m = self.levels.len();
-        let s = self.shape;
+        let s = &self.shape;
         let mut body_arrivals = 0;
         // SAFETY: the upper thread has committed level m of this cycle and taken the
         // crossings, and will touch neither before `lower_done` says this cycle's level
@@ -266,7 +269,7 @@ impl Lower<'_> {
     /// its destination in `headers`.
     pub(crate) fn injection<'b>(&'b mut self, headers: Headers<'b>) -> Injection<'b> {
         Zero {
-            shape: self.shape,
+            shape: &self.shape,
             level: &mut self.levels[0],
             held: self.held,
         }
@@ -281,7 +284,9 @@ impl Lower<'_> {
 
 /// The upper levels of a pipelined run: levels `m..`, on the other thread.
 struct Upper<'a> {
-    shape: &'a Shape,
+    /// A copy, on this thread's lines (the calling thread writes the flit count beside the
+    /// part's own).
+    shape: Shape,
     /// Levels `m + 1..`, the last included.
     levels: &'a mut [Level],
     boundary: Boundary,
@@ -296,7 +301,7 @@ impl Upper<'_> {
         let shared = self.shared;
         let mut waited = 0;
         let _stop = StopOnDrop(&shared.stop.0);
-        let s = self.shape;
+        let s = &self.shape;
         let m = s.log_n as usize - self.levels.len();
         for t in 0..cycles {
             // SAFETY: this thread writes handoff t % RING in cycle t ([`Shared`]).
@@ -394,7 +399,7 @@ impl Planes {
         let tasks = vec![
             Task::Lower(
                 Lower {
-                    shape: s,
+                    shape: *s,
                     levels: lower_levels,
                     boundary,
                     links: lower_links,
@@ -408,7 +413,7 @@ impl Planes {
             ),
             Task::Upper(
                 Upper {
-                    shape: s,
+                    shape: *s,
                     levels: upper_levels,
                     boundary,
                     links: upper_links,
