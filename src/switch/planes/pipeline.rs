@@ -29,9 +29,10 @@ use super::{Headers, Injection, Planes};
 use crate::gang::{Gang, SPIN_FOR};
 use crate::switch::Transfer;
 
-/// Handoffs in flight: the upper thread writes cycle t's while the lower one may still read
-/// cycle t − 2's ([`Shared`]).
-const RING: usize = 4;
+/// Handoffs in flight: the upper thread's levels may run some cycles ahead of its level m
+/// ([`Upper::run`]), whose handoff the lower thread reads; a level more than `RING − 2`
+/// cycles ahead of the lower thread waits.
+const RING: usize = 16;
 
 /// Nanoseconds a pipelined batch aims at: between two batches a run checks for an interrupt
 /// and reports progress.
@@ -297,53 +298,108 @@ struct Upper<'a> {
 impl Upper<'_> {
     /// Runs `cycles` cycles of the upper levels, or until the lower thread stops; returns
     /// the cycles begun and the nanoseconds it waited for the lower thread.
+    ///
+    /// Level by level, not cycle by cycle: level `l` may run cycle `c` once level `l + 1`
+    /// has run it (its departures) and level `l − 1` has run cycle `c − 1` (its arrivals),
+    /// so a level high above `m` may run several cycles ahead of level `m`, which waits for
+    /// the lower thread. This thread runs level `m` as soon as it may (the lower thread
+    /// waits for it), else the level whose next cycle is earliest among those that may run:
+    /// where the lower thread's work runs long in a cycle, this one runs ahead rather than
+    /// wait, and catches up where it runs short.
     fn run(mut self, cycles: u64) -> (u64, u64) {
         let shared = self.shared;
         let mut waited = 0;
         let _stop = StopOnDrop(&shared.stop.0);
-        let s = &self.shape;
-        let m = s.log_n as usize - self.levels.len();
-        for t in 0..cycles {
-            // SAFETY: this thread writes handoff t % RING in cycle t ([`Shared`]).
-            let handoff = unsafe { &mut *shared.ring[t as usize % RING].get() };
-            handoff.events.clear();
-            let last = self.levels.len() - 1;
-            let left = deliver(&mut self.levels[last], s.words);
-            let mut body_arrivals = 0;
-            let mut moved = evaluate_down(
-                s,
-                self.levels,
-                m + 1,
-                &mut self.links,
-                &mut handoff.events,
-                &mut body_arrivals,
-            ) || left > 0;
-            (handoff.left, handoff.moved, handoff.body_arrivals) = (left, moved, body_arrivals);
-            if !wait(&shared.lower_done.0, t, &shared.stop.0, &mut waited) {
-                return (t + 1, waited);
+        let s = self.shape;
+        let last = s.log_n as usize;
+        let m = last - self.levels.len();
+        // done[l − m]: cycles level l has run (level `last`: delivered).
+        let mut done = vec![0u64; last - m + 1];
+        let handoff = |c: u64| {
+            // SAFETY: cycle c's handoff is this thread's from its delivery (the first of its
+            // levels to run cycle c, no sooner than the lower thread is done with the
+            // handoff's last cycle) until level m has run cycle c ([`Shared`]).
+            unsafe { &mut *shared.ring[c as usize % RING].get() }
+        };
+        while done[0] < cycles {
+            // Read once for both choices below: were the second read newer, this thread
+            // could wait for a cycle of the lower thread's that waits for this one's level m.
+            let lower_done = shared.lower_done.0.load(Ordering::Acquire);
+            // Level m, once the lower thread's level m − 1 has run the cycle before.
+            let c = done[0];
+            if done[1] > c && lower_done >= c {
+                // SAFETY: the lower thread has committed level m − 1 of cycle c − 1 and will
+                // not touch level m or the crossings again before `upper_done` says level m
+                // has run cycle c.
+                let (boundary, crossings) =
+                    unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
+                for (at, slot) in crossings.drain(..) {
+                    boundary.slot[at as usize] = slot;
+                }
+                let h = handoff(c);
+                h.moved |= evaluate_into(
+                    &s,
+                    m,
+                    boundary,
+                    &mut self.levels[0],
+                    &mut self.links,
+                    &mut h.events,
+                    &mut h.body_arrivals,
+                );
+                done[0] = c + 1;
+                shared.upper_done.0.store(c + 1, Ordering::Release);
+                continue;
             }
-            // SAFETY: the lower thread has committed level m − 1 of cycle t − 1 and will not
-            // touch level m or the crossings again before `upper_done` says this cycle's
-            // level m has committed.
-            let (boundary, crossings) =
-                unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
-            for (at, slot) in crossings.drain(..) {
-                boundary.slot[at as usize] = slot;
+            // Else the level above it whose next cycle is earliest among those that may run.
+            let mut next = None;
+            for k in 1..done.len() {
+                let c = done[k];
+                let may = c < cycles
+                    && done[k - 1] >= c
+                    && match k == done.len() - 1 {
+                        // The delivery opens cycle c's handoff, whose last use was cycle
+                        // c − RING: the lower thread has read it once its level m − 1 has
+                        // run a cycle more.
+                        true => c + 2 <= lower_done + RING as u64,
+                        false => done[k + 1] > c,
+                    };
+                if may && next.is_none_or(|(_, best)| c < best) {
+                    next = Some((k, c));
+                }
             }
-            moved |= evaluate_into(
-                s,
-                m,
-                boundary,
-                &mut self.levels[0],
-                &mut self.links,
-                &mut handoff.events,
-                &mut body_arrivals,
-            );
-            handoff.moved = moved;
-            handoff.body_arrivals = body_arrivals;
-            shared.upper_done.0.store(t + 1, Ordering::Release);
+            let Some((k, c)) = next else {
+                let before = done[0];
+                if !wait(
+                    &shared.lower_done.0,
+                    lower_done + 1,
+                    &shared.stop.0,
+                    &mut waited,
+                ) {
+                    return (done.iter().copied().max().unwrap_or(0), waited);
+                }
+                debug_assert_eq!(done[0], before);
+                continue;
+            };
+            let h = handoff(c);
+            if k == done.len() - 1 {
+                let left = deliver(&mut self.levels[k - 1], s.words);
+                h.events.clear();
+                (h.left, h.moved, h.body_arrivals) = (left, left > 0, 0);
+            } else {
+                let (cur, above) = self.levels[k - 1..].split_at_mut(1);
+                h.moved |= evaluate_into(
+                    &s,
+                    m + k,
+                    &mut cur[0],
+                    &mut above[0],
+                    &mut self.links,
+                    &mut h.events,
+                    &mut h.body_arrivals,
+                );
+            }
+            done[k] = c + 1;
         }
-        (cycles, waited)
+        (done.iter().copied().max().unwrap_or(0), waited)
     }
 }
 
