@@ -74,13 +74,11 @@ struct Shared {
 #[repr(align(128))]
 struct Padded<T>(T);
 
-// SAFETY: handoff `t % RING` is written by the upper thread while it runs cycle `t` (after it
-// has published cycle `t − 1`, which needs the lower thread past its level `m − 1` of cycle
-// `t − 2`, and so past its books of cycle `t − 3` and every earlier one), and read by the
-// lower thread in its books of cycle `t`, after the upper thread published `t` (acquire),
-// before it publishes its level `m − 1` of cycle `t + 1`. So the handoffs in use at once are
-// those of cycles `t − 2` to `t`: the upper thread reuses one for cycle `t + RING` only after
-// the lower thread is done with it (RING ≥ 3).
+// SAFETY: handoff `c % RING` is the upper thread's from its delivery of cycle `c` (which
+// waits until the lower thread has run level `m − 1` of cycle `c − RING + 1`, after its books
+// of cycle `c − RING`, the handoff's last use) until its level `m` has run cycle `c`
+// (published with release); then the lower thread's (after an acquire of that), for its
+// books of cycle `c`, which come before it runs level `m − 1` of cycle `c + 1`.
 unsafe impl Sync for Shared {}
 
 /// Level `m`, which both threads write in turn ([`Shared`]'s counters say whose turn it is),
@@ -404,9 +402,9 @@ impl Upper<'_> {
 }
 
 /// Of a pipelined batch ([`Planes::pipelined`]): what the lower thread returned, and
-/// whether the upper thread changed a register in a cycle the lower thread did not run (it
-/// runs up to two cycles ahead; where the network is empty, as at every end but an error's,
-/// those cycles change nothing).
+/// whether the upper thread changed a register in a cycle the lower thread did not run (its
+/// levels run up to `RING − 2` cycles ahead; where the network is empty, as at every end but
+/// an error's, those cycles change nothing).
 pub(crate) struct Pipelined<R> {
     pub(crate) result: R,
     pub(crate) overran: bool,
@@ -416,9 +414,9 @@ impl Planes {
     /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) on `gang`'s two threads
     /// as a pipeline ([`super::pipeline`]): levels `m..` on the other thread, and on this one
     /// `run`, which runs the cycles one by one ([`Lower::cycle`], [`Lower::injection`]) and
-    /// may stop early. Then `m` moves a level toward the thread
-    /// that waited less, where the waits say that evens out the threads' work (the split
-    /// changes which thread computes a level, never what it computes).
+    /// may stop early. Then `m` moves a level toward the thread that waited less, where the
+    /// waits say that evens out the threads' work (the split changes which thread computes a
+    /// level, never what it computes).
     pub(crate) fn pipelined<R: Send>(
         &mut self,
         gang: &mut Gang,
