@@ -72,12 +72,8 @@ impl Simulation {
             t => t,
         };
         if self.planes.is_some() {
-            let two = threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS;
-            if two != self.gang.is_some() {
-                self.gang = match two {
-                    true => Some(start_gang(2)?),
-                    false => None,
-                };
+            if self.pipelines_on(threads) != self.gang.is_some() {
+                self.gang = self.planes_gang(threads)?;
             }
             self.threads = threads;
             return Ok(());
@@ -108,6 +104,20 @@ impl Simulation {
         self.sources.set_cut(cut);
         self.gang = Some(gang);
         Ok(())
+    }
+
+    /// Whether the bit-plane kernel runs on two threads, a pipeline of levels, when
+    /// `threads` are asked for.
+    fn pipelines_on(&self, threads: usize) -> bool {
+        threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS
+    }
+
+    /// The bit-plane kernel's threads for `threads` asked: a gang of two for its pipeline,
+    /// or none.
+    fn planes_gang(&self, threads: usize) -> Result<Option<Gang>> {
+        self.pipelines_on(threads)
+            .then(|| start_gang(2))
+            .transpose()
     }
 
     /// Whether the run has started (a cycle has run, or a message been released).
@@ -190,11 +200,8 @@ impl Simulation {
             ));
         }
         let planes = Planes::new(&self.config, &self.fabric)?;
-        // Its threads (a pipeline of two, or this one), started before anything changes.
-        let gang = match self.threads > 1 && self.config.inputs >= MIN_PARALLEL_INPUTS {
-            true => Some(start_gang(2)?),
-            false => None,
-        };
+        // Its threads, started before anything changes.
+        let gang = self.planes_gang(self.threads)?;
         self.planes = Some(Box::new(planes));
         self.gang = gang;
         self.column_from = u32::MAX;

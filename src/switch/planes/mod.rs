@@ -180,7 +180,7 @@ impl Planes {
     /// whether a flit left a register. Then the sources write level 0 ([`LevelZero`]).
     pub fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
         let part = &mut self.part;
-        let moved = part.cycle_down_to(0, events);
+        let moved = part.cycle(events);
         part.links.end_cycle();
         moved
     }

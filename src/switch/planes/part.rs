@@ -79,19 +79,19 @@ impl Part {
         })
     }
 
-    /// The last level delivers, then every level from the one below it down to `lowest`
+    /// The last level delivers, then every level from the one below it down to level 0
     /// evaluates and commits (the level above reads the registers it feeds as they are after
     /// their departures), appending the transfers the books read to `events`: the heads' and
     /// tails' arrivals into the last level (where the books count them delivered). Returns
     /// whether a flit left a register.
-    pub(super) fn cycle_down_to(&mut self, lowest: usize, events: &mut Vec<Transfer>) -> bool {
+    pub(super) fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
         let left = deliver(&mut self.levels[last], self.shape.words);
         self.held -= left as i64;
         let moved = evaluate_down(
             &self.shape,
-            &mut self.levels[lowest..],
-            lowest,
+            &mut self.levels,
+            0,
             &mut self.links.counters(),
             events,
             &mut self.body_arrivals,
