@@ -73,6 +73,10 @@ pub struct Planes {
     /// and whether it stays there.
     split: usize,
     pinned: bool,
+    /// Of a pipelined run: the split a trial of `split` moved from, and the nanoseconds a
+    /// cycle took there; and batches to go before the next trial ([`Planes::pipelined`]).
+    trial: Option<(usize, u64)>,
+    hold: u32,
     /// Of a pipelined run: the headers entering level `split` in the last cycle
     /// ([`Planes::pipelined`]; grown by the first batches, at most one per register).
     crossings: Vec<(u32, registers::Slot)>,
@@ -146,6 +150,8 @@ impl Planes {
             part: Part::new(config, fabric)?,
             split: 1,
             pinned: false,
+            trial: None,
+            hold: 0,
             crossings: Vec::new(),
             batch: 64,
         })

@@ -128,6 +128,27 @@ pub(super) fn deliver(level: &mut Level, words: usize) -> u64 {
     left
 }
 
+/// Where a level's clock edge lists the heads and tails entering the last level: as the
+/// books' transfers, or (the upper levels of a pipelined run) as the shorter entries the
+/// other thread rebuilds them from ([`super::pipeline`]).
+pub(super) trait Landings {
+    /// `flit`, a head where `head` (else a tail), left input VC `from` into the last level's
+    /// input VC `to`.
+    fn landed(&mut self, flit: FlitSlot, head: bool, from: u32, to: u32);
+}
+
+impl Landings for Vec<Transfer> {
+    #[inline(always)]
+    fn landed(&mut self, flit: FlitSlot, _: bool, from: u32, to: u32) {
+        self.push(Transfer {
+            flit,
+            from,
+            to,
+            kind: TransferKind::Arrived,
+        });
+    }
+}
+
 /// Levels `first + levels.len() − 2` down to `first` (of `levels`, the part's levels from
 /// `first` on) evaluate and commit, each into the one above it in `levels`, counting their
 /// crossings into `links` and appending the transfers the books read to `events`. Returns
@@ -137,7 +158,7 @@ pub(super) fn evaluate_down(
     levels: &mut [Level],
     first: usize,
     links: &mut Counters<'_>,
-    events: &mut Vec<Transfer>,
+    events: &mut impl Landings,
     body_arrivals: &mut u64,
 ) -> bool {
     let mut moved = false;
@@ -165,7 +186,7 @@ pub(super) fn evaluate_into(
     cur: &mut Level,
     next: &mut Level,
     links: &mut Counters<'_>,
-    events: &mut Vec<Transfer>,
+    events: &mut impl Landings,
     body_arrivals: &mut u64,
 ) -> bool {
     let mut next = next_of(s, l, next);
@@ -208,7 +229,7 @@ pub(super) fn cycle_level(
     cur: &mut Level,
     next: &mut (impl Below + Sink),
     links: &mut Counters<'_>,
-    events: &mut Vec<Transfer>,
+    events: &mut impl Landings,
     body_arrivals: &mut u64,
 ) -> bool {
     // The per-word arrays sized for B (a machine word's worth of rows each); the common
@@ -217,8 +238,8 @@ pub(super) fn cycle_level(
     macro_rules! with {
         ($v:expr, $nv:expr, $exact:literal) => {{
             let level = match s.words {
-                1 => cycle_level_in::<$v, $nv, $exact, true, _>,
-                _ => cycle_level_in::<$v, $nv, $exact, false, _>,
+                1 => cycle_level_in::<$v, $nv, $exact, true, _, _>,
+                _ => cycle_level_in::<$v, $nv, $exact, false, _, _>,
             };
             level(s, l, cur, next, links, events, body_arrivals)
         }};
@@ -245,13 +266,14 @@ fn cycle_level_in<
     const EXACT: bool,
     const ONE_WORD: bool,
     N: Below + Sink,
+    E: Landings,
 >(
     s: &Shape,
     l: usize,
     cur: &mut Level,
     next: &mut N,
     links: &mut Counters<'_>,
-    events: &mut Vec<Transfer>,
+    events: &mut E,
     body_arrivals: &mut u64,
 ) -> bool {
     let (b, nv) = match EXACT {
@@ -400,7 +422,7 @@ fn edge<const V: usize, const NV: usize>(
     d: &WordDecisions<V, NV>,
     sink: &mut impl Sink,
     links: &mut Counters<'_>,
-    events: &mut Vec<Transfer>,
+    events: &mut impl Landings,
     body_arrivals: &mut u64,
     w: usize,
 ) -> bool {
@@ -488,16 +510,12 @@ fn edge<const V: usize, const NV: usize>(
                 // branch on which of the two, as random as the traffic).
                 sink.header(v, row, o, slot);
                 let head = (heads >> bit & 1) as u16;
-                events.push(Transfer {
-                    flit: FlitSlot {
-                        msg: slot.msg,
-                        seq: (1 - head) * (flits - 1),
-                        hop: head * (l as u16 + 1),
-                    },
-                    from: vc(row, j),
-                    to: sink.vc(v, row, o),
-                    kind: TransferKind::Arrived,
-                });
+                let flit = FlitSlot {
+                    msg: slot.msg,
+                    seq: (1 - head) * (flits - 1),
+                    hop: head * (l as u16 + 1),
+                };
+                events.landed(flit, head != 0, vc(row, j), sink.vc(v, row, o));
             }
         }
         moved |= leave;
