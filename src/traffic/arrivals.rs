@@ -15,10 +15,6 @@ pub struct Arrivals {
     kind: Kind,
     /// Messages handed out so far.
     produced: u64,
-    /// A continuous pattern's cycle drawn ahead of the clock, all or the sources below one
-    /// ([`Arrivals::draw_ahead`]), and its messages, not handed out yet.
-    ahead: Option<u64>,
-    ahead_specs: Vec<MessageSpec>,
 }
 
 enum Kind {
@@ -29,11 +25,8 @@ enum Kind {
     Bernoulli {
         n: u32,
         cycles: u64,
-        /// Next cycle to draw, from source `from` on; where `from` is inside a word of 64
-        /// sources, that word's coins not handed out yet (bit `s % 64` for source `s`).
+        /// Next cycle to draw.
         cycle: u64,
-        from: u32,
-        coins: u64,
         coin: Coins,
         dest: Uniform<u32>,
         /// Boxed: the generator state is large beside the other variants'.
@@ -43,7 +36,6 @@ enum Kind {
         n: u32,
         cycles: u64,
         cycle: u64,
-        from: u32,
         threshold: u16,
         fixed: Option<Vec<u32>>,
         arrivals: Vec<u16>,
@@ -66,8 +58,6 @@ impl Arrivals {
                     n,
                     cycles: if rate == 0.0 { 0 } else { cycles },
                     cycle: 0,
-                    from: 0,
-                    coins: 0,
                     coin: Coins::new(rate),
                     dest: Uniform::new(0, n).map_err(|e| Error::invalid("inputs", n, e))?,
                     rng: Box::new(stream(seed, Stream::Traffic)),
@@ -79,12 +69,7 @@ impl Arrivals {
             }
             _ => return Ok(Arrivals::list(traffic.messages(n, cycles, seed)?)),
         };
-        Ok(Arrivals {
-            kind,
-            produced: 0,
-            ahead: None,
-            ahead_specs: Vec::new(),
-        })
+        Ok(Arrivals { kind, produced: 0 })
     }
 
     /// Exactly `specs`, in release order (a stable sort keeps equal releases in list order).
@@ -93,53 +78,12 @@ impl Arrivals {
         Arrivals {
             kind: Kind::List { specs, next: 0 },
             produced: 0,
-            ahead: None,
-            ahead_specs: Vec::new(),
         }
     }
 
     /// Appends every message released at or before `cycle` not handed out yet, in order.
     pub fn due(&mut self, cycle: u64, out: &mut Vec<MessageSpec>) {
         let before = out.len();
-        if self.ahead.is_some_and(|c| c <= cycle) {
-            self.ahead = None;
-            if out.is_empty() {
-                // The usual case: the cycle's messages move as a buffer, not copied.
-                std::mem::swap(out, &mut self.ahead_specs);
-            } else {
-                out.append(&mut self.ahead_specs);
-            }
-        }
-        self.draw(cycle, u32::MAX, out);
-        self.produced += (out.len() - before) as u64;
-    }
-
-    /// Draws a continuous pattern's messages of `cycle`, the next cycle it would draw, from
-    /// sources below `upto` (all: `u32::MAX`), ahead of the clock (on another thread while
-    /// this cycle runs): [`Arrivals::due`] hands them out when the clock reaches them, and
-    /// until then the arrivals answer as if they were not drawn. A later call goes on from
-    /// the source where the last stopped. The sequence is the same: the draws are made in
-    /// the same order. Does nothing for a list, a cycle past the horizon, or one that is not
-    /// the next (a cycle drawn whole already included).
-    pub fn draw_ahead(&mut self, cycle: u64, upto: u32) {
-        let next = match &self.kind {
-            Kind::List { .. } => return,
-            Kind::Bernoulli { cycle, cycles, .. } | Kind::Lfsr { cycle, cycles, .. } => {
-                (cycle < cycles).then_some(*cycle)
-            }
-        };
-        if self.ahead.is_some_and(|a| a != cycle) || next != Some(cycle) {
-            return;
-        }
-        let mut specs = std::mem::take(&mut self.ahead_specs);
-        self.draw(cycle, upto, &mut specs);
-        self.ahead_specs = specs;
-        self.ahead = Some(cycle);
-    }
-
-    /// Appends every message released before `cycle` not drawn yet, and those of `cycle`
-    /// from sources below `upto` (a list: all of `cycle`'s), in order.
-    fn draw(&mut self, cycle: u64, upto: u32, out: &mut Vec<MessageSpec>) {
         match &mut self.kind {
             Kind::List { specs, next } => {
                 while let Some(s) = specs.get(*next) {
@@ -154,27 +98,15 @@ impl Arrivals {
                 n,
                 cycles,
                 cycle: at,
-                from,
-                coins,
                 coin,
                 dest,
                 rng,
             } => {
                 while *at <= cycle && *at < *cycles {
-                    let end = if *at == cycle {
-                        upto.clamp(*from, *n)
-                    } else {
-                        *n
-                    };
-                    while *from < end {
-                        // The word of 64 sources `from` is in: its coins all at once when
-                        // the draw enters it, then each arrival's destination in order.
-                        let base = *from & !63;
-                        if *from == base {
-                            *coins = coin.word(rng.as_mut(), (*n - base).min(64));
-                        }
-                        let stop = end.min(base + 64);
-                        let mut bits = *coins & lanes(stop - base) & !lanes(*from - base);
+                    for base in (0..*n).step_by(64) {
+                        // A word of 64 sources: its coins all at once, then each arrival's
+                        // destination in order.
+                        let mut bits = coin.word(rng.as_mut(), (*n - base).min(64));
                         while bits != 0 {
                             let source = base + bits.trailing_zeros();
                             bits &= bits - 1;
@@ -186,19 +118,14 @@ impl Arrivals {
                                 middle: None,
                             });
                         }
-                        *from = stop;
                     }
-                    if end < *n {
-                        break;
-                    }
-                    (*at, *from) = (*at + 1, 0);
+                    *at += 1;
                 }
             }
             Kind::Lfsr {
                 n,
                 cycles,
                 cycle: at,
-                from,
                 threshold,
                 fixed,
                 arrivals,
@@ -207,12 +134,7 @@ impl Arrivals {
                 use crate::lfsr::{next, spread};
                 let log_n = n.trailing_zeros();
                 while *at <= cycle && *at < *cycles {
-                    let end = if *at == cycle {
-                        upto.clamp(*from, *n)
-                    } else {
-                        *n
-                    };
-                    for source in *from..end {
+                    for source in 0..*n {
                         let a = &mut arrivals[source as usize];
                         if *a <= *threshold {
                             let destination = match fixed {
@@ -234,21 +156,15 @@ impl Arrivals {
                         }
                         *a = next(*a);
                     }
-                    if end < *n {
-                        *from = end;
-                        break;
-                    }
-                    (*at, *from) = (*at + 1, 0);
+                    *at += 1;
                 }
             }
         }
+        self.produced += (out.len() - before) as u64;
     }
 
     /// Whether every message has been handed out.
     pub fn exhausted(&self) -> bool {
-        if self.ahead.is_some() {
-            return false;
-        }
         match &self.kind {
             Kind::List { specs, next } => *next == specs.len(),
             Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {
@@ -261,9 +177,6 @@ impl Arrivals {
     /// list's next release; for a continuous pattern the current cycle while its horizon lasts
     /// (every cycle draws).
     pub fn next_release(&self) -> Option<u64> {
-        if self.ahead.is_some() {
-            return self.ahead;
-        }
         match &self.kind {
             Kind::List { specs, next } => specs.get(*next).map(|s| s.release),
             Kind::Bernoulli { cycles, cycle, .. } | Kind::Lfsr { cycles, cycle, .. } => {
@@ -395,7 +308,6 @@ fn lfsr(n: u32, rate: f64, destinations: Destinations, cycles: u64, seed: u64) -
         n,
         cycles,
         cycle: 0,
-        from: 0,
         threshold: lfsr_threshold(rate),
         fixed: destinations.fixed(n, seed),
         arrivals: (0..n)

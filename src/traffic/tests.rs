@@ -334,62 +334,29 @@ fn continuous() -> [Traffic; 2] {
     ]
 }
 
-/// Drawing each cycle ahead of the clock, whole or in parts, hands out the same messages at
-/// the same cycles, and until the clock reaches a cycle drawn ahead the arrivals answer as if
-/// it were not drawn.
-#[test]
-fn drawing_ahead_hands_out_the_same_sequence() {
-    use super::Arrivals;
-    for traffic in continuous().into_iter().chain([Traffic::Transpose]) {
-        let (n, cycles) = (128, 40);
-        let mut plain = Arrivals::new(&traffic, n, cycles, 5).unwrap();
-        let mut ahead = Arrivals::new(&traffic, n, cycles, 5).unwrap();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for cycle in 0..cycles + 2 {
-            plain.due(cycle, &mut a);
-            ahead.due(cycle, &mut b);
-            assert_eq!(a, b, "{traffic:?} cycle {cycle}");
-            assert_eq!(plain.produced(), ahead.produced());
-            // In parts (none, some sources, fewer, the rest; inside a word of 64 sources and
-            // at its end), once only, and only the next cycle; or (odd cycles) only in part,
-            // the clock drawing the rest.
-            let parts: &[u32] = match cycle % 2 {
-                0 => &[0, cycle as u32 % 3 * 20, 30, 64, 100, u32::MAX, u32::MAX],
-                _ => &[10, 5, 90],
-            };
-            for &upto in parts {
-                ahead.draw_ahead(cycle + 1, upto);
-                ahead.draw_ahead(cycle + 3, upto);
-            }
-            assert_eq!(plain.exhausted(), ahead.exhausted(), "cycle {cycle}");
-            assert_eq!(plain.next_release(), ahead.next_release(), "cycle {cycle}");
-            assert_eq!(plain.produced(), ahead.produced());
-        }
-        assert!(ahead.exhausted());
-    }
-}
 
-/// A cycle drawn ahead in part is finished by the clock even when it jumps past it (idle
-/// cycles skipped), or by taking every remaining message at once.
+/// Drawn cycle by cycle as the clock reaches each cycle, or with cycles skipped, a continuous
+/// pattern hands out exactly [`Traffic::messages`], each message at its release.
 #[test]
-fn a_partial_draw_ahead_is_finished_by_whatever_comes_next() {
+fn drawing_cycle_by_cycle_hands_out_the_whole_sequence() {
     use super::Arrivals;
     for traffic in continuous() {
-        let (n, cycles) = (64, 12);
-        let mut plain = Arrivals::new(&traffic, n, cycles, 9).unwrap();
-        let mut ahead = Arrivals::new(&traffic, n, cycles, 9).unwrap();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        plain.due(2, &mut a);
-        ahead.due(2, &mut b);
-        ahead.draw_ahead(3, 10);
-        plain.due(6, &mut a);
-        ahead.due(6, &mut b);
-        assert_eq!(a, b, "{traffic:?}: the clock past a partly drawn cycle");
-        ahead.draw_ahead(7, 40);
-        assert_eq!(
-            plain.collect_all(),
-            ahead.collect_all(),
-            "{traffic:?}: the rest at once"
-        );
+        let (n, cycles) = (128, 40);
+        let all = traffic.messages(n, cycles, 5).unwrap();
+        for step in [1, 3] {
+            let mut arrivals = Arrivals::new(&traffic, n, cycles, 5).unwrap();
+            let (mut drawn, mut next) = (Vec::new(), 0);
+            for cycle in (0..cycles + 2).step_by(step) {
+                let before = drawn.len();
+                // The first cycle not drawn yet.
+                assert_eq!(arrivals.next_release(), (next < cycles).then_some(next));
+                arrivals.due(cycle, &mut drawn);
+                next = cycle + 1;
+                assert!(drawn[before..].iter().all(|m| m.release <= cycle));
+                assert_eq!(arrivals.produced(), drawn.len() as u64);
+            }
+            assert!(arrivals.exhausted());
+            assert_eq!(drawn, all, "{traffic:?}, every {step} cycles");
+        }
     }
 }
