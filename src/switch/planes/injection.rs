@@ -26,7 +26,7 @@ impl<'a> Zero<'a> {
 pub struct Injection<'a> {
     shape: &'a Shape,
     level: &'a mut Level,
-    held: &'a mut i64,
+    held: &'a mut u64,
     headers: Headers<'a>,
     /// Flits written so far.
     pub written: u64,
@@ -95,7 +95,7 @@ impl InjectionRegisters for Injection<'_> {
         self.level.full[at] |= rows;
         self.level.tail[at] |= tails;
         let count = u64::from(rows.count_ones());
-        *self.held += count as i64;
+        *self.held += count;
         self.written += count;
     }
 }

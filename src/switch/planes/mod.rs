@@ -159,7 +159,7 @@ impl Planes {
 
     /// Flits held by all registers.
     pub fn flits_in_network(&self) -> u64 {
-        self.part.held as u64
+        self.part.held
     }
 
     /// Body flits that reached their destination's register since the last call: the books

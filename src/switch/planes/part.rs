@@ -41,7 +41,7 @@ pub(super) struct Part {
     pub(super) links: LinkCounts,
     /// Flits written into the registers by the sources, less those that left the network
     /// (a pipelined run's lower thread takes the upper one's departures a cycle at a time).
-    pub(super) held: i64,
+    pub(super) held: u64,
     /// Body flits (neither head nor tail) that entered the last level since they were last
     /// taken: they reached their destination's register unbooked.
     pub(super) body_arrivals: u64,
@@ -87,7 +87,7 @@ impl Part {
     pub(super) fn cycle(&mut self, events: &mut Vec<Transfer>) -> bool {
         let last = self.levels.len() - 1;
         let left = deliver(&mut self.levels[last], self.shape.words);
-        self.held -= left as i64;
+        self.held -= left;
         let moved = evaluate_down(
             &self.shape,
             &mut self.levels,
@@ -209,7 +209,7 @@ pub(super) fn next_of<'a>(s: &Shape, l: usize, next: &'a mut Level) -> Next<'a> 
 pub(super) struct Zero<'a> {
     pub(super) shape: &'a Shape,
     pub(super) level: &'a mut Level,
-    pub(super) held: &'a mut i64,
+    pub(super) held: &'a mut u64,
 }
 
 /// Level `l` (`cur`, below the last) in one cycle, its next level (`next`) already past its

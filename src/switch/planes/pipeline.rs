@@ -237,7 +237,7 @@ pub(crate) struct Lower<'a> {
     levels: &'a mut [Level],
     boundary: Boundary,
     links: Counters<'a>,
-    held: &'a mut i64,
+    held: &'a mut u64,
     shared: &'a Shared,
     /// Cycles of the batch run so far.
     cycle: u64,
@@ -309,7 +309,7 @@ impl Lower<'_> {
         // again only for cycle t + RING ([`Shared`]).
         let handoff = unsafe { &mut *shared.ring[t as usize % RING].get() };
         events.extend(handoff.events.iter().map(|e| e.transfer(s)));
-        *self.held -= handoff.left as i64;
+        *self.held -= handoff.left;
         self.cycle += 1;
         let upper = UpperCycle {
             moved: handoff.moved,
@@ -331,7 +331,7 @@ impl Lower<'_> {
 
     /// Flits the network holds at the end of the last cycle taken.
     pub(crate) fn flits_in_network(&self) -> u64 {
-        *self.held as u64
+        *self.held
     }
 }
 
