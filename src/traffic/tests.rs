@@ -334,7 +334,6 @@ fn continuous() -> [Traffic; 2] {
     ]
 }
 
-
 /// Drawn cycle by cycle as the clock reaches each cycle, or with cycles skipped, a continuous
 /// pattern hands out exactly [`Traffic::messages`], each message at its release.
 #[test]
