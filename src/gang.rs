@@ -34,8 +34,11 @@ struct State {
     /// A helper's phase panicked.
     panicked: AtomicBool,
     stop: AtomicBool,
-    /// The CPU the caller ran on as it published the current phase (`usize::MAX`: unknown).
+    /// The CPU the caller ran on as it published the current phase (`usize::MAX`: unknown;
+    /// written only where the gang has a core per thread, [`move_off`]).
     caller_cpu: AtomicUsize,
+    /// The gang has no more threads than the machine has cores.
+    spare_cores: bool,
 }
 
 // SAFETY: `job` is written by the caller before it publishes a new epoch (release) and read by
@@ -67,6 +70,9 @@ pub struct Gang {
 impl Gang {
     /// Starts `threads − 1` helper threads (none for one thread).
     pub fn new(threads: usize) -> std::io::Result<Gang> {
+        // With more threads than cores, a polling helper takes a core from a thread with work.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let spare_cores = threads <= cores;
         let state = Arc::new(State {
             job: UnsafeCell::new(None),
             epoch: AtomicU64::new(0),
@@ -74,14 +80,12 @@ impl Gang {
             panicked: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             caller_cpu: AtomicUsize::new(usize::MAX),
+            spare_cores,
         });
         let mut gang = Gang {
             state,
             helpers: Vec::new(),
         };
-        // With more threads than cores, a polling helper takes a core from a thread with work.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let spare_cores = threads <= cores;
         let park_after = match spare_cores {
             true => PARK_AFTER,
             false => SPIN_FOR,
@@ -90,7 +94,7 @@ impl Gang {
             let state = Arc::clone(&gang.state);
             let handle = std::thread::Builder::new()
                 .name(format!("flitforge-gang-{index}"))
-                .spawn(move || helper(&state, index, park_after, spare_cores))?;
+                .spawn(move || helper(&state, index, park_after))?;
             gang.helpers.push(handle);
         }
         Ok(gang)
@@ -116,9 +120,11 @@ impl Gang {
         // complete), so nothing reads the slot now.
         unsafe { *state.job.get() = Some(job) };
         state.done.store(0, Ordering::Relaxed);
-        state
-            .caller_cpu
-            .store(current_cpu().unwrap_or(usize::MAX), Ordering::Relaxed);
+        if state.spare_cores {
+            state
+                .caller_cpu
+                .store(current_cpu().unwrap_or(usize::MAX), Ordering::Relaxed);
+        }
         state.epoch.fetch_add(1, Ordering::Release);
         for h in &self.helpers {
             h.thread().unpark();
@@ -217,7 +223,7 @@ impl std::fmt::Debug for Gang {
 /// park), run its share, report. Where the gang has a core per thread, a helper that gave up
 /// its core while it waited (one that only spun ran beside the caller) first leaves the
 /// caller's CPU if it finds itself there ([`move_off`]).
-fn helper(state: &State, index: usize, park_after: Duration, spare_cores: bool) {
+fn helper(state: &State, index: usize, park_after: Duration) {
     let mut seen = 0;
     loop {
         let waiting = Instant::now();
@@ -250,7 +256,7 @@ fn helper(state: &State, index: usize, park_after: Duration, spare_cores: bool) 
                 yielded = true;
             }
         }
-        if spare_cores && (yielded || waiting.elapsed() > SPIN_FOR) {
+        if state.spare_cores && (yielded || waiting.elapsed() > SPIN_FOR) {
             move_off(state.caller_cpu.load(Ordering::Relaxed));
         }
         // SAFETY: the caller wrote the slot before publishing the epoch just seen, and keeps
@@ -265,17 +271,23 @@ fn helper(state: &State, index: usize, park_after: Duration, spare_cores: bool) 
     }
 }
 
-/// The CPU this thread runs on, where the system says.
-pub(crate) fn current_cpu() -> Option<usize> {
-    nix::sched::sched_getcpu().ok()
+/// The CPU this thread runs on, where the system says (Linux only).
+fn current_cpu() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    return nix::sched::sched_getcpu().ok();
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// Moves this thread off `cpu` if it runs there and may run elsewhere, leaving where it may
-/// run as it was. Linux tends to wake a thread on its waker's CPU: a helper woken by the
-/// caller then shares the caller's core, each running only while the other yields, until
-/// the scheduler balances them out (measured on 2 cores, pipelined levels of a 1024-input
-/// butterfly: about 60 µs a cycle instead of 16, for the first 10–80 ms of a run).
-pub(crate) fn move_off(cpu: usize) {
+/// run as it was (Linux only). Linux tends to wake a thread on its waker's CPU: a helper
+/// woken by the caller then shares the caller's core, each running only while the other
+/// yields, until the scheduler balances them out (measured on 2 cores, pipelined levels of
+/// a 1024-input butterfly: about 60 µs a cycle instead of 16, for the first 10–80 ms of a
+/// run). Aimed at a gang of two: the kernel picks the CPU it moves to among the others, not
+/// by their load, so with more helpers two of them may still share one.
+#[cfg(target_os = "linux")]
+fn move_off(cpu: usize) {
     use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
     use nix::unistd::Pid;
     if current_cpu() != Some(cpu) {
@@ -296,6 +308,9 @@ pub(crate) fn move_off(cpu: usize) {
         let _ = sched_setaffinity(me, &allowed);
     }
 }
+
+#[cfg(not(target_os = "linux"))]
+fn move_off(_: usize) {}
 
 #[cfg(test)]
 mod tests {

@@ -22,8 +22,8 @@ fn an_error_in_a_pipelined_batch_stops_the_run_for_good() {
         ..SimConfig::default()
     };
     let planes = Planes::bytes(&config, &Simulation::new(config.clone()).unwrap().fabric);
-    // Room for the estimate and the bit planes: the queues pass it some hundred cycles in,
-    // inside a batch.
+    // Room for the estimate and the bit planes: the queues pass it inside the first batch
+    // (at cycle 60).
     let (network, records) = config.memory_estimate();
     let limit = network + records + planes;
     limits::set(Overrides {

@@ -74,7 +74,8 @@ pub struct Planes {
     split: usize,
     pinned: bool,
     /// Of a pipelined run: the split a trial of `split` moved from, and the nanoseconds a
-    /// cycle took there; and batches to go before the next trial ([`Planes::pipelined`]).
+    /// cycle took there; and batches to go before the next trial
+    /// ([`Planes::choose_split`]).
     trial: Option<(usize, u64)>,
     hold: u32,
     /// Of a pipelined run: the headers entering level `split` in the last cycle

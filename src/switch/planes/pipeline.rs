@@ -41,9 +41,14 @@ const RING: usize = 16;
 /// and reports progress.
 const BATCH_TIME: u64 = 30_000_000;
 
-/// Batches after a trial of a split that went back ([`Planes::pipelined`]) before the next
-/// trial: one batch in `HOLD + 1` at most runs the worse of two splits.
+/// Batches after a trial of a split that went back in which no move is tried
+/// ([`Planes::choose_split`]): the worse of two close splits runs one batch in `HOLD + 2`.
 const HOLD: u32 = 16;
+
+/// How much slower a cycle a trial's batch may run than the batch before it, in parts of
+/// the latter, and stay ([`Planes::choose_split`]): batches of the same split differ by
+/// about this much.
+const NOISE: u64 = 50;
 
 /// Fewest cycles of a batch (where a cycle is slow): the first cycle of a batch does not
 /// overlap the one before it.
@@ -563,7 +568,9 @@ impl Planes {
         if let Some(per_cycle) = elapsed.checked_div(ran) {
             self.batch = (BATCH_TIME / per_cycle.max(1)).max(MIN_BATCH);
         }
-        if !self.pinned {
+        // A batch that ended early (the network empty) may have run a few cycles only: its
+        // pace is not the split's.
+        if !self.pinned && ran == cycles {
             self.choose_split(elapsed, ran, lower_waited, upper_waited);
         }
         Pipelined { result, overran }
@@ -573,14 +580,15 @@ impl Planes {
     /// upper thread waited `lower_waited` and `upper_waited`: the next batch's split. A level
     /// moved from the waiting thread's partner to it evens them out where the difference of
     /// their waits is more than a level's work (the upper thread's busy time over its levels,
-    /// the last one's delivery counted as one). But a move is a trial: crossing level m costs
-    /// each side more than the waits show, and where two splits are close the waits alone
-    /// would swing between them every batch. A trial whose batch ran slower a cycle than the
-    /// one before it goes back, and no move is tried for the next [`HOLD`] batches.
+    /// the last one's delivery counted as one). Where it is less than two levels' work the
+    /// move is a trial: crossing level m costs each side more than the waits show, and where
+    /// two splits are close the waits alone would swing between them every batch. A trial
+    /// whose batch ran slower a cycle than the one before it (by more than [`NOISE`]) goes
+    /// back, and no move is tried in the next [`HOLD`] batches.
     fn choose_split(&mut self, elapsed: u64, ran: u64, lower_waited: u64, upper_waited: u64) {
         let per_cycle = elapsed.checked_div(ran).unwrap_or(u64::MAX);
         if let Some((before, pace)) = self.trial.take() {
-            if per_cycle > pace {
+            if per_cycle > pace + pace / NOISE {
                 self.split = before;
                 self.hold = HOLD;
             }
@@ -593,14 +601,16 @@ impl Planes {
         let (m, log_n) = (self.split, self.part.shape.log_n as usize);
         let busy = elapsed.saturating_sub(upper_waited);
         let level = busy / (log_n - m + 1) as u64;
-        let to = if lower_waited > upper_waited + level && m + 1 < log_n {
-            m + 1
+        let (to, by) = if lower_waited > upper_waited + level && m + 1 < log_n {
+            (m + 1, lower_waited - upper_waited)
         } else if upper_waited > lower_waited + level && m > 1 {
-            m - 1
+            (m - 1, upper_waited - lower_waited)
         } else {
             return;
         };
-        self.trial = Some((m, per_cycle));
+        if by <= 2 * level {
+            self.trial = Some((m, per_cycle));
+        }
         self.split = to;
     }
 
