@@ -50,6 +50,7 @@ mod links;
 mod part;
 mod pipeline;
 mod registers;
+mod schedule;
 mod word;
 
 pub use injection::Injection;
@@ -69,20 +70,13 @@ const MAX_NV: usize = 2 * MAX_VCS;
 #[derive(Clone, Debug)]
 pub struct Planes {
     part: Part,
-    /// Of a pipelined run: the first of the upper thread's levels ([`Planes::pipelined`]),
-    /// and whether it stays there.
-    split: usize,
-    pinned: bool,
-    /// Of a pipelined run: the split a trial of `split` moved from, and the nanoseconds a
-    /// cycle took there; and batches to go before the next trial
-    /// ([`Planes::choose_split`]).
-    trial: Option<(usize, u64)>,
-    hold: u32,
-    /// Of a pipelined run: the headers entering level `split` in the last cycle
-    /// ([`Planes::pipelined`]; grown by the first batches, at most one per register).
+    /// Of a pipelined run ([`Planes::pipelined`]): its batches and its split; the headers
+    /// entering level `split` in the last cycle (grown by the first batches, at most one per
+    /// register); and the lists of arrivals into the last level its ring hands over, kept
+    /// from batch to batch for their room.
+    schedule: schedule::Schedule,
     crossings: Vec<(u32, registers::Slot)>,
-    /// Of a pipelined run: the cycles of the next batch ([`Planes::batch_room`]).
-    batch: u64,
+    landings: Vec<Vec<pipeline::Landed>>,
 }
 
 impl Planes {
@@ -149,12 +143,9 @@ impl Planes {
     pub fn new(config: &SimConfig, fabric: &Fabric) -> Result<Self> {
         Ok(Planes {
             part: Part::new(config, fabric)?,
-            split: 1,
-            pinned: false,
-            trial: None,
-            hold: 0,
+            schedule: schedule::Schedule::new(),
             crossings: Vec::new(),
-            batch: 64,
+            landings: Vec::new(),
         })
     }
 

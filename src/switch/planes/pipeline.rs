@@ -27,6 +27,7 @@ use super::part::{
     Landings, Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, next_of,
 };
 use super::registers::{Level, Slot};
+use super::schedule::Batch;
 use super::{Headers, Injection, Planes};
 use crate::flit::FlitSlot;
 use crate::gang::{Gang, SPIN_FOR};
@@ -36,23 +37,6 @@ use crate::switch::{Transfer, TransferKind};
 /// ([`Upper::run`]), whose handoff the lower thread reads; a level more than `RING − 2`
 /// cycles ahead of the lower thread waits.
 const RING: usize = 16;
-
-/// Nanoseconds a pipelined batch aims at: between two batches a run checks for an interrupt
-/// and reports progress.
-const BATCH_TIME: u64 = 30_000_000;
-
-/// Batches after a trial of a split that went back in which no move is tried
-/// ([`Planes::choose_split`]): the worse of two close splits runs one batch in `HOLD + 2`.
-const HOLD: u32 = 16;
-
-/// How much slower a cycle a trial's batch may run than the batch before it, in parts of
-/// the latter, and stay ([`Planes::choose_split`]): batches of the same split differ by
-/// about this much.
-const NOISE: u64 = 50;
-
-/// Fewest cycles of a batch (where a cycle is slow): the first cycle of a batch does not
-/// overlap the one before it.
-const MIN_BATCH: u64 = 16;
 
 /// What the upper levels did in one cycle, for the books (on lines of its own: the upper
 /// thread writes one while the lower thread reads another).
@@ -75,7 +59,7 @@ struct Handoff {
 /// lines the upper thread writes and the lower thread reads; at half the bytes, two threads
 /// ran 1–3 % faster.
 #[derive(Clone, Copy, Debug)]
-struct Landed {
+pub(super) struct Landed {
     msg: u32,
     from: u32,
     /// The input VC it entered, and (bit 31) whether it is a head.
@@ -192,9 +176,11 @@ impl Sink for Handing<'_> {
 }
 
 /// Bytes a pipelined run takes beside the registers (B = `b`, `n` switches a level): the
-/// list of the headers crossing into level `m`, at most one per register of a level.
+/// list of the headers crossing into level `m`, and the ring's lists of arrivals into the
+/// last level, each at most one per register of a level (kept from batch to batch).
 pub(super) fn bytes(b: usize, n: usize) -> u64 {
-    (2 * b * n * std::mem::size_of::<(u32, Slot)>()) as u64
+    let entries = 2 * b * n;
+    (entries * (std::mem::size_of::<(u32, Slot)>() + RING * std::mem::size_of::<Landed>())) as u64
 }
 
 /// Waits until `counter` reaches `at_least`, adding to `waited` the nanoseconds it waited;
@@ -472,9 +458,8 @@ impl Planes {
     /// Runs up to `cycles` cycles (at most [`Planes::batch_room`]) on `gang`'s two threads
     /// as a pipeline ([`super::pipeline`]): levels `m..` on the other thread, and on this one
     /// `run`, which runs the cycles one by one ([`Lower::cycle`], [`Lower::injection`]) and
-    /// may stop early. Then `m` may move a level for the next batch
-    /// ([`Planes::choose_split`]: the split changes which thread computes a level, never what
-    /// it computes).
+    /// may stop early. Then the next batch's size and split follow from this one's
+    /// ([`super::schedule::Schedule::after_batch`]).
     pub(crate) fn pipelined<R: Send>(
         &mut self,
         gang: &mut Gang,
@@ -482,7 +467,7 @@ impl Planes {
         run: impl FnOnce(&mut Lower<'_>) -> R + Send,
     ) -> Pipelined<R> {
         let start = Instant::now();
-        let m = self.split;
+        let m = self.schedule.split();
         assert_eq!(gang.threads(), 2, "a pipeline of two threads");
         let part = &mut self.part;
         let s = &part.shape;
@@ -495,8 +480,15 @@ impl Planes {
             u64::from(top.vc_base) + (top.nv * s.n) as u64 <= u64::from(HEAD),
             "input VCs numbered below 2^31, as the handoffs write them ([`Landed`])"
         );
+        // The lists of arrivals of the last batch, cleared, kept for their room.
+        let mut kept = std::mem::take(&mut self.landings).into_iter();
         let mut shared = Shared {
-            ring: Default::default(),
+            ring: std::array::from_fn(|_| {
+                UnsafeCell::new(Handoff {
+                    events: kept.next().unwrap_or_default(),
+                    ..Handoff::default()
+                })
+            }),
             lower_done: Padded(AtomicU64::new(0)),
             upper_done: Padded(AtomicU64::new(0)),
             stop: Padded(AtomicBool::new(false)),
@@ -564,68 +556,37 @@ impl Planes {
             level.slot[at as usize] = slot;
         }
         part.links.end_cycles(ran as u32);
-        let elapsed = start.elapsed().as_nanos() as u64;
-        if let Some(per_cycle) = elapsed.checked_div(ran) {
-            self.batch = (BATCH_TIME / per_cycle.max(1)).max(MIN_BATCH);
-        }
-        // A batch that ended early (the network empty) may have run a few cycles only: its
-        // pace is not the split's.
-        if !self.pinned && ran == cycles {
-            self.choose_split(elapsed, ran, lower_waited, upper_waited);
-        }
-        Pipelined { result, overran }
-    }
-
-    /// After a batch of `ran` cycles in `elapsed` nanoseconds, of which the lower and the
-    /// upper thread waited `lower_waited` and `upper_waited`: the next batch's split. A level
-    /// moved from the waiting thread's partner to it evens them out where the difference of
-    /// their waits is more than a level's work (the upper thread's busy time over its levels,
-    /// the last one's delivery counted as one). Where it is less than two levels' work the
-    /// move is a trial: crossing level m costs each side more than the waits show, and where
-    /// two splits are close the waits alone would swing between them every batch. A trial
-    /// whose batch ran slower a cycle than the one before it (by more than [`NOISE`]) goes
-    /// back, and no move is tried in the next [`HOLD`] batches.
-    fn choose_split(&mut self, elapsed: u64, ran: u64, lower_waited: u64, upper_waited: u64) {
-        let per_cycle = elapsed.checked_div(ran).unwrap_or(u64::MAX);
-        if let Some((before, pace)) = self.trial.take() {
-            if per_cycle > pace + pace / NOISE {
-                self.split = before;
-                self.hold = HOLD;
-            }
-            return;
-        }
-        if self.hold > 0 {
-            self.hold -= 1;
-            return;
-        }
-        let (m, log_n) = (self.split, self.part.shape.log_n as usize);
-        let busy = elapsed.saturating_sub(upper_waited);
-        let level = busy / (log_n - m + 1) as u64;
-        let (to, by) = if lower_waited > upper_waited + level && m + 1 < log_n {
-            (m + 1, lower_waited - upper_waited)
-        } else if upper_waited > lower_waited + level && m > 1 {
-            (m - 1, upper_waited - lower_waited)
-        } else {
-            return;
+        let log_n = part.shape.log_n as usize;
+        self.landings = shared
+            .ring
+            .into_iter()
+            .map(|h| {
+                let mut events = h.into_inner().events;
+                events.clear();
+                events
+            })
+            .collect();
+        let batch = Batch {
+            asked: cycles,
+            ran,
+            elapsed: start.elapsed().as_nanos() as u64,
+            lower_waited,
+            upper_waited,
         };
-        if by <= 2 * level {
-            self.trial = Some((m, per_cycle));
-        }
-        self.split = to;
+        self.schedule.after_batch(batch, log_n);
+        Pipelined { result, overran }
     }
 
     /// Pins the first of the upper thread's levels (clamped to `1..log n − 1`; batches no
     /// longer move it as the threads wait, [`Planes::pipelined`]).
     pub fn pin_split(&mut self, m: usize) {
-        self.split = m.clamp(1, self.part.shape.log_n as usize - 1);
-        self.pinned = true;
-        self.trial = None;
+        self.schedule.pin(m, self.part.shape.log_n as usize);
     }
 
     /// Most cycles the next pipelined batch may run ([`Planes::pipelined`]): some tens of
-    /// milliseconds at the last batch's speed ([`BATCH_TIME`]), at least [`MIN_BATCH`]
-    /// cycles, within the link counters' room before their flush.
+    /// milliseconds at the last batch's speed, within the link counters' room before their
+    /// flush.
     pub fn batch_room(&self) -> u64 {
-        self.batch.min(u64::from(self.part.links.room()))
+        self.schedule.batch().min(u64::from(self.part.links.room()))
     }
 }
