@@ -128,6 +128,18 @@ pub(super) fn deliver(level: &mut Level, words: usize) -> u64 {
     left
 }
 
+/// The flit of worm `msg` entering the last level across its `hops`-th link: its header
+/// where `head` is 1, else its tail (the last of `flits`). Computed, not branched on: which
+/// of the two is as random as the traffic.
+#[inline(always)]
+pub(super) fn landing(msg: u32, head: u16, flits: u16, hops: u16) -> FlitSlot {
+    FlitSlot {
+        msg,
+        seq: (1 - head) * (flits - 1),
+        hop: head * hops,
+    }
+}
+
 /// Where a level's clock edge lists the heads and tails entering the last level: as the
 /// books' transfers, or (the upper levels of a pipelined run) as the shorter entries the
 /// other thread rebuilds them from ([`super::pipeline`]).
@@ -510,11 +522,7 @@ fn edge<const V: usize, const NV: usize>(
                 // branch on which of the two, as random as the traffic).
                 sink.header(v, row, o, slot);
                 let head = (heads >> bit & 1) as u16;
-                let flit = FlitSlot {
-                    msg: slot.msg,
-                    seq: (1 - head) * (flits - 1),
-                    hop: head * (l as u16 + 1),
-                };
+                let flit = landing(slot.msg, head, flits, l as u16 + 1);
                 events.landed(flit, head != 0, vc(row, j), sink.vc(v, row, o));
             }
         }

@@ -24,7 +24,7 @@ use std::time::Instant;
 use super::below::{Below, Leaving, Next, Sink};
 use super::links::Counters;
 use super::part::{
-    Landings, Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, next_of,
+    Landings, Shape, Zero, cycle_level, deliver, evaluate_down, evaluate_into, landing, next_of,
 };
 use super::registers::{Level, Slot};
 use super::schedule::Batch;
@@ -88,11 +88,7 @@ impl Landed {
     fn transfer(&self, s: &Shape) -> Transfer {
         let head = u16::from(self.to_head & HEAD != 0);
         Transfer {
-            flit: FlitSlot {
-                msg: self.msg,
-                seq: (1 - head) * (s.flits - 1),
-                hop: head * s.log_n as u16,
-            },
+            flit: landing(self.msg, head, s.flits, s.log_n as u16),
             from: self.from,
             to: self.to_head & !HEAD,
             kind: TransferKind::Arrived,
