@@ -1,7 +1,7 @@
 //! One CLI grammar: every subcommand's `--help` lists only flags the subcommand accepts, and
 //! every flag shows its default (`[default: …]`, which may say there is none).
 
-mod common;
+use crate::common;
 
 use common::{flitforge, text};
 

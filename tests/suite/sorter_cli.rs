@@ -1,7 +1,7 @@
 //! `flitforge sort`, `rtl/cosim --circuit flexible-sorter`, `sim --topology sorting-fat-tree`
 //! and the flexible-sorter experiment from the command line.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, text};
 

@@ -1,7 +1,7 @@
 //! The bit-plane kernel runs the general kernel's cycles: report for report, message record
 //! for message record, over the networks it models.
 
-mod common;
+use crate::common;
 
 use flitforge::config::{LinkBandwidth, SimConfig};
 use flitforge::sim::Simulation;

@@ -1,7 +1,7 @@
 //! [CMS] on the switch model: no schedule beats the lower bound of Theorem 2.2.1, offline
 //! schedules of multiplex at most B never block, and the commands write what `sim` replays.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 use flitforge::cms::lower_bound;

@@ -3,7 +3,7 @@
 //! qflow-tech-osu018 (scripts/test installs them); without them it fails with the install
 //! command. The sweeps are `flitforge silicon` and `flitforge experiment vlsi`.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 

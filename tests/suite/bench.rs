@@ -2,7 +2,7 @@
 //! (the full grids are benchmarks, not tests), BookSim needs its binary (a stand-in checks
 //! what is read from it), and repeated runs report medians.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 

@@ -2,8 +2,8 @@
 //! experiments, fault scaling, one greedy or Upfal routing, fault placement, and the errors for
 //! bad values.
 
+use crate::common;
 use flitforge::multibutterfly::experiment::{LeightonMaggsConfig, Row, leighton_maggs};
-mod common;
 
 use common::{flitforge, text};
 

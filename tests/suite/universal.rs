@@ -2,7 +2,7 @@
 //! of bad input, and the experiment's tables, the same bytes on any number of threads and
 //! when run as shards.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 

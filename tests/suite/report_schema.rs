@@ -2,7 +2,7 @@
 //! keys of docs/report-schema.md at the documented paths with the documented types, and its
 //! topology's `details` keys; a report's `config` re-runs to a byte-identical report.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! left behind; the reported crashes and blow-ups, each refused (or completed) in seconds
 //! under an 8 GiB address-space limit; property tests over configurations and message files.
 
-mod common;
+use crate::common;
 
 use flitforge::config::{Backpressure, FlowControl, LinkBandwidth, SimConfig};
 use flitforge::topology::TopologyKind;

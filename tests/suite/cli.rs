@@ -1,7 +1,7 @@
 //! The `flitforge` command: the done-when run, the demo, byte-stable JSON, the watchdog, and
 //! clear errors (exit code 2, no panic) for bad input.
 
-mod common;
+use crate::common;
 
 use common::flitforge;
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! `flitforge` on the pruned butterfly: the "done when" run, byte-stable JSON and waveforms,
 //! the experiment's files, and clear errors for flags and values it does not take.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, text};
 

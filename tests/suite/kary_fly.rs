@@ -1,7 +1,7 @@
 //! The k-ary n-fly against [Pat81]'s recursion for unbuffered delta networks, and the
 //! command line that measures it.
 
-mod common;
+use crate::common;
 
 use flitforge::delta::{self, PatelConfig};
 use flitforge::shard::Jobs;

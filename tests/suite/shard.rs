@@ -1,7 +1,7 @@
 //! Sharded experiments: `--shard K/N` runs, merged with `flitforge merge`, give the files of the
 //! unsharded run byte for byte, whether the shards run one after another or under GNU parallel.
 
-mod common;
+use crate::common;
 
 use common::{flitforge, temp, text};
 use std::collections::BTreeMap;
