@@ -71,7 +71,13 @@ pub struct BenchResult {
     pub bit_planes: bool,
     /// Threads that ran each cycle ([`Simulation::threads_running`]).
     pub threads: usize,
+    /// On several threads, the round trip of a cache line between the first two, measured
+    /// before the run ([`Simulation::threads_round_trip`], [`ROUND_TRIPS`]).
+    pub round_trip: Option<std::time::Duration>,
 }
+
+/// Round trips [`run`] times between two threads (a few milliseconds).
+pub const ROUND_TRIPS: u32 = 10_000;
 
 impl BenchResult {
     /// The kernel that ran: "bit-planes" or "general".
@@ -91,6 +97,7 @@ pub fn run(config: SimConfig, threads: usize, kernel: Kernel) -> Result<BenchRes
     sim.set_check_invariants(false);
     sim.set_threads(threads)?;
     sim.set_kernel(kernel)?;
+    let round_trip = sim.threads_round_trip(ROUND_TRIPS);
     let start = Instant::now();
     let report = sim.run()?;
     let seconds = start.elapsed().as_secs_f64();
@@ -104,6 +111,7 @@ pub fn run(config: SimConfig, threads: usize, kernel: Kernel) -> Result<BenchRes
             * f64::from(report.config.inputs),
         bit_planes: sim.bit_planes(),
         threads: sim.threads_running(),
+        round_trip,
     })
 }
 
@@ -130,5 +138,6 @@ pub fn run_pruned(mut config: PrunedConfig) -> Result<BenchResult> {
         flits_delivered_per_cycle: report.delivered as f64 / report.routing_cycles.max(1) as f64,
         bit_planes: false,
         threads: 1,
+        round_trip: None,
     })
 }

@@ -39,7 +39,10 @@ pub struct BenchArgs {
     /// each level's switches among them, the bit-plane kernel uses two at most, as a
     /// pipeline of levels; the run is the same on any number, and networks under 256 inputs
     /// run on one.
-    /// A list (`1,2`) runs each count in turn and prints the speed-up over the first.
+    /// A list (`1,2`) runs each count in turn and prints the speed-up over the first. On
+    /// several threads each run first times a cache line's round trip between the first two
+    /// threads' cores and prints it: threads that wait on each other every cycle gain only
+    /// what it allows (on a virtual machine it changes as the host moves its CPUs).
     /// Comparisons run one thread, like the simulators they are compared with.
     #[arg(
         long,
@@ -195,26 +198,39 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         RunConfig::Network(config) => {
             // Round by round, every thread count once: a drifting machine slows them alike.
             let mut rates = vec![Vec::new(); args.threads.len()];
-            // Per count, the threads that ran (the same in every round).
+            // Per count, the threads that ran (the same in every round), and the round trips
+            // between the first two.
             let mut ran = args.threads.clone();
+            let mut trips = vec![Vec::new(); args.threads.len()];
             for _ in 0..args.repeat {
-                for ((&threads, rates), ran) in args.threads.iter().zip(&mut rates).zip(&mut ran) {
+                for (((&threads, rates), ran), trips) in args
+                    .threads
+                    .iter()
+                    .zip(&mut rates)
+                    .zip(&mut ran)
+                    .zip(&mut trips)
+                {
                     let r = flitforge::bench::run(config.clone(), threads, kernel)?;
                     *ran = r.threads;
+                    let trip = r.round_trip.map(|t| t.as_nanos() as f64);
                     say!(
-                        "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle; {} kernel{})",
+                        "bench: {} switches x {} cycles in {:.3} s = {:.1} million switch-cycles/s ({:.1} flits delivered/cycle; {} kernel{}{})",
                         r.switches,
                         r.cycles,
                         r.seconds,
                         r.switch_cycles_per_second / 1e6,
                         r.flits_delivered_per_cycle,
                         r.kernel(),
-                        running(&args.threads, threads, r.threads)
+                        running(&args.threads, threads, r.threads),
+                        trip.map_or(String::new(), |t| format!(
+                            "; {t:.0} ns round trip between cores"
+                        ))
                     );
                     rates.push(r.switch_cycles_per_second / 1e6);
+                    trips.extend(trip);
                 }
             }
-            summarize(args, "switch-cycles", &rates, &ran);
+            summarize(args, "switch-cycles", &rates, &ran, &trips);
         }
         RunConfig::PrunedButterfly(mut config) => {
             if args.kernel.is_some() {
@@ -246,7 +262,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 );
                 rates[0].push(r.switch_cycles_per_second / 1e6);
             }
-            summarize(args, "vertex-cycles", &rates, &[1]);
+            summarize(args, "vertex-cycles", &rates, &[1], &[Vec::new()]);
         }
         _ => {
             return Err(Error::invalid(
@@ -288,14 +304,24 @@ fn running(all: &[usize], threads: usize, ran: usize) -> String {
 
 /// Per thread count, the median of its runs (`rates`, millions of `unit` per second) with
 /// their range, and the speed-up of each count over the first; nothing for a single run.
-/// `ran`: per count, the threads that ran ([`running`]).
-fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>], ran: &[usize]) {
+/// `ran`: per count, the threads that ran ([`running`]); `trips`: per count, the round trips
+/// between its first two threads (ns; none on one thread). Threads that wait on each other
+/// gain only as much as the round trip allows, and on a virtual machine it varies with the
+/// host's placement of the virtual CPUs: the median is shown beside the speed-up.
+fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>], ran: &[usize], trips: &[Vec<f64>]) {
     use flitforge::bench::{median, range};
     if args.repeat == 1 && rates.len() == 1 {
         return;
     }
     let first = median(&rates[0]);
-    for (k, ((&threads, runs), &ran)) in args.threads.iter().zip(rates).zip(ran).enumerate() {
+    for (k, (((&threads, runs), &ran), trips)) in args
+        .threads
+        .iter()
+        .zip(rates)
+        .zip(ran)
+        .zip(trips)
+        .enumerate()
+    {
         let (m, (lo, hi)) = (median(runs), range(runs));
         let speedup = match k {
             0 => String::new(),
@@ -305,8 +331,18 @@ fn summarize(args: &BenchArgs, unit: &str, rates: &[Vec<f64>], ran: &[usize]) {
                 on_threads(&args.threads, args.threads[0])
             ),
         };
+        let trip = match trips.is_empty() {
+            true => String::new(),
+            false => {
+                let (lo, hi) = range(trips);
+                format!(
+                    "; round trip between cores {:.0} ns ({lo:.0}–{hi:.0})",
+                    median(trips)
+                )
+            }
+        };
         say!(
-            "bench: median of {} run{}{}: {m:.1} million {unit}/s ({lo:.1}–{hi:.1}){speedup}",
+            "bench: median of {} run{}{}: {m:.1} million {unit}/s ({lo:.1}–{hi:.1}){speedup}{trip}",
             runs.len(),
             if runs.len() == 1 { "" } else { "s" },
             running(&args.threads, threads, ran),

@@ -238,6 +238,14 @@ impl Simulation {
         self.gang.as_ref().map_or(1, Gang::threads)
     }
 
+    /// The mean round trip of a cache line between the cores of this thread and the first
+    /// other thread that runs the cycles, over `trips` ([`Gang::round_trip`]): the floor under
+    /// every exchange between them (a pipelined cycle of the bit-plane kernel makes two). None
+    /// on one thread.
+    pub fn threads_round_trip(&mut self, trips: u32) -> Option<std::time::Duration> {
+        self.gang.as_mut()?.round_trip(trips)
+    }
+
     /// Whether the bit-plane kernel runs the cycles ([`Simulation::set_bit_planes`]).
     pub fn bit_planes(&self) -> bool {
         self.planes.is_some()
