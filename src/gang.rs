@@ -153,41 +153,58 @@ impl Gang {
     }
 
     /// The mean time a cache line takes from the caller's core to the first helper's and back,
-    /// over `trips` round trips after as many untimed: the least that any exchange between
-    /// two of the gang's threads costs (a pipelined cycle makes two, [`crate::switch::planes`]).
-    /// None for a gang of one thread. On a virtual machine it follows where the host puts the
-    /// virtual CPUs: on the 2-core machine flitforge is developed on, 80–120 ns at some hours
-    /// and 385 ns at others.
+    /// over up to `trips` round trips after as many untimed, within [`ROUND_TRIP_BUDGET`]:
+    /// the least that any exchange between two of the gang's threads costs (a pipelined cycle
+    /// makes two, [`crate::switch::planes`]). None for a gang of one thread, for no trips, and
+    /// where the gang has more threads than cores (two threads on one core would time the
+    /// switches between them). On a virtual machine it changes as the host moves its CPUs.
     pub fn round_trip(&mut self, trips: u32) -> Option<Duration> {
-        if self.helpers.is_empty() || trips == 0 {
+        if self.helpers.is_empty() || trips == 0 || !self.state.spare_cores {
             return None;
         }
         let ball = Ball(AtomicU64::new(0));
+        // The trips timed, and their nanoseconds (the caller's).
+        let timed = AtomicU64::new(0);
         let nanos = AtomicU64::new(0);
-        let (warm, total) = (u64::from(trips), 2 * u64::from(trips));
-        self.broadcast(&|k| {
-            // The caller sends the ball on as 2i + 1 and the helper returns it as 2i + 2.
-            let (from, to) = match k {
-                0 => (0, 1),
-                1 => (1, 2),
-                _ => return,
-            };
-            let mut start = Instant::now();
-            for i in 0..total {
-                if k == 0 && i == warm {
-                    start = Instant::now();
+        let warm = u64::from(trips);
+        self.broadcast(&|k| match k {
+            // The caller serves the ball as 2i + 1 and the helper returns it as 2i + 2, until
+            // the caller sends [`STOP`].
+            0 => {
+                let began = Instant::now();
+                let mut start = began;
+                let mut i = 0;
+                while i < 2 * warm {
+                    if i == warm {
+                        start = Instant::now();
+                    }
+                    ball.0.store(2 * i + 1, Ordering::Release);
+                    ball.wait_for(2 * i + 2);
+                    i += 1;
+                    if i.is_multiple_of(64) && began.elapsed() > ROUND_TRIP_BUDGET {
+                        break;
+                    }
                 }
-                ball.wait_for(2 * i + from);
-                ball.0.store(2 * i + to, Ordering::Release);
+                // Out of time before the timed trips: every trip counts.
+                let (from, trips) = match i > warm {
+                    true => (start, i - warm),
+                    false => (began, i),
+                };
+                nanos.store(from.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                timed.store(trips, Ordering::Relaxed);
+                ball.0.store(STOP, Ordering::Release);
             }
-            if k == 0 {
-                ball.wait_for(2 * total);
-                nanos.store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            1 => {
+                let mut i = 0;
+                while ball.wait_for(2 * i + 1) {
+                    ball.0.store(2 * i + 2, Ordering::Release);
+                    i += 1;
+                }
             }
+            _ => {}
         });
-        Some(Duration::from_nanos(
-            nanos.load(Ordering::Relaxed) / (total - warm),
-        ))
+        let timed = timed.into_inner();
+        (timed > 0).then(|| Duration::from_nanos(nanos.into_inner() / timed))
     }
 
     /// Runs `f` on every task, thread `k` taking tasks `k`, `k + threads`, ..., and returns
@@ -261,15 +278,29 @@ impl std::fmt::Debug for Gang {
 #[repr(align(128))]
 struct Ball(AtomicU64);
 
+/// The ball's value that ends [`Gang::round_trip`].
+const STOP: u64 = u64::MAX;
+
+/// Most time [`Gang::round_trip`] takes: where a trip is slow (the other thread off its
+/// core), fewer trips are timed.
+pub const ROUND_TRIP_BUDGET: Duration = Duration::from_millis(20);
+
 impl Ball {
-    /// Spins until the ball reads `value`, yielding the core once every 64 polls after
-    /// [`SPIN_FOR`] (both threads may share a core).
-    fn wait_for(&self, value: u64) {
-        let start = Instant::now();
+    /// Spins until the ball reads `value` (true) or [`STOP`] (false), yielding the core once
+    /// every 64 polls after [`SPIN_FOR`] (the clock read once in 64 polls, as a helper does).
+    fn wait_for(&self, value: u64) -> bool {
         let mut polls = 0u32;
-        while self.0.load(Ordering::Acquire) != value {
+        let mut since = None;
+        loop {
+            match self.0.load(Ordering::Acquire) {
+                v if v == value => return true,
+                STOP => return false,
+                _ => {}
+            }
             polls = polls.wrapping_add(1);
-            match polls.is_multiple_of(64) && start.elapsed() > SPIN_FOR {
+            match polls.is_multiple_of(64)
+                && since.get_or_insert_with(Instant::now).elapsed() > SPIN_FOR
+            {
                 true => std::thread::yield_now(),
                 false => std::hint::spin_loop(),
             }
@@ -426,16 +457,26 @@ mod tests {
     #[test]
     fn the_round_trip_passes_the_ball_between_the_first_two_threads() {
         assert_eq!(Gang::new(1).unwrap().round_trip(100), None);
-        // A third thread sits the volley out; more threads than cores still finish (each
-        // waiting thread yields its core).
-        let mut gang = Gang::new(3).unwrap();
-        let trip = gang.round_trip(1000).expect("a gang of three");
-        assert!(
-            trip > Duration::ZERO && trip < Duration::from_secs(1),
-            "{trip:?}"
-        );
-        assert_eq!(gang.round_trip(0), None);
-        assert_eq!(gang.map(vec![1, 2, 3], |x| x * 2), vec![2, 4, 6]);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for threads in [2, 3] {
+            let mut gang = Gang::new(threads).unwrap();
+            let started = Instant::now();
+            // With more threads than cores, none (a third thread sits the volley out).
+            match gang.round_trip(1000) {
+                Some(trip) => {
+                    assert!(threads <= cores);
+                    assert!(
+                        trip > Duration::ZERO && trip < ROUND_TRIP_BUDGET,
+                        "{trip:?}"
+                    );
+                }
+                None => assert!(threads > cores, "{threads} threads, {cores} cores"),
+            }
+            assert_eq!(gang.round_trip(0), None);
+            // Within its budget, however busy the machine (the phase's start and end aside).
+            assert!(started.elapsed() < ROUND_TRIP_BUDGET * 50);
+            assert_eq!(gang.map(vec![1, 2, 3], |x| x * 2), vec![2, 4, 6]);
+        }
     }
 
     #[test]

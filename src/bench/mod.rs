@@ -76,7 +76,8 @@ pub struct BenchResult {
     pub round_trip: Option<std::time::Duration>,
 }
 
-/// Round trips [`run`] times between two threads (a few milliseconds).
+/// Round trips [`run`] times between two threads (after as many untimed; at most
+/// [`crate::gang::ROUND_TRIP_BUDGET`] in all).
 pub const ROUND_TRIPS: u32 = 10_000;
 
 impl BenchResult {

@@ -239,9 +239,9 @@ impl Simulation {
     }
 
     /// The mean round trip of a cache line between the cores of this thread and the first
-    /// other thread that runs the cycles, over `trips` ([`Gang::round_trip`]): the floor under
-    /// every exchange between them (a pipelined cycle of the bit-plane kernel makes two). None
-    /// on one thread.
+    /// other thread that runs the cycles, over up to `trips` ([`Gang::round_trip`]): the floor
+    /// under every exchange between them (a pipelined cycle of the bit-plane kernel makes
+    /// two). None on one thread, for no trips, and with more threads than cores.
     pub fn threads_round_trip(&mut self, trips: u32) -> Option<std::time::Duration> {
         self.gang.as_mut()?.round_trip(trips)
     }

@@ -32,7 +32,7 @@
 //! per direction: the k-th requester in round-robin order gets the k-th free output VC.
 //!
 //! The run is the one the general kernel gives: the same flits move at the same clock edges,
-//! and the report is the same (`tests/planes.rs` holds them equal report for report, every
+//! and the report is the same (`tests/suite/planes.rs` holds them equal report for report, every
 //! message's record included). A run on two threads is a pipeline of levels
 //! ([`Planes::pipelined`]): the upper levels on one thread, the lower ones with the sources
 //! and the books on the other; the run and its report are the same.
