@@ -50,7 +50,7 @@ unsafe impl Sync for State {}
 /// How long a waiting thread spins before it starts to yield its core once every 64 polls:
 /// about the gap between two phases of a cycle (a helper may be off its core when there are
 /// more threads than cores).
-pub(crate) const SPIN_FOR: Duration = Duration::from_micros(20);
+const SPIN_FOR: Duration = Duration::from_micros(20);
 
 /// How long a helper keeps polling (yielding its core once every 64 polls after
 /// [`SPIN_FOR`]) before it parks, when the gang has a core per thread. It spans a cycle's
@@ -130,16 +130,10 @@ impl Gang {
             h.thread().unpark();
         }
         let own = catch_unwind(AssertUnwindSafe(|| phase(0)));
-        let waiting = Instant::now();
-        let mut spins = 0u32;
+        // A helper may be off its core (more threads than cores): then give it the core.
+        let mut backoff = Backoff::default();
         while state.done.load(Ordering::Acquire) < self.helpers.len() {
-            // A helper may be off its core (more threads than cores): then give it the core.
-            spins = spins.wrapping_add(1);
-            if !spins.is_multiple_of(64) || waiting.elapsed() < SPIN_FOR {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            backoff.pause();
         }
         // SAFETY: every helper is done with the phase.
         unsafe { *state.job.get() = None };
@@ -286,24 +280,48 @@ const STOP: u64 = u64::MAX;
 pub const ROUND_TRIP_BUDGET: Duration = Duration::from_millis(20);
 
 impl Ball {
-    /// Spins until the ball reads `value` (true) or [`STOP`] (false), yielding the core once
-    /// every 64 polls after [`SPIN_FOR`] (the clock read once in 64 polls, as a helper does).
+    /// Polls until the ball reads `value` (true) or [`STOP`] (false) ([`Backoff`]: both
+    /// threads may share a core).
     fn wait_for(&self, value: u64) -> bool {
-        let mut polls = 0u32;
-        let mut since = None;
+        let mut backoff = Backoff::default();
         loop {
             match self.0.load(Ordering::Acquire) {
                 v if v == value => return true,
                 STOP => return false,
-                _ => {}
+                _ => backoff.pause(),
             }
-            polls = polls.wrapping_add(1);
-            match polls.is_multiple_of(64)
-                && since.get_or_insert_with(Instant::now).elapsed() > SPIN_FOR
-            {
-                true => std::thread::yield_now(),
-                false => std::hint::spin_loop(),
-            }
+        }
+    }
+}
+
+/// The pause between two polls of a value another thread writes: a spin, and once the wait
+/// has lasted [`SPIN_FOR`], a yield of the core once every 64 polls (the other thread may be
+/// off its core: more threads than cores, or a busy machine). The clock is read once in 64
+/// polls, from the 64th on where no start is given ([`Backoff::since`]).
+#[derive(Default)]
+pub(crate) struct Backoff {
+    polls: u32,
+    since: Option<Instant>,
+}
+
+impl Backoff {
+    /// A wait that began at `start`.
+    pub(crate) fn since(start: Instant) -> Self {
+        Backoff {
+            polls: 0,
+            since: Some(start),
+        }
+    }
+
+    /// One poll's pause.
+    #[inline]
+    pub(crate) fn pause(&mut self) {
+        self.polls = self.polls.wrapping_add(1);
+        match self.polls.is_multiple_of(64)
+            && self.since.get_or_insert_with(Instant::now).elapsed() > SPIN_FOR
+        {
+            true => std::thread::yield_now(),
+            false => std::hint::spin_loop(),
         }
     }
 }

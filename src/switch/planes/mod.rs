@@ -70,12 +70,13 @@ const MAX_NV: usize = 2 * MAX_VCS;
 #[derive(Clone, Debug)]
 pub struct Planes {
     part: Part,
-    /// Of a pipelined run ([`Planes::pipelined`]): its batches and its split; the headers
-    /// entering level `split` in the last cycle (grown by the first batches, at most one per
-    /// register); and the lists of arrivals into the last level its ring hands over, kept
-    /// from batch to batch for their room.
+    /// Of a pipelined run ([`Planes::pipelined`]): its batches and its split.
     schedule: schedule::Schedule,
+    /// Of a pipelined run: the headers entering the split's level in the last cycle (grown
+    /// by the first batches, at most one per register).
     crossings: Vec<(u32, registers::Slot)>,
+    /// Of a pipelined run: the lists of arrivals into the last level its ring hands over,
+    /// kept from batch to batch for their room.
     landings: Vec<Vec<pipeline::Landed>>,
 }
 

@@ -30,7 +30,7 @@ use super::registers::{Level, Slot};
 use super::schedule::Batch;
 use super::{Headers, Injection, Planes};
 use crate::flit::FlitSlot;
-use crate::gang::{Gang, SPIN_FOR};
+use crate::gang::{Backoff, Gang};
 use crate::switch::{Transfer, TransferKind};
 
 /// Handoffs in flight: the upper thread's levels may run some cycles ahead of its level m
@@ -179,6 +179,14 @@ pub(super) fn bytes(b: usize, n: usize) -> u64 {
     (entries * (std::mem::size_of::<(u32, Slot)>() + RING * std::mem::size_of::<Landed>())) as u64
 }
 
+/// Writes the headers that level `m − 1` sent into `level` (level `m`) into its worm
+/// slots, emptying the list ([`Boundary`]).
+fn take_crossings(crossings: &mut Vec<(u32, Slot)>, level: &mut Level) {
+    for (at, slot) in crossings.drain(..) {
+        level.slot[at as usize] = slot;
+    }
+}
+
 /// Waits until `counter` reaches `at_least`, adding to `waited` the nanoseconds it waited;
 /// false if `stop` is set first.
 fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool, waited: &mut u64) -> bool {
@@ -186,7 +194,7 @@ fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool, waited: &mut u64)
         return true;
     }
     let start = Instant::now();
-    let mut polls = 0u32;
+    let mut backoff = Backoff::since(start);
     loop {
         if counter.load(Ordering::Acquire) >= at_least {
             *waited += start.elapsed().as_nanos() as u64;
@@ -196,13 +204,7 @@ fn wait(counter: &AtomicU64, at_least: u64, stop: &AtomicBool, waited: &mut u64)
             // The other thread may have reached `at_least` just before it stopped.
             return counter.load(Ordering::Acquire) >= at_least;
         }
-        // Spinning, then (the other thread may be off its core: a busy machine) yielding
-        // this core once every 64 polls, as the gang's helpers do.
-        polls = polls.wrapping_add(1);
-        match polls.is_multiple_of(64) && start.elapsed() > SPIN_FOR {
-            true => std::thread::yield_now(),
-            false => std::hint::spin_loop(),
-        }
+        backoff.pause();
     }
 }
 
@@ -372,9 +374,7 @@ impl Upper<'_> {
                 // has run cycle c.
                 let (boundary, crossings) =
                     unsafe { (&mut *self.boundary.level, &mut *self.boundary.crossings) };
-                for (at, slot) in crossings.drain(..) {
-                    boundary.slot[at as usize] = slot;
-                }
+                take_crossings(crossings, boundary);
                 let h = handoff(c);
                 h.moved |= evaluate_into(
                     &s,
@@ -547,10 +547,7 @@ impl Planes {
             h.moved || h.left > 0 || !h.events.is_empty()
         });
         // The headers that entered level m in the last cycle name their worms there.
-        let level = &mut part.levels[m];
-        for (at, slot) in crossings.drain(..) {
-            level.slot[at as usize] = slot;
-        }
+        take_crossings(crossings, &mut part.levels[m]);
         part.links.end_cycles(ran as u32);
         let log_n = part.shape.log_n as usize;
         self.landings = shared
