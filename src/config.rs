@@ -446,12 +446,12 @@ impl SimConfig {
             ));
         }
         if let Some(c) = self.cycles
-            && c > MAX_CYCLE
+            && !(1..=MAX_CYCLE).contains(&c)
         {
             return Err(Error::invalid(
                 "cycles",
                 c,
-                format!("0..={MAX_CYCLE} (2^40)"),
+                format!("1..={MAX_CYCLE} (2^40)"),
             ));
         }
         if self.mode == FlowControl::StoreForward {
@@ -504,6 +504,11 @@ impl SimConfig {
             (Traffic::Uniform { q } | Traffic::QRelation { q }, true) => {
                 estimate.check_memory("q", q)
             }
+            // Past the window, the records alive at once grow with the run only where the
+            // source queues do.
+            (t, true) if t.is_continuous() && !self.records_grow_with_cycles() => {
+                estimate.check_memory("inputs", self.inputs)
+            }
             (t, true) if t.is_continuous() => estimate.check_memory(
                 "cycles",
                 self.cycles.map_or("none".into(), |c| c.to_string()),
@@ -538,22 +543,40 @@ impl SimConfig {
         let links = self.link_count();
         let vcs = (links + n) * u64::from(self.vcs);
         let per_vc = 28 + 8 * u64::from(self.effective_depth());
-        let window = 4 * u64::from(self.levels() + self.flits);
-        let link = match self.link_bandwidth {
-            LinkBandwidth::PerVc => f64::from(self.vcs),
-            LinkBandwidth::One => 1.0,
-        };
+        let (window, excess) = self.record_window();
         let messages = match &self.traffic {
             Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. } => {
                 let rate = rate.clamp(0.0, 1.0);
                 let cycles = self.cycles.unwrap_or(0);
-                let excess = (rate - link / f64::from(self.flits)).max(0.0);
                 (n as f64 * (cycles.min(window) as f64 * rate + cycles as f64 * excess)) as u64
             }
             Traffic::Uniform { q } | Traffic::QRelation { q } => n * u64::from(*q),
             _ => n,
         };
         (links * 24 + vcs * per_vc, messages * RECORD_BYTES)
+    }
+
+    /// For continuous traffic, the window over which an input's messages are alive at once
+    /// (a few times a message's unloaded latency), and the messages per input and cycle
+    /// offered beyond what its link carries, which pile up at the source.
+    fn record_window(&self) -> (u64, f64) {
+        let window = 4 * u64::from(self.levels() + self.flits);
+        let link = match self.link_bandwidth {
+            LinkBandwidth::PerVc => f64::from(self.vcs),
+            LinkBandwidth::One => 1.0,
+        };
+        let rate = match &self.traffic {
+            Traffic::Bernoulli { rate } | Traffic::Lfsr { rate, .. } => rate.clamp(0.0, 1.0),
+            _ => 0.0,
+        };
+        (window, (rate - link / f64::from(self.flits)).max(0.0))
+    }
+
+    /// Whether a longer run keeps more records alive ([`SimConfig::memory_estimate`]): it
+    /// is shorter than the window, or its sources' queues grow.
+    fn records_grow_with_cycles(&self) -> bool {
+        let (window, excess) = self.record_window();
+        self.cycles.is_some_and(|c| c < window) || excess > 0.0
     }
 }
 

@@ -299,10 +299,15 @@ impl Jobs {
         let new = match outcome {
             Ok(new) => new,
             Err(e) => {
-                if self.results.values().any(|b| !b.is_empty()) {
+                let saved = self.results.values().any(|b| !b.is_empty());
+                if saved {
                     self.save_checkpoint()?;
                 }
                 let what = match &self.checkpoint {
+                    Some(_) if !saved => {
+                        "no job had finished, so nothing is saved: the same command starts over"
+                            .to_string()
+                    }
                     Some(c) => format!(
                         "{count} of {} jobs of batch `{batch}` are saved in {}; the same command with --resume continues",
                         mine.len(),

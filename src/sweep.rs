@@ -37,12 +37,22 @@ pub struct LoadPoint {
 /// A load curve and its saturation point.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadCurve {
+    /// The run at every load but its rate, which is the first load's (recorded as a
+    /// report's, so a config file reads it back: [`SimConfig::to_value`]).
+    #[serde(serialize_with = "as_recorded")]
     pub config: SimConfig,
     pub points: Vec<LoadPoint>,
     /// The offered load (flits per input per cycle) at which accepted throughput first falls
     /// below [`SATURATED`] of it, interpolated between the two loads around the crossing;
     /// `None` if no load saturates.
     pub saturation: Option<f64>,
+}
+
+fn as_recorded<S: serde::Serializer>(
+    config: &SimConfig,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&config.to_value(), s)
 }
 
 /// Checks the loads: 1 to [`MAX_LOADS`] probabilities in (0, 1], increasing.

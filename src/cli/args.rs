@@ -175,8 +175,8 @@ pub struct TrafficArgs {
     /// [default: none]
     #[arg(long, value_name = "FILE.json")]
     pub paths: Option<String>,
-    /// Cycles to simulate: required for bernoulli and lfsr traffic, a limit for batch
-    /// traffic.
+    /// Cycles to simulate, 1 to 2^40: required for bernoulli and lfsr traffic, a limit for
+    /// batch traffic.
     #[arg(long, value_name = "C")]
     pub cycles: Option<u64>,
     /// Seed of every random choice (traffic, wiring, Beneš middles, back-off, LFSRs).

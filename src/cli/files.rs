@@ -67,10 +67,7 @@ pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Resul
         not_over_input(path, inputs)?;
         let same = |other: &str| {
             other == path
-                || matches!(
-                    (std::fs::canonicalize(other), std::fs::canonicalize(path)),
-                    (Ok(a), Ok(b)) if a == b
-                )
+                || matches!((resolved(other), resolved(path)), (Some(a), Some(b)) if a == b)
         };
         if let Some((first, _)) = given[..k].iter().find(|(_, p)| same(p)) {
             return Err(Error::invalid(
@@ -83,18 +80,34 @@ pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Resul
     Ok(())
 }
 
+/// Where `path` leads: the file itself if it exists, else (a file not written yet) its
+/// directory's real path joined with its name, so that `r.json`, `./r.json` and `d/../r.json`
+/// are one file.
+fn resolved(path: &str) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let path = Path::new(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+}
+
 /// Refuses to write `output` over one of the command's `inputs`.
 pub fn not_over_input(output: &str, inputs: &[&str]) -> Result<()> {
-    let canon = |p: &str| std::fs::canonicalize(p).ok();
     if output == "-" {
         return Ok(());
     }
-    match canon(output) {
-        Some(out) if inputs.iter().any(|i| canon(i).as_ref() == Some(&out)) => Err(Error::invalid(
-            "output",
-            output,
-            "a file that is not one of the command's inputs",
-        )),
+    match resolved(output) {
+        Some(out) if inputs.iter().any(|i| resolved(i).as_ref() == Some(&out)) => {
+            Err(Error::invalid(
+                "output",
+                output,
+                "a file that is not one of the command's inputs",
+            ))
+        }
         _ => Ok(()),
     }
 }

@@ -360,6 +360,57 @@ fn show_defaults(mut cmd: clap::Command, base: &serde_json::Value) -> clap::Comm
     cmd
 }
 
+/// A command line (after `flitforge`) as the options it sets, defaults included, one
+/// `command option=values` entry each, sorted: command lines that spell the same run
+/// differently (options in another order, `--inputs=64`, a default given or left out) give the
+/// same list. `None` where it does not parse.
+pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
+    fn walk(cmd: &clap::Command, m: &clap::ArgMatches, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if let Ok(Some(values)) = m.try_get_raw(id) {
+                let values: Vec<String> = values.map(|v| v.to_string_lossy().into()).collect();
+                out.push(format!("{path} {id}={}", values.join(",")));
+            }
+        }
+        if let Some((name, sub)) = m.subcommand()
+            && let Some(sub_cmd) = cmd.find_subcommand(name)
+        {
+            walk(sub_cmd, sub, &format!("{path} {name}"), out);
+        }
+    }
+    let cmd = settle(show_defaults(Cli::command(), &serde_json::Value::Null));
+    let argv = std::iter::once("flitforge").chain(args.iter().map(String::as_str));
+    let matches = cmd.clone().try_get_matches_from(argv).ok()?;
+    let mut out = Vec::new();
+    walk(&cmd, &matches, "flitforge", &mut out);
+    out.sort();
+    Some(out)
+}
+
+/// What every command of the tree takes, which the derive cannot say once for all: a
+/// negative number after a flag (`--rate -0.1`) is its value, refused with the flag's range
+/// like any other value out of range rather than as an unknown flag; and the one-paragraph
+/// summary that a list of commands shows is one line, wrapped to the terminal (the full text
+/// keeps its lines, for the examples).
+fn settle(mut cmd: clap::Command) -> clap::Command {
+    cmd = cmd.allow_negative_numbers(true);
+    if let Some(about) = cmd.get_about().map(ToString::to_string)
+        && about.contains('\n')
+    {
+        let line = about.split_whitespace().collect::<Vec<_>>().join(" ");
+        cmd = cmd.about(line.trim_end_matches('.').to_string());
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(&name, settle);
+    }
+    cmd
+}
+
 /// Parses the command line, runs the command, maps errors to exit codes (2: bad input).
 pub fn main() -> ExitCode {
     let to_stdout = std::env::args()
@@ -368,7 +419,7 @@ pub fn main() -> ExitCode {
         .any(|w| w[0] == "--json" && w[1] == "-")
         || std::env::args().any(|a| a == "--json=-");
     REPORT_ON_STDOUT.store(to_stdout, std::sync::atomic::Ordering::Relaxed);
-    let cmd = show_defaults(Cli::command(), &serde_json::Value::Null);
+    let cmd = settle(show_defaults(Cli::command(), &serde_json::Value::Null));
     let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

@@ -56,8 +56,9 @@ pub struct OutputArgs {
     /// (--kernel) splits each level's switches among them; the bit-plane kernel uses two at
     /// most, as a pipeline of levels: the upper levels on one, the lower ones with the
     /// sources and the message bookkeeping on the other, the split moving to even them. The
-    /// run, its report and its waveform are the same, byte for byte, on any number of
-    /// threads; networks under 256 inputs run on one.
+    /// run and its report are the same, byte for byte, on any number of threads, and so is
+    /// its waveform but for the command line its header records; networks under 256 inputs
+    /// run on one. A sweep (--sweep) takes 1: it runs its loads at once, one a core.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 }

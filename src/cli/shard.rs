@@ -146,8 +146,13 @@ pub fn write_shard(dir: &Path, experiment: &str, jobs: &Jobs) -> Result<()> {
     let text = serde_json::to_string(&file).map_err(|e| Error::parse(SHARD_FILE, e))? + "\n";
     write(dir.join(SHARD_FILE), &text)?;
     let done: usize = jobs.results().values().map(|b| b.len()).sum();
+    let (command, unit) = match experiment {
+        "sweep" => ("sim --sweep".to_string(), "load"),
+        _ => (format!("experiment {experiment}"), "trial"),
+    };
+    let plural = if done == 1 { "" } else { "s" };
     say!(
-        "experiment {experiment}: shard {shard} ({done} trials); `flitforge merge` its {} directories",
+        "{command}: shard {shard} ({done} {unit}{plural}); `flitforge merge` its {} directories",
         shard.count
     );
     Ok(())
@@ -171,6 +176,22 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether two shards come from one run: the same experiment, flitforge version and shard
+/// count, and command lines that set the same options ([`super::canonical_args`]: in any
+/// order or spelling) on the same input files.
+fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    let options = |f: &ShardFile| super::canonical_args(&f.args).unwrap_or_else(|| f.args.clone());
+    (a.experiment.as_str(), a.shard.count, a.flitforge.as_str())
+        == (b.experiment.as_str(), b.shard.count, b.flitforge.as_str())
+        && sorted(&a.inputs) == sorted(&b.inputs)
+        && options(a) == options(b)
 }
 
 /// Every file a command line names (a value that is an existing file: a configuration, a
@@ -227,26 +248,20 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         let file: ShardFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
         if let Some(f) = &first
-            && (
-                f.experiment.as_str(),
-                (&f.args, &f.inputs),
-                f.shard.count,
-                f.flitforge.as_str(),
-            ) != (
-                file.experiment.as_str(),
-                (&file.args, &file.inputs),
-                file.shard.count,
-                file.flitforge.as_str(),
-            )
+            && !same_run(f, &file)
         {
             return Err(Error::invalid(
                 "shards",
                 path.display(),
                 format!(
-                    "a shard of the same run: `flitforge {}` in {} shards, flitforge {}, on the same input files",
+                    "a shard of the same run as {}: `flitforge {}` in {} shards, flitforge {}, on the same input files (this one ran `flitforge {}` in {} shards, flitforge {})",
+                    shard_dirs[0],
                     f.args.join(" "),
                     f.shard.count,
-                    f.flitforge
+                    f.flitforge,
+                    file.args.join(" "),
+                    file.shard.count,
+                    file.flitforge,
                 ),
             ));
         }

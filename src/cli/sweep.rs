@@ -18,9 +18,16 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ("vcd", o.vcd.is_some()),
         ("per-message", o.per_message),
         ("rate", args.traffic.rate.is_some()),
-        // The loads run at once, one per core, each on one thread.
-        ("threads", o.threads != 1),
+        // A load's run is cut short by --cycles by design (continuous traffic).
+        ("allow-partial", o.allow_partial),
     ];
+    if o.threads != 1 {
+        return Err(Error::invalid(
+            "threads",
+            o.threads,
+            "1 with --sweep: its loads run at once, one a core, each on one thread",
+        ));
+    }
     if o.kernel.is_some() {
         return Err(Error::invalid(
             "kernel",
@@ -49,7 +56,7 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
             return Err(Error::invalid(
                 "topology",
                 other.topology(),
-                "a VC network (butterfly, dilated, splitter, benes, kary-fly) with --sweep",
+                "a network of virtual-channel switches with --sweep (any topology but pruned-butterfly and sorting-fat-tree)",
             ));
         }
     };

@@ -154,6 +154,8 @@ impl LeightonMaggsConfig {
             return Err(Error::invalid("max-placements", 0, "at least 1"));
         }
         self.greedy.validate()?;
+        // (Before the probe below builds a network of that size.)
+        self.memory_estimate().check_memory("inputs", self.inputs)?;
         let probe = modified_splitter(self.inputs, self.wiring, 0)?;
         let (first, last) = self.interior.switch_levels(&probe)?;
         let interior = (last - first + 1) * self.inputs;
@@ -175,6 +177,24 @@ impl LeightonMaggsConfig {
             }
         }
         Ok(())
+    }
+}
+
+impl LeightonMaggsConfig {
+    /// What the trials that run at once allocate: one a worker thread (0: a core each), each
+    /// a network routing [LM]'s problems, up to 10 copies at once (a Table I trial, faults
+    /// alone, takes less).
+    pub fn memory_estimate(&self) -> crate::limits::Estimate {
+        let workers = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        }
+        .min(trial_count(self).max(1));
+        let trial = super::run::routing_estimate(self.inputs, 2, self.greedy.max_held, 10);
+        crate::limits::Estimate::new().with(
+            format!("for {workers} trials at once, one a thread (--threads)"),
+            trial.total().saturating_mul(workers as u64),
+        )
     }
 }
 

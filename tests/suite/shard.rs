@@ -102,6 +102,23 @@ fn four_shards_merge_to_the_unsharded_files() {
     let o = flitforge(&["merge", &shards[0], &shards[1], &shards[2], &other]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("same run"), "{}", text(&o.stderr));
+    // The same run spelled differently (options in another order, `--name=value`, a default
+    // given) is one run.
+    let respelled = temp("shard", "respelled");
+    let mut args: Vec<String> = vec!["experiment".into(), "leighton-maggs".into()];
+    for pair in LM[2..].chunks(2).rev() {
+        args.push(format!("{}={}", pair[0], pair[1]));
+    }
+    args.extend(["--seed", "1", "--shard", "3/4", "--out", &respelled].map(String::from));
+    run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let again = merge(
+        &[&shards[0], &shards[1], &shards[2], &respelled].map(|s| s.to_string()),
+        "merged-respelled",
+    );
+    assert!(
+        files(&again) == b,
+        "a respelled shard changed the merged files"
+    );
     for bad in ["4/4", "1/0", "one/4"] {
         let o = flitforge(&[&LM[..], &["--shard", bad]].concat());
         assert_eq!(o.status.code(), Some(2), "--shard {bad}");

@@ -22,6 +22,9 @@ pub struct PrunedButterflyArgs {
     /// golden (the abstract model, same cycle counts, fast) or cycle (bit by bit).
     #[arg(long, default_value = "golden", value_parser = ["cycle", "golden"])]
     engine: String,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     #[command(flatten)]
     shard: ShardArgs,
     #[command(flatten)]
@@ -57,6 +60,9 @@ pub struct SortingFatTreeArgs {
     /// Trials (seeds) per workload and size.
     #[arg(long, default_value_t = 3)]
     trials: u64,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     #[command(flatten)]
     shard: ShardArgs,
     #[command(flatten)]
@@ -69,7 +75,9 @@ pub(super) fn pruned_butterfly(args: &PrunedButterflyArgs, replay: &mut Replay) 
     let engine = engine(&args.engine)?;
     let sizes = experiment::checked_sizes(&args.sizes)?;
     let dir = args.out.dir("pruned-butterfly")?;
-    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
     let Some(runs) = run_trials(
         "pruned-butterfly",
         "experiment pruned-butterfly",
@@ -141,7 +149,9 @@ pub(super) fn flexible_sorter(args: &FlexibleSorterArgs) -> Result<()> {
 pub(super) fn sorting_fat_tree(args: &SortingFatTreeArgs, replay: &mut Replay) -> Result<()> {
     use flitforge::sorter::experiment;
     let dir = args.out.dir("sorting-fat-tree")?;
-    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
     let Some(points) = run_trials(
         "sorting-fat-tree",
         "experiment sorting-fat-tree",

@@ -155,6 +155,9 @@ pub struct PatelArgs {
     /// Seed of every trial's destinations.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Worker threads, 0 for all cores (the tables do not depend on it).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     #[command(flatten)]
     shard: ShardArgs,
     #[command(flatten)]
@@ -464,7 +467,9 @@ fn patel(args: &PatelArgs, replay: &mut Replay) -> Result<()> {
     };
     config.grid()?;
     let dir = args.out.dir("patel")?;
-    let mut jobs = args.shard.jobs(&dir, 0, replay, args.out.force)?;
+    let mut jobs = args
+        .shard
+        .jobs(&dir, args.threads, replay, args.out.force)?;
     let Some(trials) = run_trials(
         "patel",
         "experiment patel",
