@@ -299,12 +299,12 @@ impl Jobs {
         let new = match outcome {
             Ok(new) => new,
             Err(e) => {
-                let saved = self.results.values().any(|b| !b.is_empty());
-                if saved {
+                if self.results.values().any(|b| !b.is_empty()) {
                     self.save_checkpoint()?;
                 }
                 let what = match &self.checkpoint {
-                    Some(_) if !saved => {
+                    // (An earlier batch with no jobs may have written one.)
+                    Some(c) if !c.path.exists() => {
                         "no job had finished, so nothing is saved: the same command starts over"
                             .to_string()
                     }

@@ -80,19 +80,31 @@ pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Resul
     Ok(())
 }
 
-/// Where `path` leads: the file itself if it exists, else (a file not written yet) its
-/// directory's real path joined with its name, so that `r.json`, `./r.json` and `d/../r.json`
-/// are one file.
+/// Where `path` leads: the real path of its longest part that exists, followed by the rest
+/// of it read by name (a file not written yet, in directories the write will make), so that
+/// `r.json`, `./r.json`, `d/../r.json` and `new/r.json` against `./new/r.json` are one file
+/// each.
 fn resolved(path: &str) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return Some(p);
-    }
-    let path = Path::new(path);
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+    use std::path::Component;
+    let parts: Vec<Component> = Path::new(path).components().collect();
+    (0..=parts.len()).rev().find_map(|k| {
+        let existing: PathBuf = parts[..k].iter().collect();
+        let existing = match existing.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => existing,
+        };
+        let mut real = std::fs::canonicalize(existing).ok()?;
+        for part in &parts[k..] {
+            match part {
+                Component::Normal(name) => real.push(name),
+                Component::ParentDir => {
+                    real.pop();
+                }
+                _ => {}
+            }
+        }
+        Some(real)
+    })
 }
 
 /// Refuses to write `output` over one of the command's `inputs`.

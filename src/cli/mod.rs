@@ -252,7 +252,10 @@ enum Replayable {
 
 /// The command a recorded command line runs (`merge` replays a shard's).
 fn replay_target(argv: &[String]) -> Result<Replayable> {
-    match Cli::try_parse_from(argv) {
+    let parsed = parser()
+        .try_get_matches_from(argv)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    match parsed {
         Ok(Cli {
             command: Command::Experiment { which },
             ..
@@ -379,7 +382,7 @@ pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
             walk(sub_cmd, sub, &format!("{path} {name}"), out);
         }
     }
-    let cmd = settle(show_defaults(Cli::command(), &serde_json::Value::Null));
+    let cmd = parser();
     let argv = std::iter::once("flitforge").chain(args.iter().map(String::as_str));
     let matches = cmd.clone().try_get_matches_from(argv).ok()?;
     let mut out = Vec::new();
@@ -388,13 +391,22 @@ pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// The command line's parser: the derived commands with their defaults shown and
+/// [`settle`]d. Runs, merges and shard comparisons all read command lines with it.
+fn parser() -> clap::Command {
+    settle(show_defaults(Cli::command(), &serde_json::Value::Null))
+}
+
 /// What every command of the tree takes, which the derive cannot say once for all: a
 /// negative number after a flag (`--rate -0.1`) is its value, refused with the flag's range
 /// like any other value out of range rather than as an unknown flag; and the one-paragraph
 /// summary that a list of commands shows is one line, wrapped to the terminal (the full text
 /// keeps its lines, for the examples).
 fn settle(mut cmd: clap::Command) -> clap::Command {
-    cmd = cmd.allow_negative_numbers(true);
+    cmd = cmd.mut_args(|a| match a.get_action().takes_values() {
+        true => a.allow_negative_numbers(true),
+        false => a,
+    });
     if let Some(about) = cmd.get_about().map(ToString::to_string)
         && about.contains('\n')
     {
@@ -419,8 +431,7 @@ pub fn main() -> ExitCode {
         .any(|w| w[0] == "--json" && w[1] == "-")
         || std::env::args().any(|a| a == "--json=-");
     REPORT_ON_STDOUT.store(to_stdout, std::sync::atomic::Ordering::Relaxed);
-    let cmd = settle(show_defaults(Cli::command(), &serde_json::Value::Null));
-    let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
+    let cli = match Cli::from_arg_matches(&parser().get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

@@ -247,6 +247,19 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         let text = flitforge::limits::read_input_text(&path.to_string_lossy())?;
         let file: ShardFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
+        // The merge replays the shards' command line on this build, which reads it (and fills
+        // in its defaults) as theirs did only if it is theirs.
+        if file.flitforge != env!("CARGO_PKG_VERSION") {
+            return Err(Error::invalid(
+                "shards",
+                path.display(),
+                format!(
+                    "shards of this build, flitforge {} (this one is of flitforge {}): every machine runs the same build",
+                    env!("CARGO_PKG_VERSION"),
+                    file.flitforge
+                ),
+            ));
+        }
         if let Some(f) = &first
             && !same_run(f, &file)
         {

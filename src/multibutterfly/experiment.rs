@@ -155,7 +155,7 @@ impl LeightonMaggsConfig {
         }
         self.greedy.validate()?;
         // (Before the probe below builds a network of that size.)
-        self.memory_estimate().check_memory("inputs", self.inputs)?;
+        super::run::network_estimate(self.inputs, 2).check_memory("inputs", self.inputs)?;
         let probe = modified_splitter(self.inputs, self.wiring, 0)?;
         let (first, last) = self.interior.switch_levels(&probe)?;
         let interior = (last - first + 1) * self.inputs;
@@ -181,20 +181,41 @@ impl LeightonMaggsConfig {
 }
 
 impl LeightonMaggsConfig {
-    /// What the trials that run at once allocate: one a worker thread (0: a core each), each
-    /// a network routing [LM]'s problems, up to 10 copies at once (a Table I trial, faults
-    /// alone, takes less).
-    pub fn memory_estimate(&self) -> crate::limits::Estimate {
-        let workers = match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            t => t,
+    /// What one trial allocates: a network routing [LM]'s problems, up to 10 copies at once
+    /// (a Table I trial, faults alone, takes less).
+    pub fn trial_estimate(&self) -> crate::limits::Estimate {
+        super::run::routing_estimate(self.inputs, 2, self.greedy.max_held, 10)
+    }
+
+    /// How many trials run at once, one a worker thread: `threads` (0: a core each, but no
+    /// more than the memory holds). Refused where one trial, or the `threads` asked for, do
+    /// not fit the memory limit.
+    pub fn trials_at_once(&self) -> Result<usize> {
+        if self.threads > crate::shard::MAX_THREADS {
+            return Err(Error::invalid(
+                "threads",
+                self.threads,
+                format!("0..={} (0: every core)", crate::shard::MAX_THREADS),
+            ));
         }
-        .min(trial_count(self).max(1));
-        let trial = super::run::routing_estimate(self.inputs, 2, self.greedy.max_held, 10);
-        crate::limits::Estimate::new().with(
-            format!("for {workers} trials at once, one a thread (--threads)"),
-            trial.total().saturating_mul(workers as u64),
-        )
+        let trial = self.trial_estimate();
+        trial.check_memory("inputs", self.inputs)?;
+        let trials = trial_count(self).max(1);
+        if self.threads == 0 {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let fit = crate::limits::memory_limit().0 / trial.total().max(1);
+            return Ok(cores
+                .min(usize::try_from(fit).unwrap_or(usize::MAX))
+                .clamp(1, trials));
+        }
+        let at_once = self.threads.min(trials);
+        crate::limits::Estimate::new()
+            .with(
+                format!("for {at_once} trials at once"),
+                trial.total().saturating_mul(at_once as u64),
+            )
+            .check_memory("threads", self.threads)?;
+        Ok(at_once)
     }
 }
 

@@ -200,12 +200,21 @@ pub(crate) fn routing_estimate(
 ) -> crate::limits::Estimate {
     let n = u64::from(inputs);
     let switches = n * (u64::from(inputs.trailing_zeros()) + 2);
-    let links = switches * 2 * u64::from(m);
     let depth = u64::from(max_held.saturating_add(2 * m).max(copies));
-    crate::limits::Estimate::new()
-        .with("switches", switches * (64 + depth * 8))
-        .with("links", links * 48)
+    network_estimate(inputs, m)
+        .with("queues", switches * depth * 8)
         .with("packets", n * u64::from(copies) * 64)
+}
+
+/// What an `inputs`-input network of multiplicity `m` takes before anything is routed on
+/// it: its switches and its links.
+pub(crate) fn network_estimate(inputs: u32, m: u32) -> crate::limits::Estimate {
+    let n = u64::from(inputs);
+    let switches = n * (u64::from(inputs.trailing_zeros()) + 2);
+    let links = switches * 2 * u64::from(m);
+    crate::limits::Estimate::new()
+        .with("switches", switches * 64)
+        .with("links", links * 48)
 }
 
 #[cfg(test)]

@@ -133,10 +133,13 @@ pub(super) fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> R
         ..LeightonMaggsConfig::default()
     };
     config.validate()?;
+    // A merge runs no trial: only the trials a run makes need the memory.
+    let threads = match replay {
+        Some(_) => 1,
+        None => config.trials_at_once()?,
+    };
     let dir = args.out.dir("leighton-maggs")?;
-    let mut jobs = args
-        .shard
-        .jobs(&dir, args.threads, replay, args.out.force)?;
+    let mut jobs = args.shard.jobs(&dir, threads, replay, args.out.force)?;
     if args.variants {
         let Some(result) = run_trials(
             "leighton-maggs",
