@@ -398,8 +398,8 @@ fn parser() -> clap::Command {
 }
 
 /// What every command of the tree takes, which the derive cannot say once for all: a
-/// negative number after a flag (`--rate -0.1`) is its value, refused with the flag's range
-/// like any other value out of range rather than as an unknown flag; and the one-paragraph
+/// negative number after a flag (`--rate -0.1`) is its value, then refused as any value
+/// out of its range is, rather than taken for an unknown flag; and the one-paragraph
 /// summary that a list of commands shows is one line, wrapped to the terminal (the full text
 /// keeps its lines, for the examples).
 fn settle(mut cmd: clap::Command) -> clap::Command {

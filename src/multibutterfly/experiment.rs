@@ -178,9 +178,7 @@ impl LeightonMaggsConfig {
         }
         Ok(())
     }
-}
 
-impl LeightonMaggsConfig {
     /// What one trial allocates: a network routing [LM]'s problems, up to 10 copies at once
     /// (a Table I trial, faults alone, takes less).
     pub fn trial_estimate(&self) -> crate::limits::Estimate {
