@@ -104,7 +104,7 @@ pub enum ExperimentKind {
     /// back-pressure mode (inside a harness that registers every port), the board tops of 4-
     /// and 8-input butterflies with on-chip generators and checkers, the largest butterfly top
     /// each device holds, the pruned-butterfly vertices and the flexible sorter. Writes
-    /// fpga.md, fpga.csv and fpga.json; takes about 15 minutes.
+    /// fpga.md, fpga.csv and fpga.json; takes about 11 minutes on 2 cores.
     Fpga(FpgaExperimentArgs),
     /// The papers' VLSI claims ([BB] §3.2, §4.1-4.2, Theorems 1-3, Corollary 2; [LM] §I's
     /// Θ(N²) butterfly) on OSU standard cells: synthesises butterflies, pruned butterflies
