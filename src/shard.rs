@@ -338,7 +338,7 @@ impl Jobs {
 
 /// Runs `jobs` independent jobs on `threads` workers (0 = all cores, at most
 /// [`MAX_THREADS`]) and returns their results in job order; `progress` is told how many are
-/// done after each. Stops at the first error (a panicking job is an [`Error::Invariant`],
+/// done after each that succeeds. Stops at the first error (a panicking job is an [`Error::Invariant`],
 /// SIGINT or SIGTERM an [`Error::Interrupted`]); the error returned is that of the
 /// lowest-numbered failed job.
 pub fn parallel<T: Send>(
@@ -402,8 +402,12 @@ pub fn parallel_with<T: Send>(
                 Ok(v) => done_with(i, &v).map(|()| v),
                 e => e,
             };
+            // (A failed or interrupted job is not done.)
+            let finished = r.is_ok();
             push(i, r);
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            if finished {
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            }
         }
     };
     let spawned: Result<()> = std::thread::scope(|scope| {
