@@ -186,6 +186,14 @@ pub fn input_limit() -> u64 {
     overrides().input.unwrap_or(DEFAULT_MAX_INPUT)
 }
 
+/// How many of `jobs` independent jobs of `bytes_each` to run at once: a core each, no more
+/// than the memory limit holds, at least one.
+pub fn jobs_at_once(bytes_each: u64, jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let fit = usize::try_from(memory_limit().0 / bytes_each.max(1)).unwrap_or(usize::MAX);
+    cores.min(fit).min(jobs).max(1)
+}
+
 /// What a piece of work needs, in named parts.
 #[derive(Clone, Debug, Default)]
 pub struct Estimate {

@@ -83,7 +83,6 @@ pub fn check_rates(rates: &[f64]) -> Result<()> {
 /// ([`crate::limits::memory_limit`]): each is checked on its own when it is validated, and
 /// those running together must fit side by side (at least one, at most one per core).
 pub fn loads_at_once(base: &SimConfig, rates: &[f64]) -> usize {
-    let (limit, _) = crate::limits::memory_limit();
     let largest = rates
         .iter()
         .map(|&rate| {
@@ -95,12 +94,8 @@ pub fn loads_at_once(base: &SimConfig, rates: &[f64]) -> usize {
             network.saturating_add(records)
         })
         .max()
-        .unwrap_or(0)
-        .max(1);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    usize::try_from(limit / largest)
-        .unwrap_or(usize::MAX)
-        .clamp(1, cores)
+        .unwrap_or(0);
+    crate::limits::jobs_at_once(largest, rates.len())
 }
 
 /// Runs `base` at every load of `rates` (Bernoulli traffic, the base's cycles and seed).

@@ -178,9 +178,9 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-/// Whether two shards come from one run: the same experiment, flitforge version and shard
-/// count, and command lines that set the same options ([`super::canonical_args`]: in any
-/// order or spelling) on the same input files.
+/// Whether two shards (of this build: [`merge`] checks) come from one run: the same
+/// experiment and shard count, and command lines that set the same options
+/// ([`super::canonical_args`]: in any order or spelling) on the same input files.
 fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
     let sorted = |v: &[String]| {
         let mut v = v.to_vec();
@@ -188,8 +188,7 @@ fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
         v
     };
     let options = |f: &ShardFile| super::canonical_args(&f.args).unwrap_or_else(|| f.args.clone());
-    (a.experiment.as_str(), a.shard.count, a.flitforge.as_str())
-        == (b.experiment.as_str(), b.shard.count, b.flitforge.as_str())
+    (a.experiment.as_str(), a.shard.count) == (b.experiment.as_str(), b.shard.count)
         && sorted(&a.inputs) == sorted(&b.inputs)
         && options(a) == options(b)
 }

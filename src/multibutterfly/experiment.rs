@@ -200,11 +200,7 @@ impl LeightonMaggsConfig {
         trial.check_memory("inputs", self.inputs)?;
         let trials = trial_count(self).max(1);
         if self.threads == 0 {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let fit = crate::limits::memory_limit().0 / trial.total().max(1);
-            return Ok(cores
-                .min(usize::try_from(fit).unwrap_or(usize::MAX))
-                .clamp(1, trials));
+            return Ok(crate::limits::jobs_at_once(trial.total(), trials));
         }
         let at_once = self.threads.min(trials);
         crate::limits::Estimate::new()

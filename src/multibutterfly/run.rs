@@ -198,23 +198,25 @@ pub(crate) fn routing_estimate(
     max_held: u32,
     copies: u32,
 ) -> crate::limits::Estimate {
-    let n = u64::from(inputs);
-    let switches = n * (u64::from(inputs.trailing_zeros()) + 2);
     let depth = u64::from(max_held.saturating_add(2 * m).max(copies));
     network_estimate(inputs, m)
-        .with("queues", switches * depth * 8)
-        .with("packets", n * u64::from(copies) * 64)
+        .with("queues", switches(inputs) * depth * 8)
+        .with("packets", u64::from(inputs) * u64::from(copies) * 64)
+}
+
+/// Switches of an `inputs`-input network of the multibutterfly family (lg N + 2 levels,
+/// counting the 4x4 stage's).
+fn switches(inputs: u32) -> u64 {
+    u64::from(inputs) * (u64::from(inputs.trailing_zeros()) + 2)
 }
 
 /// What an `inputs`-input network of multiplicity `m` takes before anything is routed on
 /// it: its switches and its links.
 pub(crate) fn network_estimate(inputs: u32, m: u32) -> crate::limits::Estimate {
-    let n = u64::from(inputs);
-    let switches = n * (u64::from(inputs.trailing_zeros()) + 2);
-    let links = switches * 2 * u64::from(m);
+    let switches = switches(inputs);
     crate::limits::Estimate::new()
         .with("switches", switches * 64)
-        .with("links", links * 48)
+        .with("links", switches * 2 * u64::from(m) * 48)
 }
 
 #[cfg(test)]
