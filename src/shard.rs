@@ -80,8 +80,11 @@ pub const MAX_THREADS: usize = 1024;
 /// where it stopped ([`Jobs::with_checkpoint`]).
 struct Checkpoint {
     path: PathBuf,
-    /// What the results belong to (the command line), checked when a run resumes.
+    /// What the results belong to (the options the command line sets, the digests of the
+    /// files it names, the shard), checked when a run resumes.
     key: Vec<String>,
+    /// The command line as given, for a refusal to name.
+    command: String,
 }
 
 impl Checkpoint {
@@ -91,6 +94,7 @@ impl Checkpoint {
             schema: 1,
             flitforge: env!("CARGO_PKG_VERSION").to_string(),
             args: self.key.clone(),
+            command: self.command.clone(),
             results: results.clone(),
         };
         let text =
@@ -105,6 +109,9 @@ pub struct CheckpointFile {
     pub schema: u32,
     pub flitforge: String,
     pub args: Vec<String>,
+    /// The command line as given (absent from a checkpoint of an earlier build).
+    #[serde(default)]
+    pub command: String,
     pub results: Results,
 }
 
@@ -149,19 +156,26 @@ impl Jobs {
 
     /// Keeps the result of every job that finishes in the file `path` (rewritten atomically
     /// every few seconds, when a batch ends and when it stops on an error or an interrupt),
-    /// labelled `key`; the jobs whose results `resumed` holds (a checkpoint read back) do not
+    /// labelled `key` (what a resumed run must match) and `command` (the command line, as a
+    /// refusal names it); the jobs whose results `resumed` holds (a checkpoint read back) do not
     /// run again. A result read back equals the one computed (JSON keeps every field, and
     /// floats round-trip exactly), so a resumed run's files are the ones an uninterrupted run
     /// writes, byte for byte, as a merge of shards is.
-    pub fn with_checkpoint(mut self, path: PathBuf, key: Vec<String>, resumed: Results) -> Self {
+    pub fn with_checkpoint(
+        mut self,
+        path: PathBuf,
+        key: Vec<String>,
+        command: String,
+        resumed: Results,
+    ) -> Self {
         if !matches!(self.mode, Mode::Replay) {
             self.results = resumed;
-            self.checkpoint = Some(Checkpoint { path, key });
+            self.checkpoint = Some(Checkpoint { path, key, command });
         }
         self
     }
 
-    /// Reads a checkpoint file written for the command line `key`.
+    /// Reads a checkpoint file written with the key `key` ([`Jobs::with_checkpoint`]).
     pub fn read_checkpoint(path: &Path, key: &[String]) -> Result<Results> {
         let text = crate::limits::read_input_text(&path.to_string_lossy())?;
         let file: CheckpointFile =
@@ -172,7 +186,10 @@ impl Jobs {
                 path.display(),
                 format!(
                     "the checkpoint of this command line (it holds `flitforge {}` of flitforge {})",
-                    file.args.join(" "),
+                    match file.command.is_empty() {
+                        true => file.args.join(" "),
+                        false => file.command,
+                    },
                     file.flitforge
                 ),
             ));

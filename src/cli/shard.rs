@@ -94,11 +94,12 @@ impl ShardArgs {
             None => Jobs::all(threads),
         };
         let path = dir.join(CHECKPOINT_FILE);
-        // The results depend on the command line without the options that change none, and
-        // on which shard runs.
-        let mut key = replay_args(std::env::args().skip(1));
-        // ... and on the contents of the files it names.
-        key.extend(input_digests(&key)?);
+        // The results depend on the options the command line sets, less those that change
+        // none (in any order or spelling, a default given or left out), ...
+        let given = replay_args(std::env::args().skip(1));
+        let mut key = super::canonical_args(&given).unwrap_or_else(|| given.clone());
+        // ... on the contents of the files it names, and on which shard runs.
+        key.extend(input_digests(&given)?);
         if let Some(s) = &self.shard {
             key.push(format!("--shard={s}"));
         }
@@ -124,7 +125,8 @@ impl ShardArgs {
             Results::new()
         };
         super::files::remove_on_success(&path);
-        Ok(jobs.with_checkpoint(path, key, resumed))
+        let command = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
+        Ok(jobs.with_checkpoint(path, key, command, resumed))
     }
 }
 

@@ -131,8 +131,24 @@ fn an_interrupted_experiment_resumes_to_identical_files() {
     assert_eq!(code, Some(143), "{err}");
     assert!(err.contains("--resume"), "{err}");
     assert!(checkpoint.exists());
-    let mut resumed = args("parts");
-    resumed.push("--resume".into());
+    // The same run spelled otherwise: options in another order, `--trials=40`, a default
+    // given.
+    let resumed: Vec<String> = [
+        "experiment",
+        "leighton-maggs",
+        "--resume",
+        "--out",
+        "parts",
+        "--table1-trials",
+        "100",
+        "--trials=40",
+        "--threads",
+        "2",
+        "--seed",
+        "1",
+    ]
+    .map(String::from)
+    .into();
     let out = run(&resumed);
     assert!(
         out.status.success(),
