@@ -252,9 +252,7 @@ enum Replayable {
 
 /// The command a recorded command line runs (`merge` replays a shard's).
 fn replay_target(argv: &[String]) -> Result<Replayable> {
-    let parsed = parser()
-        .try_get_matches_from(argv)
-        .and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = matches(argv.iter().map(Into::into)).and_then(|m| Cli::from_arg_matches(&m));
     match parsed {
         Ok(Cli {
             command: Command::Experiment { which },
@@ -382,24 +380,55 @@ pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
             walk(sub_cmd, sub, &format!("{path} {name}"), out);
         }
     }
-    let cmd = parser();
     let argv = std::iter::once("flitforge").chain(args.iter().map(String::as_str));
-    let matches = cmd.clone().try_get_matches_from(argv).ok()?;
+    let parsed = matches(argv.map(Into::into)).ok()?;
     let mut out = Vec::new();
-    walk(&cmd, &matches, "flitforge", &mut out);
+    walk(&parser(), &parsed, "flitforge", &mut out);
     out.sort();
     Some(out)
 }
 
 /// The command line's parser: the derived commands with their defaults shown and
-/// [`settle`]d. Runs, merges and shard comparisons all read command lines with it.
+/// [`settle`]d. Runs, merges and shard comparisons all read command lines with it
+/// ([`matches`]).
 fn parser() -> clap::Command {
     settle(show_defaults(Cli::command(), &serde_json::Value::Null))
 }
 
+/// `argv` (the program first) as [`parser`] reads it, a list of numbers that starts with a
+/// minus joined to the option before it (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`): clap
+/// takes a lone negative number for a value ([`settle`]), but a list that starts with one
+/// for flags (`-0`), and the value's own range check names it better.
+fn matches(
+    argv: impl IntoIterator<Item = std::ffi::OsString>,
+) -> clap::error::Result<clap::ArgMatches> {
+    let mut args: Vec<std::ffi::OsString> = Vec::new();
+    for arg in argv {
+        let list = arg.to_str().is_some_and(|a| {
+            a.contains(',')
+                && a.strip_prefix('-')
+                    .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+        });
+        match args.last_mut() {
+            Some(option)
+                if list
+                    && option.to_str().is_some_and(|o| {
+                        o.starts_with("--") && o.len() > 2 && !o.contains('=')
+                    }) =>
+            {
+                option.push("=");
+                option.push(&arg);
+            }
+            _ => args.push(arg),
+        }
+    }
+    parser().try_get_matches_from(args)
+}
+
 /// What every command of the tree takes, which the derive cannot say once for all: a
 /// negative number after a flag (`--rate -0.1`) is its value, then refused as any value
-/// out of its range is, rather than taken for an unknown flag; and the one-paragraph
+/// out of its range is, rather than taken for an unknown flag (a list that starts with one
+/// is joined to its flag first, [`matches`]); and the one-paragraph
 /// summary that a list of commands shows is one line, wrapped to the terminal (the full text
 /// keeps its lines, for the examples).
 fn settle(mut cmd: clap::Command) -> clap::Command {
@@ -431,7 +460,7 @@ pub fn main() -> ExitCode {
         .any(|w| w[0] == "--json" && w[1] == "-")
         || std::env::args().any(|a| a == "--json=-");
     REPORT_ON_STDOUT.store(to_stdout, std::sync::atomic::Ordering::Relaxed);
-    let cli = match Cli::from_arg_matches(&parser().get_matches()) {
+    let cli = match matches(std::env::args_os()).and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

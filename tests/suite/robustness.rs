@@ -253,6 +253,8 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ),
         ("sim --sweep 0.1,nan --out sw", "sweep"),
         ("sim --sweep 0.5,0.1 --out sw", "sweep"),
+        ("sim --sweep -0.1,0.2 --out sw", "sweep"),
+        ("bench --threads -1,2", "threads"),
         ("sim --sweep 0.1 --json x.json", "json"),
         ("sim --shard 0/2", "shard"),
         ("sim --sweep 0.1 --shard 3/2 --out sw", "shard"),
