@@ -155,7 +155,9 @@ impl Jobs {
     }
 
     /// Keeps the result of every job that finishes in the file `path` (rewritten atomically
-    /// every few seconds, when a batch ends and when it stops on an error or an interrupt),
+    /// every few seconds, when a batch ends and when it stops on an interrupt or an I/O
+    /// error; removed where it stops on any other error, which would come back at the same
+    /// job),
     /// labelled `key` (what a resumed run must match) and `command` (the command line, as a
     /// refusal names it); the jobs whose results `resumed` holds (a checkpoint read back) do not
     /// run again. A result read back equals the one computed (JSON keeps every field, and
@@ -315,6 +317,15 @@ impl Jobs {
         }
         let new = match outcome {
             Ok(new) => new,
+            // Only an interrupt or an I/O failure may go otherwise when the command runs
+            // again: any other error (bad input found by a job, a deadlock) comes back at the
+            // same job, and a checkpoint would only stand in the way of the corrected command.
+            Err(e) if !matches!(e, Error::Interrupted { .. } | Error::Io { .. }) => {
+                if let Some(c) = &self.checkpoint {
+                    let _ = std::fs::remove_file(&c.path);
+                }
+                return Err(e);
+            }
             Err(e) => {
                 if self.results.values().any(|b| !b.is_empty()) {
                     self.save_checkpoint()?;

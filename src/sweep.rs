@@ -12,7 +12,8 @@ use crate::traffic::Traffic;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// Accepted throughput below this fraction of the offered load marks saturation.
+/// A network that accepts less than this fraction of the load its sources drew (more than
+/// the rest of the messages drawn still wait at the sources at the end) is saturated.
 pub const SATURATED: f64 = 0.95;
 
 /// Most loads one sweep may have.
@@ -32,6 +33,25 @@ pub struct LoadPoint {
     pub delivered: u64,
     /// Messages still queued at their sources at the end (grows past saturation).
     pub waiting: u64,
+    /// Messages the sources drew (the offered load as it fell: at a low load and a short
+    /// run, well off rate × cycles by chance).
+    #[serde(default)]
+    pub released: u64,
+}
+
+impl LoadPoint {
+    /// How far the network is from saturation: the fraction of the messages drawn it may
+    /// leave waiting at the sources ([`SATURATED`]) less the fraction it left (negative:
+    /// saturated). Against the messages drawn rather than the nominal load, so that a low
+    /// load whose coins fell short is not taken for one the network refused; against those
+    /// waiting rather than those delivered, so that a short run's worms still in flight at
+    /// its end count as accepted.
+    fn margin(&self) -> f64 {
+        match self.released {
+            0 => 1.0 - SATURATED,
+            drawn => (1.0 - SATURATED) - self.waiting as f64 / drawn as f64,
+        }
+    }
 }
 
 /// A load curve and its saturation point.
@@ -42,9 +62,10 @@ pub struct LoadCurve {
     #[serde(serialize_with = "as_recorded")]
     pub config: SimConfig,
     pub points: Vec<LoadPoint>,
-    /// The offered load (flits per input per cycle) at which accepted throughput first falls
-    /// below [`SATURATED`] of it, interpolated between the two loads around the crossing;
-    /// `None` if no load saturates.
+    /// The offered load (flits per input per cycle) at which the network first accepts less
+    /// than [`SATURATED`] of the load its sources drew ([`LoadPoint::released`], of which
+    /// more than the rest still waits at the end), interpolated between the two loads around
+    /// the crossing (the lowest load if it saturates already); `None` if no load saturates.
     pub saturation: Option<f64>,
 }
 
@@ -137,6 +158,7 @@ pub fn load_curve(
             network_latency: r.network_latency,
             delivered: r.delivered,
             waiting: r.waiting,
+            released: r.offered,
         })
     })?;
     Ok(points.map(|points| LoadCurve {
@@ -146,15 +168,15 @@ pub fn load_curve(
     }))
 }
 
-/// Where accepted throughput first falls below [`SATURATED`] × offered, interpolated.
+/// Where the network first accepts less than [`SATURATED`] of the load drawn
+/// ([`LoadCurve::saturation`]), interpolated.
 pub fn saturation(points: &[LoadPoint]) -> Option<f64> {
-    let gap = |p: &LoadPoint| p.accepted - SATURATED * p.offered;
-    let i = points.iter().position(|p| gap(p) < 0.0)?;
+    let i = points.iter().position(|p| p.margin() < 0.0)?;
     if i == 0 {
         return Some(points[0].offered);
     }
     let (a, b) = (&points[i - 1], &points[i]);
-    let t = gap(a) / (gap(a) - gap(b));
+    let t = a.margin() / (a.margin() - b.margin());
     Some(a.offered + t * (b.offered - a.offered))
 }
 
@@ -162,12 +184,12 @@ impl LoadCurve {
     /// sweep.csv: one row per load.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "rate,offered,accepted,latency_mean,latency_p50,latency_p99,latency_max,network_latency_mean,delivered,waiting\n",
+            "rate,offered,accepted,latency_mean,latency_p50,latency_p99,latency_max,network_latency_mean,delivered,waiting,released\n",
         );
         for p in &self.points {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 p.rate,
                 p.offered,
                 p.accepted,
@@ -177,7 +199,8 @@ impl LoadCurve {
                 p.latency.max,
                 p.network_latency.mean,
                 p.delivered,
-                p.waiting
+                p.waiting,
+                p.released
             );
         }
         s
@@ -212,12 +235,16 @@ impl LoadCurve {
         let _ = writeln!(
             s,
             "\n{}",
-            match self.saturation {
-                Some(x) => format!(
-                    "Saturation: accepted throughput falls below {SATURATED} × offered at an offered load of {x:.4} flits per input per cycle (interpolated between the loads around the crossing)."
+            match (self.saturation, self.points.first()) {
+                (Some(x), Some(first)) if first.margin() < 0.0 => format!(
+                    "Saturation at the lowest load, {x:.4} flits per input per cycle, or below it: the network accepts less than {SATURATED} of the load the sources drew."
                 ),
-                None => format!(
-                    "No load saturates: accepted throughput stays within {SATURATED} × offered up to the highest load."
+                (Some(x), _) => format!(
+                    "Saturation: the network accepts less than {SATURATED} of the load the sources drew (more than {:.0} % of the messages drawn still wait at the sources at the end) from an offered load of {x:.4} flits per input per cycle (interpolated between the loads around the crossing).",
+                    (1.0 - SATURATED) * 100.0
+                ),
+                (None, _) => format!(
+                    "No load saturates: the network accepts at least {SATURATED} of the load the sources drew up to the highest load."
                 ),
             }
         );
@@ -262,22 +289,27 @@ impl LoadCurve {
 mod tests {
     use super::*;
 
-    fn point(offered: f64, accepted: f64) -> LoadPoint {
+    fn point(offered: f64, released: u64, waiting: u64) -> LoadPoint {
         LoadPoint {
             rate: offered,
             offered,
-            accepted,
+            accepted: offered,
             latency: Summary::default(),
             network_latency: Summary::default(),
             delivered: 1,
-            waiting: 0,
+            waiting,
+            released,
         }
     }
 
     #[test]
     fn saturation_is_interpolated_at_the_crossing() {
-        let pts = [point(0.1, 0.1), point(0.2, 0.2), point(0.4, 0.3)];
-        // gap 0.01 at 0.2, -0.08 at 0.4: crossing at 0.2 + 0.2 * 0.01 / 0.09.
+        let pts = [
+            point(0.1, 1000, 0),
+            point(0.2, 1000, 40),
+            point(0.4, 1000, 130),
+        ];
+        // Margin 0.01 at 0.2, -0.08 at 0.4: crossing at 0.2 + 0.2 * 0.01 / 0.09.
         let s = saturation(&pts).unwrap();
         assert!((s - (0.2 + 0.2 / 9.0)).abs() < 1e-12, "{s}");
         assert_eq!(saturation(&pts[..2]), None);
@@ -300,5 +332,24 @@ mod tests {
         assert!(curve.points[0].accepted > 0.9 * curve.points[0].offered);
         let s = curve.saturation.expect("a load of 0.5 x 4 flits saturates");
         assert!(s > 0.2 && s < 2.0, "{s}");
+    }
+
+    #[test]
+    fn a_low_load_whose_coins_fell_short_is_not_saturated() {
+        // At 0.01 these 16 inputs draw 143 messages in 1000 cycles, not 160: the network
+        // delivers 0.035 flits per input and cycle of a nominal 0.04 (two worms are still in
+        // flight at the end) and leaves none waiting.
+        let base = SimConfig {
+            inputs: 16,
+            cycles: Some(1000),
+            seed: 6,
+            ..SimConfig::default()
+        };
+        let curve = load_curve(&base, &[0.01, 0.05], &mut Jobs::all(1), &|_, _| {})
+            .unwrap()
+            .unwrap();
+        let low = &curve.points[0];
+        assert!(low.accepted < SATURATED * low.offered, "{low:?}");
+        assert_eq!(curve.saturation, None);
     }
 }

@@ -184,6 +184,16 @@ pub struct TrafficArgs {
     pub seed: Option<u64>,
 }
 
+/// The files a network's command line reads (its configuration, graph, messages and
+/// paths), for the checks that keep its outputs off them.
+pub fn input_files<'a>(net: &'a NetworkArgs, traffic: &'a TrafficArgs) -> Vec<&'a str> {
+    [&net.config, &net.graph, &traffic.messages, &traffic.paths]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect()
+}
+
 impl TrafficArgs {
     /// Applies the traffic flags to `traffic`.
     fn apply(&self, traffic: &mut Traffic) -> Result<()> {

@@ -66,6 +66,12 @@ pub struct BenchArgs {
     pub repeat: usize,
 }
 
+/// Whether `path` is a file its owner, group or anyone may execute.
+fn executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// What `--booksim` must name.
 const BOOKSIM_BINARY: &str = "the path of a BookSim2 binary (build it from the public booksim/booksim2 source: make in src/, needs flex bison g++)";
 
@@ -81,8 +87,12 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
         (Against::Booksim, None) => {
             return Err(Error::invalid("booksim", "none", BOOKSIM_BINARY));
         }
-        (Against::Booksim, Some(path)) if !std::path::Path::new(path).is_file() => {
-            return Err(Error::invalid("booksim", path, BOOKSIM_BINARY));
+        (Against::Booksim, Some(path)) if !executable(std::path::Path::new(path)) => {
+            return Err(Error::invalid(
+                "booksim",
+                path,
+                format!("an executable file: {BOOKSIM_BINARY}"),
+            ));
         }
         (Against::Booksim, Some(path)) => Some(path.clone()),
         (Against::Verilator, Some(_)) => {
@@ -125,7 +135,12 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
         None => VCS.to_vec(),
     };
     let name = format!("bench-{}", against.name());
-    let dir = super::files::experiment_dir(&name, args.out.as_deref(), args.force)?;
+    let dir = super::files::experiment_dir(
+        &name,
+        args.out.as_deref(),
+        args.force,
+        &super::args::input_files(&args.net, &args.traffic),
+    )?;
     let total = (rates.len() * vcs.len()) as u64;
     let progress =
         super::progress::Progress::new(&format!("bench --against {}", against.name()), "points");

@@ -128,10 +128,28 @@ pub fn not_over_input(output: &str, inputs: &[&str]) -> Result<()> {
 /// `results/<experiment>`. An existing non-empty directory is refused unless this command wrote
 /// it or `force` is given. Once the command succeeds, [`finish_dirs`] removes the files an
 /// earlier run of it left there that this run did not write again.
-pub fn experiment_dir(experiment: &str, out: Option<&str>, force: bool) -> Result<PathBuf> {
+/// A directory that holds one of the command's `inputs` (a file of its own, not of a
+/// subdirectory) is refused: the command's files could be written over it.
+pub fn experiment_dir(
+    experiment: &str,
+    out: Option<&str>,
+    force: bool,
+    inputs: &[&str],
+) -> Result<PathBuf> {
     let dir = PathBuf::from(out.map_or_else(|| format!("results/{experiment}"), str::to_string));
     if dir.is_file() {
         return Err(Error::invalid("out", dir.display(), "a directory"));
+    }
+    let inside = resolved(&dir.to_string_lossy());
+    if let Some(input) = inputs.iter().find(|i| {
+        let parent = resolved(i).and_then(|i| i.parent().map(Path::to_path_buf));
+        parent.is_some_and(|p| Some(&p) == inside.as_ref())
+    }) {
+        return Err(Error::invalid(
+            "out",
+            dir.display(),
+            format!("a directory that holds none of the command's inputs ({input} is one)"),
+        ));
     }
     let marker = std::fs::read_to_string(dir.join(MARKER)).ok();
     let owner = marker

@@ -141,7 +141,12 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
             ),
         ));
     }
-    let out = super::files::experiment_dir("fpga", Some(&args.out), args.force)?;
+    let out = super::files::experiment_dir(
+        "fpga",
+        Some(&args.out),
+        args.force,
+        &super::args::input_files(&args.net, &args.traffic),
+    )?;
     if args.largest {
         super::args::refuse(
             &[

@@ -127,7 +127,12 @@ pub fn rtl(args: &RtlArgs) -> Result<()> {
     flitforge::limits::Estimate::new()
         .with("Verilog and stimulus", size)
         .check_output("out", std::path::Path::new(&args.out))?;
-    let dir = super::files::experiment_dir("rtl", Some(&args.out), args.force)?;
+    let dir = super::files::experiment_dir(
+        "rtl",
+        Some(&args.out),
+        args.force,
+        &super::args::input_files(&args.design.net, &args.design.traffic),
+    )?;
     for path in bundle.design.write(&dir)? {
         written(&path);
     }
@@ -164,7 +169,12 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
         _ => &[Simulator::Icarus],
     };
     let kept = match &args.keep {
-        Some(d) => Some(super::files::experiment_dir("cosim", Some(d), false)?),
+        Some(d) => Some(super::files::experiment_dir(
+            "cosim",
+            Some(d),
+            false,
+            &super::args::input_files(&args.design.net, &args.design.traffic),
+        )?),
         None => None,
     };
     let mut identical = true;

@@ -43,6 +43,10 @@ struct ShardFile {
     /// The files `args` names, each as `path#digest` of its contents ([`input_digests`]).
     #[serde(default)]
     inputs: Vec<String>,
+    /// What the results belong to where the command says it by value (a sweep: its
+    /// resolved configuration and loads), which [`same_run`] compares instead of `args`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    identity: Option<Vec<String>>,
     shard: Shard,
     results: Results,
 }
@@ -72,6 +76,20 @@ impl ShardArgs {
         replay: &mut Replay,
         force: bool,
     ) -> Result<Jobs> {
+        self.jobs_of(dir, threads, replay, force, None)
+    }
+
+    /// [`ShardArgs::jobs`] for a command that says what its results belong to by value
+    /// (`identity`, a sweep's resolved configuration and loads): a checkpoint is resumed by
+    /// the same identity, however the command line spells it, defaults included.
+    pub fn jobs_of(
+        &self,
+        dir: &Path,
+        threads: usize,
+        replay: &mut Replay,
+        force: bool,
+        identity: Option<&[String]>,
+    ) -> Result<Jobs> {
         if let Some(results) = replay.take() {
             if self.resume {
                 return Err(Error::invalid(
@@ -97,9 +115,16 @@ impl ShardArgs {
         // The results depend on the options the command line sets, less those that change
         // none (in any order or spelling, a default given or left out), ...
         let given = replay_args(std::env::args().skip(1));
-        let mut key = super::canonical_args(&given).unwrap_or_else(|| given.clone());
-        // ... on the contents of the files it names, and on which shard runs.
-        key.extend(input_digests(&given)?);
+        let mut key = match identity {
+            Some(identity) => identity.to_vec(),
+            None => {
+                let mut key = super::canonical_args(&given).unwrap_or_else(|| given.clone());
+                // ... on the contents of the files it names, ...
+                key.extend(input_digests(&given)?);
+                key
+            }
+        };
+        // ... and on which shard runs.
         if let Some(s) = &self.shard {
             key.push(format!("--shard={s}"));
         }
@@ -131,7 +156,12 @@ impl ShardArgs {
 }
 
 /// Writes `dir/shard.json` for a run of `jobs` that computed one shard of `experiment`.
-pub fn write_shard(dir: &Path, experiment: &str, jobs: &Jobs) -> Result<()> {
+pub fn write_shard(
+    dir: &Path,
+    experiment: &str,
+    jobs: &Jobs,
+    identity: Option<&[String]>,
+) -> Result<()> {
     let shard = jobs
         .sharded()
         .ok_or_else(|| Error::parse(experiment, "not a sharded run"))?;
@@ -141,6 +171,7 @@ pub fn write_shard(dir: &Path, experiment: &str, jobs: &Jobs) -> Result<()> {
         flitforge: env!("CARGO_PKG_VERSION").to_string(),
         experiment: experiment.to_string(),
         inputs: input_digests(&args)?,
+        identity: identity.map(<[String]>::to_vec),
         args,
         shard,
         results: jobs.results().clone(),
@@ -181,7 +212,8 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// Whether two shards (of this build: [`merge`] checks) come from one run: the same
-/// experiment and shard count, and command lines that set the same options
+/// experiment and shard count, and the same identity where they record one (a sweep's
+/// resolved configuration and loads), else command lines that set the same options
 /// ([`super::canonical_args`]: in any order or spelling) on the same input files.
 fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
     let sorted = |v: &[String]| {
@@ -191,8 +223,10 @@ fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
     };
     let options = |f: &ShardFile| super::canonical_args(&f.args).unwrap_or_else(|| f.args.clone());
     (a.experiment.as_str(), a.shard.count) == (b.experiment.as_str(), b.shard.count)
-        && sorted(&a.inputs) == sorted(&b.inputs)
-        && options(a) == options(b)
+        && match (&a.identity, &b.identity) {
+            (Some(x), Some(y)) => x == y,
+            _ => sorted(&a.inputs) == sorted(&b.inputs) && options(a) == options(b),
+        }
 }
 
 /// Every file a command line names (a value that is an existing file: a configuration, a

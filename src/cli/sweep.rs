@@ -45,6 +45,11 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ));
     }
     flitforge::sweep::check_rates(rates)?;
+    // `--traffic bernoulli` (the sweep's own) is read with a rate, which every load replaces.
+    let mut args = args.clone();
+    if args.traffic.traffic.as_deref() == Some("bernoulli") {
+        args.traffic.rate = Some(rates[0]);
+    }
     let mut base = match args.flags().resolve(SimConfig {
         traffic: flitforge::traffic::Traffic::Bernoulli {
             rate: rates[0].clamp(0.0, 1.0),
@@ -75,16 +80,38 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         ));
     }
     base.cycles.get_or_insert(2000);
-    let dir = super::files::experiment_dir("sweep", args.sweep.out.as_deref(), args.sweep.force)?;
+    // The run at every load but its rate: recorded with the first load's (a --config file's
+    // rate is replaced as --rate would be).
+    base.traffic = flitforge::traffic::Traffic::Bernoulli { rate: rates[0] };
+    // What its results belong to, by value: resumed and merged as the same sweep however the
+    // command line spells it (`--cycles 2000` given or not, `0.10` for `0.1`).
+    let identity = [
+        format!("config={}", base.to_value()),
+        format!(
+            "loads={}",
+            rates
+                .iter()
+                .map(f64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    ];
+    let dir = super::files::experiment_dir(
+        "sweep",
+        args.sweep.out.as_deref(),
+        args.sweep.force,
+        &super::args::input_files(&args.net, &args.traffic),
+    )?;
     let at_once = flitforge::sweep::loads_at_once(&base, rates);
-    let mut jobs = (args.sweep.shard).jobs(&dir, at_once, replay, args.sweep.force)?;
+    let mut jobs =
+        (args.sweep.shard).jobs_of(&dir, at_once, replay, args.sweep.force, Some(&identity))?;
     let progress = super::progress::Progress::new("sim --sweep", "loads");
     let curve = flitforge::sweep::load_curve(&base, rates, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);
     })?;
     progress.finish();
     let Some(curve) = curve else {
-        return super::shard::write_shard(&dir, "sweep", &jobs);
+        return super::shard::write_shard(&dir, "sweep", &jobs, Some(&identity));
     };
     write(dir.join("sweep.csv"), &curve.csv())?;
     let md = curve.markdown();

@@ -65,6 +65,7 @@ const INPUTS: &[(&str, &str)] = &[
     ),
     ("bad.json", r#"[{"source": 0, "destination": "#),
     ("cfg.toml", "inputs = 12\n"),
+    ("good.toml", "inputs = 16\n"),
     ("keys.toml", "inputs = 16\nbogus = 3\n"),
     ("dilation.toml", "topology = \"butterfly\"\ndilation = 3\n"),
     ("long.toml", ""),
@@ -254,6 +255,16 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --sweep 0.1,nan --out sw", "sweep"),
         ("sim --sweep 0.5,0.1 --out sw", "sweep"),
         ("sim --sweep -0.1,0.2 --out sw", "sweep"),
+        // Its files would go over its configuration.
+        ("sim --sweep 0.1 --config good.toml --out . --force", "good.toml is one"),
+        (
+            "experiment leighton-maggs --inputs 256 --faults 0,10,0 --trials 5 --out lm",
+            "faults",
+        ),
+        (
+            "bench --against booksim --booksim /etc/passwd --rate 0.1 --vcs 1",
+            "executable",
+        ),
         ("bench --threads -1,2", "threads"),
         ("sim --sweep 0.1 --json x.json", "json"),
         ("sim --shard 0/2", "shard"),

@@ -131,7 +131,8 @@ pub struct OutDir {
 
 impl OutDir {
     pub(super) fn dir(&self, experiment: &str) -> Result<std::path::PathBuf> {
-        experiment_dir(experiment, self.out.as_deref(), self.force)
+        // (No experiment reads a file.)
+        experiment_dir(experiment, self.out.as_deref(), self.force, &[])
     }
 }
 
@@ -322,7 +323,7 @@ fn run_trials<T>(
     })?;
     progress.finish();
     if result.is_none() {
-        write_shard(dir, experiment, jobs)?;
+        write_shard(dir, experiment, jobs, None)?;
     }
     Ok(result)
 }
