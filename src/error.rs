@@ -72,6 +72,23 @@ impl Error {
         }
     }
 
+    /// Refuses a list given to `--name` that holds a value twice (a table would get the
+    /// same row twice): `what` names its values.
+    pub fn check_distinct<T: PartialEq + Copy + Display>(
+        name: &str,
+        list: &[T],
+        what: &str,
+    ) -> Result<()> {
+        match (1..list.len()).find_map(|i| list[..i].contains(&list[i]).then_some(list[i])) {
+            Some(v) => Err(Error::invalid(
+                name,
+                v,
+                format!("distinct {what} (this one is given twice)"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Display, source: std::io::Error) -> Self {
         Error::Io {

@@ -83,8 +83,10 @@ struct Checkpoint {
     /// What the results belong to (the options the command line sets, the digests of the
     /// files it names, the shard), checked when a run resumes.
     key: Vec<String>,
-    /// The command line as given, for a refusal to name.
+    /// The command line as given (without --resume and --force), for a refusal to name.
     command: String,
+    /// Whether the run resumed from it (its results are an earlier run's work).
+    resumed: bool,
 }
 
 impl Checkpoint {
@@ -93,7 +95,7 @@ impl Checkpoint {
         let file = CheckpointFile {
             schema: 1,
             flitforge: env!("CARGO_PKG_VERSION").to_string(),
-            args: self.key.clone(),
+            key: self.key.clone(),
             command: self.command.clone(),
             results: results.clone(),
         };
@@ -108,8 +110,11 @@ impl Checkpoint {
 pub struct CheckpointFile {
     pub schema: u32,
     pub flitforge: String,
-    pub args: Vec<String>,
-    /// The command line as given (absent from a checkpoint of an earlier build).
+    /// What the results belong to ([`Jobs::with_checkpoint`]).
+    #[serde(alias = "args")]
+    pub key: Vec<String>,
+    /// The command line as given, without --resume and --force (absent from a checkpoint of
+    /// an earlier build).
     #[serde(default)]
     pub command: String,
     pub results: Results,
@@ -157,7 +162,7 @@ impl Jobs {
     /// Keeps the result of every job that finishes in the file `path` (rewritten atomically
     /// every few seconds, when a batch ends and when it stops on an interrupt or an I/O
     /// error; removed where it stops on any other error, which would come back at the same
-    /// job),
+    /// job, unless the run resumed from it),
     /// labelled `key` (what a resumed run must match) and `command` (the command line, as a
     /// refusal names it); the jobs whose results `resumed` holds (a checkpoint read back) do not
     /// run again. A result read back equals the one computed (JSON keeps every field, and
@@ -171,25 +176,40 @@ impl Jobs {
         resumed: Results,
     ) -> Self {
         if !matches!(self.mode, Mode::Replay) {
+            let from = !resumed.is_empty();
             self.results = resumed;
-            self.checkpoint = Some(Checkpoint { path, key, command });
+            self.checkpoint = Some(Checkpoint {
+                path,
+                key,
+                command,
+                resumed: from,
+            });
         }
         self
     }
 
-    /// Reads a checkpoint file written with the key `key` ([`Jobs::with_checkpoint`]).
-    pub fn read_checkpoint(path: &Path, key: &[String]) -> Result<Results> {
+    /// Reads a checkpoint file written with the key `key` ([`Jobs::with_checkpoint`]) by the
+    /// command line `command`.
+    pub fn read_checkpoint(path: &Path, key: &[String], command: &str) -> Result<Results> {
         let text = crate::limits::read_input_text(&path.to_string_lossy())?;
         let file: CheckpointFile =
             serde_json::from_str(&text).map_err(|e| Error::parse(path.display(), e))?;
-        if file.flitforge != env!("CARGO_PKG_VERSION") || file.args != key {
+        let version = env!("CARGO_PKG_VERSION");
+        if file.flitforge == version && file.key != key && file.command == command {
+            return Err(Error::invalid(
+                "resume",
+                path.display(),
+                "the checkpoint of this command line: this command wrote it, but a file it reads (a --config, a graph, a message list) has changed since (--force starts over)",
+            ));
+        }
+        if file.flitforge != version || file.key != key {
             return Err(Error::invalid(
                 "resume",
                 path.display(),
                 format!(
                     "the checkpoint of this command line (it holds `flitforge {}` of flitforge {})",
                     match file.command.is_empty() {
-                        true => file.args.join(" "),
+                        true => file.key.join(" "),
                         false => file.command,
                     },
                     file.flitforge
@@ -319,9 +339,10 @@ impl Jobs {
             Ok(new) => new,
             // Only an interrupt or an I/O failure may go otherwise when the command runs
             // again: any other error (bad input found by a job, a deadlock) comes back at the
-            // same job, and a checkpoint would only stand in the way of the corrected command.
+            // same job, and this run's checkpoint would only stand in the way of the
+            // corrected command. (One it resumed from holds an earlier run's work: it stays.)
             Err(e) if !matches!(e, Error::Interrupted { .. } | Error::Io { .. }) => {
-                if let Some(c) = &self.checkpoint {
+                if let Some(c) = self.checkpoint.as_ref().filter(|c| !c.resumed) {
                     let _ = std::fs::remove_file(&c.path);
                 }
                 return Err(e);

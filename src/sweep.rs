@@ -12,8 +12,9 @@ use crate::traffic::Traffic;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// A network that accepts less than this fraction of the load its sources drew (more than
-/// the rest of the messages drawn still wait at the sources at the end) is saturated.
+/// A network that accepts less than this fraction of the load its sources drew is saturated:
+/// more than 1 − `SATURATED` (5 %) of the messages drawn still wait at their sources at the
+/// end, or were dropped.
 pub const SATURATED: f64 = 0.95;
 
 /// Most loads one sweep may have.
@@ -33,23 +34,24 @@ pub struct LoadPoint {
     pub delivered: u64,
     /// Messages still queued at their sources at the end (grows past saturation).
     pub waiting: u64,
+    /// Messages dropped after their last attempt (drop mode).
+    pub dropped: u64,
     /// Messages the sources drew (the offered load as it fell: at a low load and a short
     /// run, well off rate × cycles by chance).
-    #[serde(default)]
     pub released: u64,
 }
 
 impl LoadPoint {
     /// How far the network is from saturation: the fraction of the messages drawn it may
-    /// leave waiting at the sources ([`SATURATED`]) less the fraction it left (negative:
-    /// saturated). Against the messages drawn rather than the nominal load, so that a low
-    /// load whose coins fell short is not taken for one the network refused; against those
-    /// waiting rather than those delivered, so that a short run's worms still in flight at
-    /// its end count as accepted.
+    /// refuse ([`SATURATED`]) less the fraction it refused, left waiting at the sources or
+    /// dropped (negative: saturated). Against the messages drawn rather than the nominal
+    /// load, so that a low load whose coins fell short is not taken for one the network
+    /// refused; against those refused rather than those delivered, so that a short run's
+    /// worms still in flight at its end count as accepted.
     fn margin(&self) -> f64 {
         match self.released {
             0 => 1.0 - SATURATED,
-            drawn => (1.0 - SATURATED) - self.waiting as f64 / drawn as f64,
+            drawn => (1.0 - SATURATED) - (self.waiting + self.dropped) as f64 / drawn as f64,
         }
     }
 }
@@ -158,6 +160,7 @@ pub fn load_curve(
             network_latency: r.network_latency,
             delivered: r.delivered,
             waiting: r.waiting,
+            dropped: r.dropped,
             released: r.offered,
         })
     })?;
@@ -184,12 +187,12 @@ impl LoadCurve {
     /// sweep.csv: one row per load.
     pub fn csv(&self) -> String {
         let mut s = String::from(
-            "rate,offered,accepted,latency_mean,latency_p50,latency_p99,latency_max,network_latency_mean,delivered,waiting,released\n",
+            "rate,offered,accepted,latency_mean,latency_p50,latency_p99,latency_max,network_latency_mean,delivered,waiting,dropped,released\n",
         );
         for p in &self.points {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{}",
                 p.rate,
                 p.offered,
                 p.accepted,
@@ -200,6 +203,7 @@ impl LoadCurve {
                 p.network_latency.mean,
                 p.delivered,
                 p.waiting,
+                p.dropped,
                 p.released
             );
         }
@@ -240,7 +244,7 @@ impl LoadCurve {
                     "Saturation at the lowest load, {x:.4} flits per input per cycle, or below it: the network accepts less than {SATURATED} of the load the sources drew."
                 ),
                 (Some(x), _) => format!(
-                    "Saturation: the network accepts less than {SATURATED} of the load the sources drew (more than {:.0} % of the messages drawn still wait at the sources at the end) from an offered load of {x:.4} flits per input per cycle (interpolated between the loads around the crossing).",
+                    "Saturation: the network accepts less than {SATURATED} of the load the sources drew (more than {:.0} % of the messages drawn still wait at the sources at the end, or were dropped) from an offered load of {x:.4} flits per input per cycle (interpolated between the loads around the crossing).",
                     (1.0 - SATURATED) * 100.0
                 ),
                 (None, _) => format!(
@@ -298,6 +302,7 @@ mod tests {
             network_latency: Summary::default(),
             delivered: 1,
             waiting,
+            dropped: 0,
             released,
         }
     }

@@ -363,8 +363,9 @@ fn show_defaults(mut cmd: clap::Command, base: &serde_json::Value) -> clap::Comm
 
 /// A command line (after `flitforge`) as the options it sets, defaults included, one
 /// `command option=values` entry each, sorted: command lines that spell the same run
-/// differently (options in another order, `--inputs=64`, a default given or left out) give the
-/// same list. `None` where it does not parse.
+/// differently (options in another order, `--inputs=64`, a fixed default given or left out)
+/// give the same list; an option whose default the command computes from others (no default
+/// to clap) is absent where it is left out. `None` where it does not parse.
 pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
     fn walk(cmd: &clap::Command, m: &clap::ArgMatches, path: &str, out: &mut Vec<String>) {
         for arg in cmd.get_arguments() {

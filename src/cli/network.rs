@@ -89,8 +89,8 @@ pub struct SweepArgs {
     /// (a --config file's rate is replaced by each load), --cycles 2000 unless given.
     /// Writes sweep.csv, sweep.md, sweep.json (with the saturation point: where the network
     /// accepts less than 0.95 of the load its sources drew, more than 5 % of the messages
-    /// drawn still waiting at the end) and latency-vs-load.svg, throughput-vs-load.svg into
-    /// --out. Example:
+    /// drawn still waiting at the end or dropped) and latency-vs-load.svg,
+    /// throughput-vs-load.svg into --out. Example:
     /// --sweep 0.02,0.05,0.1,0.15,0.2,0.25,0.3 [default: none, one run]
     #[arg(long, value_delimiter = ',', value_name = "RATES")]
     pub sweep: Option<Vec<f64>>,

@@ -44,7 +44,8 @@ struct ShardFile {
     #[serde(default)]
     inputs: Vec<String>,
     /// What the results belong to where the command says it by value (a sweep: its
-    /// resolved configuration and loads), which [`same_run`] compares instead of `args`.
+    /// resolved configuration, loads and the digest of a graph file it names), which
+    /// [`same_run`] compares instead of `args` and `inputs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     identity: Option<Vec<String>>,
     shard: Shard,
@@ -76,13 +77,14 @@ impl ShardArgs {
         replay: &mut Replay,
         force: bool,
     ) -> Result<Jobs> {
-        self.jobs_of(dir, threads, replay, force, None)
+        self.jobs_keyed(dir, threads, replay, force, None)
     }
 
     /// [`ShardArgs::jobs`] for a command that says what its results belong to by value
-    /// (`identity`, a sweep's resolved configuration and loads): a checkpoint is resumed by
-    /// the same identity, however the command line spells it, defaults included.
-    pub fn jobs_of(
+    /// (`identity`: a sweep's resolved configuration, loads and the digest of a graph file it
+    /// names): a checkpoint is resumed by the same identity, however the command line spells
+    /// it, defaults included.
+    pub fn jobs_keyed(
         &self,
         dir: &Path,
         threads: usize,
@@ -128,6 +130,12 @@ impl ShardArgs {
         if let Some(s) = &self.shard {
             key.push(format!("--shard={s}"));
         }
+        // The command line as a refusal names it (--resume and --force aside).
+        let command = std::env::args()
+            .skip(1)
+            .filter(|a| a != "--resume" && a != "--force")
+            .collect::<Vec<_>>()
+            .join(" ");
         let resumed = if self.resume {
             if !path.exists() {
                 return Err(Error::invalid(
@@ -138,7 +146,7 @@ impl ShardArgs {
                     ),
                 ));
             }
-            Jobs::read_checkpoint(&path, &key)?
+            Jobs::read_checkpoint(&path, &key, &command)?
         } else {
             if path.exists() && !force {
                 return Err(Error::invalid(
@@ -150,7 +158,6 @@ impl ShardArgs {
             Results::new()
         };
         super::files::remove_on_success(&path);
-        let command = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
         Ok(jobs.with_checkpoint(path, key, command, resumed))
     }
 }
@@ -213,8 +220,9 @@ fn replay_args(args: impl Iterator<Item = String>) -> Vec<String> {
 
 /// Whether two shards (of this build: [`merge`] checks) come from one run: the same
 /// experiment and shard count, and the same identity where they record one (a sweep's
-/// resolved configuration and loads), else command lines that set the same options
-/// ([`super::canonical_args`]: in any order or spelling) on the same input files.
+/// resolved configuration, loads and graph file's digest), else command lines that set the
+/// same options ([`super::canonical_args`]: in any order or spelling) on the same input
+/// files.
 fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
     let sorted = |v: &[String]| {
         let mut v = v.to_vec();
@@ -232,7 +240,7 @@ fn same_run(a: &ShardFile, b: &ShardFile) -> bool {
 /// Every file a command line names (a value that is an existing file: a configuration, a
 /// message list, a graph), as `path#digest`, the digest a 64-bit FNV-1a hash of its
 /// contents: a shard or a checkpoint is only combined with runs of the same inputs.
-fn input_digests(args: &[String]) -> Result<Vec<String>> {
+pub(super) fn input_digests(args: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for a in args {
         let value = match a.split_once('=') {
@@ -344,10 +352,18 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
         let path = changed
             .rsplit_once('#')
             .map_or(changed.as_str(), |(p, _)| p);
+        let why = match std::path::Path::new(path).is_file() {
+            true => "its contents differ".to_string(),
+            // A path the shards' command line gave is read from where merge runs.
+            false => match std::env::current_dir() {
+                Ok(here) => format!("there is no such file from {}", here.display()),
+                Err(_) => "there is no such file here".to_string(),
+            },
+        };
         return Err(Error::invalid(
             "shards",
             path,
-            "the input files the shards read, unchanged (this one is missing or its contents differ)",
+            format!("the input files the shards read, unchanged ({why})"),
         ));
     }
     // The shards are inputs: the merged files go elsewhere.

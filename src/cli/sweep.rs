@@ -84,8 +84,10 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
     // rate is replaced as --rate would be).
     base.traffic = flitforge::traffic::Traffic::Bernoulli { rate: rates[0] };
     // What its results belong to, by value: resumed and merged as the same sweep however the
-    // command line spells it (`--cycles 2000` given or not, `0.10` for `0.1`).
-    let identity = [
+    // command line spells it (`--cycles 2000` given or not, `0.10` for `0.1`), and the
+    // contents of the graph file it names (its configuration holds only the path).
+    let graph: Vec<String> = base.graph.iter().cloned().collect();
+    let mut identity = vec![
         format!("config={}", base.to_value()),
         format!(
             "loads={}",
@@ -96,15 +98,19 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
                 .join(",")
         ),
     ];
+    identity.extend(super::shard::input_digests(&graph)?);
     let dir = super::files::experiment_dir(
         "sweep",
         args.sweep.out.as_deref(),
         args.sweep.force,
-        &super::args::input_files(&args.net, &args.traffic),
+        // (A graph file named in a --config file as well.)
+        &(super::args::input_files(&args.net, &args.traffic).into_iter())
+            .chain(graph.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
     )?;
     let at_once = flitforge::sweep::loads_at_once(&base, rates);
     let mut jobs =
-        (args.sweep.shard).jobs_of(&dir, at_once, replay, args.sweep.force, Some(&identity))?;
+        (args.sweep.shard).jobs_keyed(&dir, at_once, replay, args.sweep.force, Some(&identity))?;
     let progress = super::progress::Progress::new("sim --sweep", "loads");
     let curve = flitforge::sweep::load_curve(&base, rates, &mut jobs, &|done, total| {
         progress.update(done as u64, total as u64);

@@ -164,18 +164,8 @@ impl LeightonMaggsConfig {
         } else {
             &[]
         };
-        for (flag, list) in [("faults", &self.faults[..]), ("table1-faults", table1)] {
-            // A count given twice would make two rows of the same trials.
-            if let Some(f) =
-                (1..list.len()).find_map(|i| list[..i].contains(&list[i]).then_some(list[i]))
-            {
-                return Err(Error::invalid(
-                    flag,
-                    f,
-                    "a list of distinct fault counts (this one is given twice)",
-                ));
-            }
-        }
+        Error::check_distinct("faults", &self.faults, "fault counts")?;
+        Error::check_distinct("table1-faults", table1, "fault counts")?;
         for &f in self.faults.iter().chain(table1) {
             if f > interior {
                 return Err(Error::invalid(

@@ -85,6 +85,7 @@ pub fn fault_tolerance_jobs(
     if config.sizes.is_empty() {
         return Err(Error::invalid("sizes", "none", "at least one size"));
     }
+    Error::check_distinct("sizes", &config.sizes, "sizes")?;
     for &n in &config.sizes {
         if !(8..=65_536).contains(&n) || !n.is_power_of_two() {
             return Err(Error::invalid("sizes", n, "powers of two from 8 to 65536"));

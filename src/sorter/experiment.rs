@@ -231,6 +231,7 @@ pub fn tree_sweep_jobs(
             "powers of two from 16 to 2^20 (terminals of the sorting fat-tree)",
         ));
     }
+    Error::check_distinct("sizes", sizes, "sizes")?;
     let trees = sizes
         .iter()
         .map(|&n| FatTree::new(n, 2 * n.trailing_zeros()))

@@ -256,10 +256,21 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --sweep 0.5,0.1 --out sw", "sweep"),
         ("sim --sweep -0.1,0.2 --out sw", "sweep"),
         // Its files would go over its configuration.
-        ("sim --sweep 0.1 --config good.toml --out . --force", "good.toml is one"),
+        (
+            "sim --sweep 0.1 --config good.toml --out . --force",
+            "good.toml is one",
+        ),
         (
             "experiment leighton-maggs --inputs 256 --faults 0,10,0 --trials 5 --out lm",
             "faults",
+        ),
+        (
+            "experiment sorting-fat-tree --sizes 16,16 --out sft",
+            "sizes",
+        ),
+        (
+            "experiment fault-tolerance --sizes 64,64 --trials 3 --out ft",
+            "sizes",
         ),
         (
             "bench --against booksim --booksim /etc/passwd --rate 0.1 --vcs 1",
