@@ -115,7 +115,8 @@ impl ShardArgs {
         };
         let path = dir.join(CHECKPOINT_FILE);
         // The results depend on the options the command line sets, less those that change
-        // none (in any order or spelling, a default given or left out), ...
+        // none (in any order or spelling, a fixed default given or left out: canonical_args),
+        // or on what the command says they belong to (`identity`), ...
         let given = replay_args(std::env::args().skip(1));
         let mut key = match identity {
             Some(identity) => identity.to_vec(),
