@@ -381,10 +381,13 @@ pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
             walk(sub_cmd, sub, &format!("{path} {name}"), out);
         }
     }
+    let cmd = parser();
     let argv = std::iter::once("flitforge").chain(args.iter().map(String::as_str));
-    let parsed = matches(argv.map(Into::into)).ok()?;
+    let parsed = (cmd.clone())
+        .try_get_matches_from(joined(argv.map(Into::into)))
+        .ok()?;
     let mut out = Vec::new();
-    walk(&parser(), &parsed, "flitforge", &mut out);
+    walk(&cmd, &parsed, "flitforge", &mut out);
     out.sort();
     Some(out)
 }
@@ -396,13 +399,18 @@ fn parser() -> clap::Command {
     settle(show_defaults(Cli::command(), &serde_json::Value::Null))
 }
 
-/// `argv` (the program first) as [`parser`] reads it, a list of numbers that starts with a
-/// minus joined to the option before it (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`): clap
-/// takes a lone negative number for a value ([`settle`]), but a list that starts with one
-/// for flags (`-0`), and the value's own range check names it better.
+/// `argv` (the program first) as [`parser`] reads it ([`joined`]).
 fn matches(
     argv: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> clap::error::Result<clap::ArgMatches> {
+    parser().try_get_matches_from(joined(argv))
+}
+
+/// `argv` with a list of numbers that starts with a minus joined to the option before it
+/// (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`): clap takes a lone negative number for a value
+/// ([`settle`]), but a list that starts with one for flags (`-0`), and the value's own range
+/// check names it better.
+fn joined(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = Vec::new();
     for arg in argv {
         let list = arg.to_str().is_some_and(|a| {
@@ -423,13 +431,13 @@ fn matches(
             _ => args.push(arg),
         }
     }
-    parser().try_get_matches_from(args)
+    args
 }
 
 /// What every command of the tree takes, which the derive cannot say once for all: a
 /// negative number after a flag (`--rate -0.1`) is its value, then refused as any value
 /// out of its range is, rather than taken for an unknown flag (a list that starts with one
-/// is joined to its flag first, [`matches`]); and the one-paragraph
+/// is joined to its flag first, [`joined`]); and the one-paragraph
 /// summary that a list of commands shows is one line, wrapped to the terminal (the full text
 /// keeps its lines, for the examples).
 fn settle(mut cmd: clap::Command) -> clap::Command {
