@@ -374,6 +374,10 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "trials",
         ),
         ("experiment leighton-maggs --inputs 4 --out e", "inputs"),
+        (
+            "experiment leighton-maggs --table1-trials 0 --table1-faults 10 --out e",
+            "table1-faults",
+        ),
         ("experiment leighton-maggs --shard 5/4 --out e", "shard"),
         ("experiment leighton-maggs --resume --out e", "resume"),
         ("experiment patel --radices 3 --out e", "radix"),

@@ -77,7 +77,7 @@ pub struct LeightonMaggsArgs {
         default_value = "0,1,10,100,250,500,750,1000"
     )]
     faults: Vec<u32>,
-    /// Fault counts of Table I.
+    /// Fault counts of Table I (only the default with --table1-trials 0, which skips it).
     #[arg(long, value_delimiter = ',', default_value = "10,100,250,500,750,1000")]
     table1_faults: Vec<u32>,
     #[command(flatten)]
@@ -109,10 +109,20 @@ pub(super) fn leighton_maggs(args: &LeightonMaggsArgs, replay: &mut Replay) -> R
     } else {
         (500, 2000)
     };
+    let table1_trials = args.table1_trials.unwrap_or(table1_trials);
+    // (The default, given or left out, is the same command line: `canonical_args`.)
+    if table1_trials == 0 && args.table1_faults != LeightonMaggsConfig::default().table1_faults {
+        let faults: Vec<String> = args.table1_faults.iter().map(u32::to_string).collect();
+        return Err(Error::invalid(
+            "table1-faults",
+            faults.join(","),
+            "none with --table1-trials 0 (Table I is skipped)",
+        ));
+    }
     let config = LeightonMaggsConfig {
         inputs: args.inputs,
         trials: args.trials.unwrap_or(trials),
-        table1_trials: args.table1_trials.unwrap_or(table1_trials),
+        table1_trials,
         faults: args.faults.clone(),
         table1_faults: args.table1_faults.clone(),
         seed: args.seed,
