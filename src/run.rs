@@ -17,6 +17,7 @@ use crate::sorter::SortConfig;
 use crate::sorter::circuit::SortRun;
 use crate::sorter::fattree::{FatTreeConfig, FatTreeReport};
 use crate::stats::{self, Summary};
+use crate::traffic::Traffic;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -60,6 +61,21 @@ pub enum RunConfig {
 }
 
 impl RunConfig {
+    /// The files the run reads besides its configuration: a graph network's graph, a
+    /// message list or a file of paths.
+    pub fn input_files(&self) -> Vec<&str> {
+        let (graph, traffic) = match self {
+            RunConfig::Network(c) => (c.graph.as_deref(), Some(&c.traffic)),
+            RunConfig::PrunedButterfly(c) => (None, Some(&c.traffic)),
+            RunConfig::SortingFatTree(c) => (None, Some(&c.traffic)),
+            _ => (None, None),
+        };
+        graph
+            .into_iter()
+            .chain(traffic.and_then(Traffic::file))
+            .collect()
+    }
+
     /// Reads a config file: TOML, or JSON (a report's `config` as it stands) when the file
     /// name ends in `.json` or the text starts with `{`.
     pub fn from_file(path: &str) -> Result<Self> {

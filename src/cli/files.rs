@@ -55,8 +55,9 @@ pub fn written(path: &Path) {
     }
 }
 
-/// Refuses outputs that are one of the command's `inputs` or the same file as another output:
-/// `outputs` are (flag, path) pairs; `-` (standard output) is exempt.
+/// Refuses, before any work, outputs that are no file's path (empty, or an existing
+/// directory), one of the command's `inputs` or the same file as another output: `outputs`
+/// are (flag, path) pairs; `-` (standard output) is exempt.
 pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Result<()> {
     let given: Vec<(&str, &str)> = outputs
         .iter()
@@ -64,7 +65,14 @@ pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Resul
         .filter(|(_, p)| *p != "-")
         .collect();
     for (k, &(flag, path)) in given.iter().enumerate() {
-        not_over_input(path, inputs)?;
+        if path.is_empty() || Path::new(path).is_dir() {
+            return Err(Error::invalid(
+                flag,
+                format!("{path:?}"),
+                "the path of a file to write (not empty, not a directory)",
+            ));
+        }
+        not_over_input(flag, path, inputs)?;
         let same = |other: &str| {
             other == path
                 || matches!((resolved(other), resolved(path)), (Some(a), Some(b)) if a == b)
@@ -107,15 +115,15 @@ fn resolved(path: &str) -> Option<PathBuf> {
     })
 }
 
-/// Refuses to write `output` over one of the command's `inputs`.
-pub fn not_over_input(output: &str, inputs: &[&str]) -> Result<()> {
+/// Refuses to write `output` (the value of `--flag`) over one of the command's `inputs`.
+pub fn not_over_input(flag: &str, output: &str, inputs: &[&str]) -> Result<()> {
     if output == "-" {
         return Ok(());
     }
     match resolved(output) {
         Some(out) if inputs.iter().any(|i| resolved(i).as_ref() == Some(&out)) => {
             Err(Error::invalid(
-                "output",
+                flag,
                 output,
                 "a file that is not one of the command's inputs",
             ))
@@ -136,6 +144,13 @@ pub fn experiment_dir(
     force: bool,
     inputs: &[&str],
 ) -> Result<PathBuf> {
+    if out == Some("") {
+        return Err(Error::invalid(
+            "out",
+            "\"\"",
+            "the path of a directory (not empty)",
+        ));
+    }
     let dir = PathBuf::from(out.map_or_else(|| format!("results/{experiment}"), str::to_string));
     if dir.is_file() {
         return Err(Error::invalid("out", dir.display(), "a directory"));

@@ -406,17 +406,16 @@ fn matches(
     parser().try_get_matches_from(joined(argv))
 }
 
-/// `argv` with a list of numbers that starts with a minus joined to the option before it
-/// (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`): clap takes a lone negative number for a value
-/// ([`settle`]), but a list that starts with one for flags (`-0`), and the value's own range
-/// check names it better.
+/// `argv` with a value that starts with a minus and a digit joined to the option before it
+/// (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`, `--max-memory -5G`, `--shard -1/2`): clap
+/// takes a lone negative number for a value ([`settle`]), but a list or a size that starts
+/// with one for flags (`-0`, `-5`), and the value's own range check names it better.
 fn joined(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = Vec::new();
     for arg in argv {
         let list = arg.to_str().is_some_and(|a| {
-            a.contains(',')
-                && a.strip_prefix('-')
-                    .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+            a.strip_prefix('-')
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
         });
         match args.last_mut() {
             Some(option)
@@ -461,6 +460,47 @@ fn settle(mut cmd: clap::Command) -> clap::Command {
     cmd
 }
 
+/// A value that does not parse as its option's type (`--watchdog -1`, a number too large
+/// for it): clap's message, followed by the option's help, which states what it takes.
+fn with_range(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = arg.split_whitespace().next()?.strip_prefix("--")?;
+    // The (sub)command the command line names, and its option.
+    let mut cmd = parser();
+    for word in std::env::args().skip(1) {
+        match cmd.find_subcommand(&word) {
+            Some(sub) => cmd = sub.clone(),
+            None if word.starts_with('-') => break,
+            None => {}
+        }
+    }
+    let help = cmd
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))?
+        .get_help()?
+        .to_string();
+    // One line, its first 300 characters or so (the range comes first).
+    let mut line = String::new();
+    for word in help.split_whitespace() {
+        if line.len() > 300 {
+            line.push_str(" …");
+            break;
+        }
+        line.push_str(if line.is_empty() { "" } else { " " });
+        line.push_str(word);
+    }
+    let help = line;
+    let rendered = e.render().to_string();
+    let (first, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
+    Some(format!("{first}\n  --{long}: {help}\n{}", rest.trim_end()))
+}
+
 /// Parses the command line, runs the command, maps errors to exit codes (2: bad input).
 pub fn main() -> ExitCode {
     let to_stdout = std::env::args()
@@ -471,7 +511,13 @@ pub fn main() -> ExitCode {
     REPORT_ON_STDOUT.store(to_stdout, std::sync::atomic::Ordering::Relaxed);
     let cli = match matches(std::env::args_os()).and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => match with_range(&e) {
+            Some(text) => {
+                note!("{text}");
+                return ExitCode::from(2);
+            }
+            None => e.exit(),
+        },
     };
     let result = flitforge::interrupt::install()
         .and_then(|()| cli.limits.apply())

@@ -310,8 +310,8 @@ pub struct RouteArgs {
     /// splitter network of multiplicity --dilation, with --permutations front levels).
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "upfal"])]
     algorithm: String,
-    /// Greedy: the problem, C or CT (C packets per input, random destinations or transpose):
-    /// 1, 10, 1T, 10T. [default: 1]
+    /// Greedy: the problem, C or CT with C in 1..=64 (C packets per input, random
+    /// destinations or transpose; [LM] §IV's are 1, 10, 1T, 10T). [default: 1]
     #[arg(long)]
     problem: Option<String>,
     /// Greedy: a link is used only if its head held at most this many packets at the end of

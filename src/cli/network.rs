@@ -132,13 +132,9 @@ pub fn sim(args: &SimArgs) -> Result<()> {
     )?;
     let run = args.flags().resolve(SimConfig::default())?;
     let o = &args.out;
-    let inputs: Vec<&str> = args
-        .net
-        .config
-        .iter()
-        .chain(args.traffic.messages.iter())
-        .map(String::as_str)
-        .collect();
+    // The files named by flags, and by a configuration file.
+    let mut inputs = super::args::input_files(&args.net, &args.traffic);
+    inputs.extend(run.input_files());
     super::files::outputs_apart(
         &[("json", o.json.as_deref()), ("vcd", o.vcd.as_deref())],
         &inputs,
@@ -394,6 +390,10 @@ pub fn demo(json: Option<String>, vcd: Option<String>) -> Result<()> {
         vcd,
         ..OutputArgs::default()
     };
+    super::files::outputs_apart(
+        &[("json", out.json.as_deref()), ("vcd", out.vcd.as_deref())],
+        &[],
+    )?;
     let (report, _) = simulate(SimConfig::default(), &out)?;
     if let Some(path) = &out.json {
         write(path, &report.to_json())?;

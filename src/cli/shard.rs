@@ -370,7 +370,7 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
     // The shards are inputs: the merged files go elsewhere.
     let out = (args.out.clone()).unwrap_or_else(|| format!("results/{}", first.experiment));
     let inputs: Vec<&str> = shard_dirs.iter().map(String::as_str).collect();
-    super::files::not_over_input(&out, &inputs)?;
+    super::files::not_over_input("out", &out, &inputs)?;
     let mut argv = vec!["flitforge".to_string()];
     argv.extend(first.args.iter().cloned());
     if let Some(out) = &args.out {

@@ -155,6 +155,14 @@ impl Traffic {
         "paths",
     ];
 
+    /// The file the pattern reads (a message list, or a graph network's paths), if any.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Traffic::File { path } | Traffic::Paths { path } => Some(path),
+            _ => None,
+        }
+    }
+
     /// The pattern's name (one of [`Traffic::NAMES`]).
     pub fn name(&self) -> &'static str {
         let index = match self {

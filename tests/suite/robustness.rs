@@ -215,12 +215,26 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --config cfg.toml", "inputs"),
         ("sim --config keys.toml", "bogus"),
         ("sim --config dilation.toml", "dilation"),
-        ("sim --config long.toml --json long.toml", "output"),
+        ("sim --config long.toml --json long.toml", "json"),
         (
             "sim --traffic file --messages far.json --json far.json",
-            "output",
+            "json",
+        ),
+        (
+            "sim --topology graph --graph g.json --paths gp.json --backpressure registered --json g.json",
+            "json",
+        ),
+        (
+            "sim --topology graph --graph g.json --paths gp.json --backpressure registered --vcd gp.json",
+            "vcd",
         ),
         ("sim --json same.json --vcd same.json", "vcd"),
+        ("demo --json same.json --vcd same.json", "vcd"),
+        ("sim --json .", "json"),
+        // (A row ending in a space gives its last flag an empty value.)
+        ("sim --json ", "json"),
+        ("sim --sweep 0.1 --out ", "out"),
+        ("experiment patel --out ", "out"),
         ("sim --vcd x.vcd --vcd-scope nomatch*", "vcd-scope"),
         ("sim --vcd x.vcd --vcd-scope l0;rm", "vcd-scope"),
         ("sim --vcd-scope l0_*", "vcd"),
@@ -381,6 +395,19 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("experiment leighton-maggs --shard 5/4 --out e", "shard"),
         ("experiment leighton-maggs --resume --out e", "resume"),
         ("experiment patel --radices 3 --out e", "radix"),
+        ("experiment cypher --bandwidths 1,2,1 --out e", "bandwidths"),
+        // A value that does not parse as its type: the option's help says what it takes.
+        ("sim --watchdog -1", "1..=2^40"),
+        (
+            "experiment fault-tolerance --trials 18446744073709551616 --out e",
+            "1..=100000",
+        ),
+        ("--max-memory -5G sim", "max-memory"),
+        ("sim --sweep 0.1 --shard -1/2 --out e", "shard"),
+        (
+            "experiment scheideler-voecking --bandwidths 2,2 --out e",
+            "bandwidths",
+        ),
         ("experiment patel --sizes 8,32 --radices 4 --out e", "sizes"),
         ("experiment patel --trials 0 --out e", "trials"),
         ("experiment patel --sizes 1048576 --out e", "sizes"),

@@ -120,7 +120,8 @@ pub struct SwitchArgs {
     /// drop: a retry starts after a uniformly random 0..=K cycles of back-off, K <= 1000000.
     #[arg(long, value_name = "K")]
     pub retry_backoff: Option<u64>,
-    /// Cycles without any flit moving before the run stops with a named deadlock.
+    /// Cycles without any flit moving before the run stops with a named deadlock,
+    /// 1..=2^40.
     #[arg(long, value_name = "K")]
     pub watchdog: Option<u64>,
 }
@@ -156,13 +157,15 @@ pub struct TrafficArgs {
     /// lfsr traffic: where messages go. [default: uniform]
     #[arg(long, value_parser = ["uniform", "transpose", "bit-reversal", "identity", "random-permutation"])]
     pub destinations: Option<String>,
-    /// hot-region traffic: every input sends to a leaf drawn from 0..R. [default: 4]
+    /// hot-region traffic: every input sends to a leaf drawn from 0..R, R from 1 to the
+    /// number of inputs. [default: 4]
     #[arg(long, value_name = "R")]
     pub region: Option<u32>,
     /// bernoulli and lfsr traffic: injection probability per input per cycle, in [0, 1].
     #[arg(long, value_name = "P")]
     pub rate: Option<f64>,
-    /// uniform: messages per input; q-relation: per input and output. [default: 1]
+    /// uniform: messages per input; q-relation: per input and output; 1..=1024.
+    /// [default: 1]
     #[arg(long, value_name = "Q")]
     pub q: Option<u32>,
     /// file traffic: JSON message list [{"source": 0, "destination": 5, "release": 0}, ...].

@@ -16,7 +16,7 @@ pub struct PrunedButterflyArgs {
     /// Leaves N, comma-separated powers of 4 from 16 to 65536.
     #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024,4096")]
     sizes: Vec<u32>,
-    /// Trials (seeds) per workload and size.
+    /// Trials (seeds) per workload and size, 1..=10000.
     #[arg(long, default_value_t = 3)]
     trials: u64,
     /// golden (the abstract model, same cycle counts, fast) or cycle (bit by bit).
@@ -54,10 +54,10 @@ pub struct FlexibleSorterArgs {
 /// `experiment sorting-fat-tree` options.
 #[derive(Args)]
 pub struct SortingFatTreeArgs {
-    /// Terminals N, comma-separated powers of two from 16.
+    /// Terminals N, comma-separated powers of two from 16 to 2^20.
     #[arg(long, value_delimiter = ',', default_value = "256,1024,4096,16384")]
     sizes: Vec<u32>,
-    /// Trials (seeds) per workload and size.
+    /// Trials (seeds) per workload and size, 1..=10000.
     #[arg(long, default_value_t = 3)]
     trials: u64,
     /// Worker threads, 0 for all cores (the tables do not depend on it).

@@ -47,10 +47,11 @@ impl FaultNetworkArgs {
 /// `experiment leighton-maggs` options.
 #[derive(Args)]
 pub struct LeightonMaggsArgs {
-    /// Trials per cell of Tables II and III ([LM]: 500). [default: 500; with --variants: 50]
+    /// Trials per cell of Tables II and III, 1..=10^6 ([LM]: 500). [default: 500; with
+    /// --variants: 50]
     #[arg(long)]
     trials: Option<u32>,
-    /// Trials per row of Table I ([LM]: 2000; 0 skips Table I).
+    /// Trials per row of Table I, 0..=10^6 ([LM]: 2000; 0 skips Table I).
     /// [default: 2000; with --variants: 200]
     #[arg(long)]
     table1_trials: Option<u32>,
@@ -67,10 +68,11 @@ pub struct LeightonMaggsArgs {
     /// Run seed; every trial's seed derives from it.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Inputs N ([LM]: 1024).
+    /// Inputs N, a power of two in 8..=2^20 ([LM]: 1024).
     #[arg(long, default_value_t = 1024)]
     inputs: u32,
-    /// Fault counts of the modified rows of Tables II and III.
+    /// Fault counts of the modified rows of Tables II and III, distinct, each at most the
+    /// network's interior switches.
     #[arg(
         long,
         value_delimiter = ',',
@@ -87,7 +89,7 @@ pub struct LeightonMaggsArgs {
     /// random"; see docs/interpretations.md, 'Fault placement'.
     #[arg(long, default_value = "with-replacement", value_parser = ["with-replacement", "distinct"])]
     fault_draw: String,
-    /// Admission: a head may have held at most this many packets ([LM]: 4).
+    /// Admission: a head may have held at most this many packets, 1..=1000 ([LM]: 4).
     #[arg(long, default_value_t = 4)]
     max_held: u32,
     /// lowest, random or least-loaded.
@@ -224,7 +226,7 @@ pub struct FaultToleranceArgs {
         default_value = "64,128,256,512,1024,2048,4096"
     )]
     sizes: Vec<u32>,
-    /// Random fault orders (and networks) per size.
+    /// Random fault orders (and networks) per size, 1..=100000.
     #[arg(long, default_value_t = 100)]
     trials: u32,
     /// Run seed; every trial's seed derives from it and N.

@@ -144,8 +144,8 @@ struct Common {
     /// required]
     #[arg(long)]
     load: f64,
-    /// Cycles before the measured window. [default: 10·D (store-and-forward) or 10·R
-    /// (wormhole), at least 1000]
+    /// Cycles before the measured window, 0..=10^9. [default: 10·D (store-and-forward) or
+    /// 10·R (wormhole), at least 1000]
     #[arg(long)]
     warmup: Option<u64>,
     /// Cycles of the measured window: messages born in it are measured, and the stability
@@ -153,7 +153,7 @@ struct Common {
     #[arg(long, default_value_t = 10_000)]
     window: u64,
     /// Most cycles after the window for the measured messages to arrive before the run is
-    /// reported not drained (unstable). [default: the window]
+    /// reported not drained (unstable), 0..=10^9. [default: the window]
     #[arg(long)]
     drain: Option<u64>,
     /// Seed of the traffic, the wiring of a random graph and the protocol's draws.
@@ -184,11 +184,12 @@ struct Common {
 pub struct GrowingRankArgs {
     #[command(flatten)]
     common: Common,
-    /// Rank step multiplier m ≥ 2. [default: the smallest m of Theorem 2.4 for λ (ε ≤ 0.9),
+    /// Rank step multiplier m, 2..=65536. [default: the smallest m of Theorem 2.4 for λ (ε ≤ 0.9),
     /// or 20 where λ is beyond the theorem]
     #[arg(long)]
     rank_step: Option<u32>,
-    /// K: random rank offsets k ∈ 1..=K. [default: Theorem 2.4's K for λ, or 128]
+    /// K: random rank offsets k ∈ 1..=K, K in 1..=1048576. [default: Theorem 2.4's K for
+    /// λ, or 128]
     #[arg(long)]
     rank_offsets: Option<u32>,
     /// [SV] §4.1's recovery: packets older than T go to their link's overflow stack, popped

@@ -105,9 +105,9 @@ pub fn read_paths(path: &str, topo: &Topology) -> Result<(Paths, Vec<u64>)> {
                 format!("path {i}: switch {} is not one of 0..{switches}", t.max(h)),
             ));
         }
-        let (t, h) = (shape.switch_of[t as usize], shape.switch_of[h as usize]);
-        (shape.out_start[t as usize]..shape.out_start[t as usize + 1])
-            .find(|&l| topo.links[l as usize].head == h)
+        let (tail, head) = (shape.switch_of[t as usize], shape.switch_of[h as usize]);
+        (shape.out_start[tail as usize]..shape.out_start[tail as usize + 1])
+            .find(|&l| topo.links[l as usize].head == head)
             .ok_or_else(|| Error::parse(path, format!("path {i}: no link {t} -> {h}")))
     };
     let mut paths = Paths::new();
@@ -149,8 +149,13 @@ pub fn read_paths(path: &str, topo: &Topology) -> Result<(Paths, Vec<u64>)> {
         paths.push(&links);
         releases.push(e.release);
     }
+    // The messages name links as the file numbers them.
+    let mut given = vec![None; topo.links.len()];
+    for (user, &l) in shape.link_of.iter().enumerate() {
+        given[l as usize] = Some(user as u32);
+    }
     paths
-        .check_links(&topo.links)
+        .check_links(&topo.links, |l| given[l as usize].unwrap_or(l))
         .map_err(|e| Error::parse(path, e))?;
     Ok((paths, releases))
 }

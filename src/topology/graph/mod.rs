@@ -261,11 +261,12 @@ impl Paths {
                 head_port: 0,
             })
             .collect();
-        self.check_links(&links)
+        self.check_links(&links, |l| l)
     }
 
-    /// [`Paths::check`] against a network's links.
-    pub fn check_links(&self, links: &[Link]) -> Result<()> {
+    /// [`Paths::check`] against a network's links; `name` is how the user numbers link `l`
+    /// (the messages name it so).
+    pub fn check_links(&self, links: &[Link], name: impl Fn(u32) -> u32) -> Result<()> {
         for i in 0..self.len() {
             let p = self.path(i);
             if p.is_empty() {
@@ -279,21 +280,21 @@ impl Paths {
                 if l as usize >= links.len() {
                     return Err(Error::invalid(
                         "paths",
-                        format!("path {i}: link {l}"),
+                        format!("path {i}: link {}", name(l)),
                         format!("a link of the graph, 0..{}", links.len()),
                     ));
                 }
                 if k > 0 && links[p[k - 1] as usize].head != links[l as usize].tail {
                     return Err(Error::invalid(
                         "paths",
-                        format!("path {i}: link {} then link {l}", p[k - 1]),
+                        format!("path {i}: link {} then link {}", name(p[k - 1]), name(l)),
                         "consecutive links (each from the switch the last one reached)",
                     ));
                 }
                 if p[..k].contains(&l) {
                     return Err(Error::invalid(
                         "paths",
-                        format!("path {i}: link {l} twice"),
+                        format!("path {i}: link {} twice", name(l)),
                         "edge-simple paths ([CMS] §1.1)",
                     ));
                 }

@@ -140,6 +140,7 @@ impl CypherConfig {
                 "values in 1..=16 starting with 1 (speed-ups are over B = 1)",
             ));
         }
+        Error::check_distinct("bandwidths", &self.bandwidths, "bandwidths")?;
         if !(self.alpha.is_finite() && (0.0..=16.0).contains(&self.alpha)) {
             return Err(Error::invalid("alpha", self.alpha, "0..=16"));
         }

@@ -110,6 +110,7 @@ impl SvConfig {
                 "one or more of 1..=16",
             ));
         }
+        Error::check_distinct("bandwidths", &self.bandwidths, "bandwidths")?;
         if !(1..=256).contains(&self.flits) {
             return Err(Error::invalid("flits", self.flits, "1..=256"));
         }
