@@ -57,8 +57,18 @@ pub fn written(path: &Path) {
 
 /// Refuses, before any work, outputs that are no file's path (empty, or an existing
 /// directory), one of the command's `inputs` or the same file as another output: `outputs`
-/// are (flag, path) pairs; `-` (standard output) is exempt.
+/// are (flag, path) pairs; `-` (standard output) is exempt, and taken by `--json` only.
 pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Result<()> {
+    if let Some((flag, _)) = outputs
+        .iter()
+        .find(|&&(flag, path)| flag != "json" && path == Some("-"))
+    {
+        return Err(Error::invalid(
+            flag,
+            "-",
+            "the path of a file to write (standard output takes only --json -)",
+        ));
+    }
     let given: Vec<(&str, &str)> = outputs
         .iter()
         .filter_map(|&(flag, path)| path.map(|p| (flag, p)))

@@ -489,8 +489,9 @@ impl Simulation {
 
     /// When no flit is in the network, no source has a message to send and the next release or
     /// retry is later than the current cycle, moves the clock to that cycle (or to the cycle
-    /// limit, if sooner): the cycles in between would change nothing but the lane-choice LFSRs,
-    /// which are advanced as far. Returns the cycles skipped.
+    /// limit, if sooner; to the limit where nothing is left to release or retry): the cycles in
+    /// between would change nothing but the lane-choice LFSRs, which are advanced as far.
+    /// Returns the cycles skipped.
     pub fn skip_idle_cycles(&mut self) -> u64 {
         if self.flits_in_network() > 0 || self.sources.sending() > 0 || !self.sources.queues_empty()
         {
@@ -500,7 +501,11 @@ impl Simulation {
         let next = match (self.arrivals.next_release(), self.sources.next_retry()) {
             (Some(a), Some(r)) => a.min(r),
             (Some(t), None) | (None, Some(t)) => t,
-            (None, None) => return 0,
+            // Nothing will ever happen again: on to the cycle limit, if there is one.
+            (None, None) => match self.config.cycles {
+                Some(limit) => limit,
+                None => return 0,
+            },
         };
         let target = self.config.cycles.map_or(next, |limit| next.min(limit));
         if target <= cycle {

@@ -231,6 +231,7 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("sim --json same.json --vcd same.json", "vcd"),
         ("demo --json same.json --vcd same.json", "vcd"),
         ("sim --json .", "json"),
+        ("sim --vcd -", "vcd"),
         // (A row ending in a space gives its last flag an empty value.)
         ("sim --json ", "json"),
         ("sim --sweep 0.1 --out ", "out"),
@@ -504,6 +505,26 @@ fn long_idle_stretches_are_skipped() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["messages"]["delivered"], 2);
     assert!(r["makespan_cycles"].as_u64().unwrap() > 1_000_000_000);
+    // Nothing to release, ever: on to the cycle limit at once.
+    let started = Instant::now();
+    let out = run_in(
+        &dir,
+        &[
+            "sim",
+            "--traffic",
+            "bernoulli",
+            "--rate",
+            "0",
+            "--cycles",
+            "1099511627776",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["details"]["cycles"], 1_099_511_627_776u64, "{r}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
