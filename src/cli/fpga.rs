@@ -145,7 +145,10 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
         "fpga",
         Some(&args.out),
         args.force,
-        &super::args::input_files(&args.net, &args.traffic),
+        &super::args::run_input_files(&args.net, &args.traffic)?
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
     )?;
     if args.largest {
         super::args::refuse(

@@ -131,7 +131,10 @@ pub fn rtl(args: &RtlArgs) -> Result<()> {
         "rtl",
         Some(&args.out),
         args.force,
-        &super::args::input_files(&args.design.net, &args.design.traffic),
+        &super::args::run_input_files(&args.design.net, &args.design.traffic)?
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
     )?;
     for path in bundle.design.write(&dir)? {
         written(&path);
@@ -173,7 +176,10 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
             "cosim",
             Some(d),
             false,
-            &super::args::input_files(&args.design.net, &args.design.traffic),
+            &super::args::run_input_files(&args.design.net, &args.design.traffic)?
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
         )?),
         None => None,
     };

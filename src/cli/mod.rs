@@ -384,7 +384,7 @@ pub fn canonical_args(args: &[String]) -> Option<Vec<String>> {
     let cmd = parser();
     let argv = std::iter::once("flitforge").chain(args.iter().map(String::as_str));
     let parsed = (cmd.clone())
-        .try_get_matches_from(joined(argv.map(Into::into)))
+        .try_get_matches_from(joined(&cmd, argv.map(Into::into)))
         .ok()?;
     let mut out = Vec::new();
     walk(&cmd, &parsed, "flitforge", &mut out);
@@ -403,34 +403,54 @@ fn parser() -> clap::Command {
 fn matches(
     argv: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> clap::error::Result<clap::ArgMatches> {
-    parser().try_get_matches_from(joined(argv))
+    let cmd = parser();
+    cmd.clone().try_get_matches_from(joined(&cmd, argv))
 }
 
 /// `argv` with a value that starts with a minus and a digit joined to the option before it
 /// (`--sweep -0.1,0.2` as `--sweep=-0.1,0.2`, `--max-memory -5G`, `--shard -1/2`): clap
 /// takes a lone negative number for a value ([`settle`]), but a list or a size that starts
 /// with one for flags (`-0`, `-5`), and the value's own range check names it better.
-fn joined(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+fn joined(
+    cmd: &clap::Command,
+    argv: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    // The commands the words so far name, the root first: an option is looked up in them.
+    let mut commands = vec![cmd];
     let mut args: Vec<std::ffi::OsString> = Vec::new();
     for arg in argv {
-        let list = arg.to_str().is_some_and(|a| {
+        let word = arg.to_str();
+        let negative = word.is_some_and(|a| {
             a.strip_prefix('-')
                 .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
         });
+        let join = negative
+            && (args.last().and_then(|o| o.to_str()))
+                .and_then(|o| o.strip_prefix("--"))
+                .and_then(|name| option_of(&commands, name))
+                .is_some_and(|a| a.get_action().takes_values());
         match args.last_mut() {
-            Some(option)
-                if list
-                    && option.to_str().is_some_and(|o| {
-                        o.starts_with("--") && o.len() > 2 && !o.contains('=')
-                    }) =>
-            {
+            Some(option) if join => {
                 option.push("=");
                 option.push(&arg);
             }
-            _ => args.push(arg),
+            _ => {
+                let sub = (word.filter(|w| !w.starts_with('-')))
+                    .and_then(|w| commands.last().and_then(|c| c.find_subcommand(w)));
+                commands.extend(sub);
+                args.push(arg);
+            }
         }
     }
     args
+}
+
+/// The option `--name` of one of `commands` (a command and the ones above it).
+fn option_of<'a>(commands: &[&'a clap::Command], name: &str) -> Option<&'a clap::Arg> {
+    commands
+        .iter()
+        .rev()
+        .find_map(|c| c.get_arguments().find(|a| a.get_long() == Some(name)))
 }
 
 /// What every command of the tree takes, which the derive cannot say once for all: a
@@ -471,20 +491,13 @@ fn with_range(e: &clap::Error) -> Option<String> {
         return None;
     };
     let long = arg.split_whitespace().next()?.strip_prefix("--")?;
-    // The (sub)command the command line names, and its option.
-    let mut cmd = parser();
-    for word in std::env::args().skip(1) {
-        match cmd.find_subcommand(&word) {
-            Some(sub) => cmd = sub.clone(),
-            None if word.starts_with('-') => break,
-            None => {}
-        }
+    // The (sub)commands the command line names, and the option in one of them.
+    let root = parser();
+    let mut commands = vec![&root];
+    for word in std::env::args().skip(1).filter(|w| !w.starts_with('-')) {
+        commands.extend(commands.last().and_then(|c| c.find_subcommand(&word)));
     }
-    let help = cmd
-        .get_arguments()
-        .find(|a| a.get_long() == Some(long))?
-        .get_help()?
-        .to_string();
+    let help = option_of(&commands, long)?.get_help()?.to_string();
     // One line, its first 300 characters or so (the range comes first).
     let mut line = String::new();
     for word in help.split_whitespace() {
@@ -542,5 +555,40 @@ pub fn main() -> ExitCode {
             note!("error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{joined, parser};
+
+    fn join(line: &str) -> Vec<String> {
+        let argv = line.split(' ').map(std::ffi::OsString::from);
+        let out = joined(&parser(), argv);
+        out.into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// A value that starts with a minus and a digit is joined to an option that takes one,
+    /// never to a flag, whatever command the option belongs to.
+    #[test]
+    fn negative_values_join_options_that_take_one() {
+        assert_eq!(
+            join("flitforge sim --sweep -0.1,0.2 --force"),
+            ["flitforge", "sim", "--sweep=-0.1,0.2", "--force"]
+        );
+        assert_eq!(
+            join("flitforge --max-memory -5G sim"),
+            ["flitforge", "--max-memory=-5G", "sim"]
+        );
+        assert_eq!(
+            join("flitforge merge --force -0 -1"),
+            ["flitforge", "merge", "--force", "-0", "-1"]
+        );
+        assert_eq!(
+            join("flitforge experiment leighton-maggs --shard -1/4"),
+            ["flitforge", "experiment", "leighton-maggs", "--shard=-1/4"]
+        );
     }
 }

@@ -132,9 +132,8 @@ pub fn sim(args: &SimArgs) -> Result<()> {
     )?;
     let run = args.flags().resolve(SimConfig::default())?;
     let o = &args.out;
-    // The files named by flags, and by a configuration file.
-    let mut inputs = super::args::input_files(&args.net, &args.traffic);
-    inputs.extend(run.input_files());
+    let inputs = super::args::run_input_files(&args.net, &args.traffic)?;
+    let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
     super::files::outputs_apart(
         &[("json", o.json.as_deref()), ("vcd", o.vcd.as_deref())],
         &inputs,

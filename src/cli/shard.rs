@@ -322,6 +322,16 @@ pub fn merge(args: &MergeArgs) -> Result<()> {
                 ),
             ));
         }
+        if file.shard.index >= file.shard.count {
+            return Err(Error::invalid(
+                "shards",
+                path.display(),
+                format!(
+                    "a shard file as a run wrote it: shard K/N with K < N (it says {})",
+                    file.shard
+                ),
+            ));
+        }
         if seen.contains(&file.shard.index) {
             return Err(Error::invalid(
                 "shards",

@@ -103,9 +103,9 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         "sweep",
         args.sweep.out.as_deref(),
         args.sweep.force,
-        // (A graph file named in a --config file as well.)
-        &(super::args::input_files(&args.net, &args.traffic).into_iter())
-            .chain(graph.iter().map(String::as_str))
+        &super::args::run_input_files(&args.net, &args.traffic)?
+            .iter()
+            .map(String::as_str)
             .collect::<Vec<_>>(),
     )?;
     let at_once = flitforge::sweep::loads_at_once(&base, rates);

@@ -399,6 +399,7 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
         ("experiment cypher --bandwidths 1,2,1 --out e", "bandwidths"),
         // A value that does not parse as its type: the option's help says what it takes.
         ("sim --watchdog -1", "1..=2^40"),
+        ("--max-memory 8G sim --watchdog -1", "1..=2^40"),
         (
             "experiment fault-tolerance --trials 18446744073709551616 --out e",
             "1..=100000",
@@ -470,6 +471,33 @@ fn a_hundred_kinds_of_bad_input_exit_2_with_a_short_message_and_no_file() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A directory a command writes into may not hold a file that its `--config` file names.
+#[test]
+fn an_output_directory_holding_a_configured_input_is_refused() {
+    let dir = scratch("configured");
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    std::fs::write(
+        dir.join("out/m.json"),
+        r#"[{"source": 0, "destination": 1, "release": 0}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("c.toml"),
+        "inputs = 8\n[traffic]\npattern = \"file\"\npath = \"out/m.json\"\n",
+    )
+    .unwrap();
+    for command in ["rtl --out out --force", "cosim --keep out"] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.extend(["--config", "c.toml"]);
+        let out = run_in(&dir, &args);
+        let err = common::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains("out/m.json"), "{command}: {err}");
+        assert_eq!(files(&dir.join("out")), ["m.json"], "{command}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The reported blow-ups that are not bad input complete, quickly and correctly.

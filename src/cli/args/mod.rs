@@ -197,6 +197,20 @@ pub fn input_files<'a>(net: &'a NetworkArgs, traffic: &'a TrafficArgs) -> Vec<&'
         .collect()
 }
 
+/// Every file a run of these flags reads: those the flags name ([`input_files`]) and those
+/// a `--config` file names (a graph, a message list, paths).
+pub fn run_input_files(net: &NetworkArgs, traffic: &TrafficArgs) -> Result<Vec<String>> {
+    let mut files: Vec<String> = input_files(net, traffic)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    if let Some(path) = &net.config {
+        let run = flitforge::run::RunConfig::from_file(path)?;
+        files.extend(run.input_files().into_iter().map(String::from));
+    }
+    Ok(files)
+}
+
 impl TrafficArgs {
     /// Applies the traffic flags to `traffic`.
     fn apply(&self, traffic: &mut Traffic) -> Result<()> {
