@@ -78,7 +78,7 @@ pub fn outputs_apart(outputs: &[(&str, Option<&str>)], inputs: &[&str]) -> Resul
         if path.is_empty() || Path::new(path).is_dir() {
             return Err(Error::invalid(
                 flag,
-                format!("{path:?}"),
+                if path.is_empty() { "\"\"" } else { path },
                 "the path of a file to write (not empty, not a directory)",
             ));
         }

@@ -123,11 +123,11 @@ pub fn run_jobs(
     })
 }
 
-/// The sizes sorted and deduplicated; every size must be a power of 4 from 16 to 65536.
+/// The sizes sorted; every size must be a power of 4 from 16 to 65536, given once.
 pub fn checked_sizes(sizes: &[u32]) -> Result<Vec<u32>> {
+    Error::check_distinct("sizes", sizes, "sizes")?;
     let mut out = sizes.to_vec();
     out.sort_unstable();
-    out.dedup();
     if out.is_empty() {
         return Err(Error::invalid("sizes", "none", "at least one size"));
     }

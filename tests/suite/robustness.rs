@@ -284,6 +284,10 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "sizes",
         ),
         (
+            "experiment pruned-butterfly --sizes 64,16,64 --out pb",
+            "sizes",
+        ),
+        (
             "experiment fault-tolerance --sizes 64,64 --trials 3 --out ft",
             "sizes",
         ),

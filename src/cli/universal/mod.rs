@@ -377,7 +377,8 @@ fn report(o: &Outcome) {
         o.delay.mean,
         o.delay.p99
     );
-    if let Some(r) = &o.recovery {
+    // (No message measured: the window never began, and has no recovery to show.)
+    if let Some(r) = o.recovery.as_ref().filter(|_| o.measured > 0) {
         let means: Vec<String> = r
             .means
             .iter()
@@ -409,6 +410,14 @@ fn report(o: &Outcome) {
                 s.undrained
             );
         }
+    } else if o.measured == 0 {
+        // Stopped (an overflow) before the window began: it has no quarters.
+        say!(
+            "UNSTABLE ({}) at cycle {}, before the measured window began: most {} messages in the system",
+            s.reason,
+            o.cycles,
+            s.max_buffered
+        );
     } else {
         say!(
             "UNSTABLE ({}): messages in the system per quarter of the window {:?}, slope {:.3} per 1000 cycles, most {}",
