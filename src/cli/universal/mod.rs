@@ -184,8 +184,8 @@ struct Common {
 pub struct GrowingRankArgs {
     #[command(flatten)]
     common: Common,
-    /// Rank step multiplier m, 2..=65536. [default: the smallest m of Theorem 2.4 for λ (ε ≤ 0.9),
-    /// or 20 where λ is beyond the theorem]
+    /// Rank step multiplier m, 2..=65536. [default: the smallest m of Theorem 2.4 for λ
+    /// (ε ≤ 0.9), or 20 where λ is beyond the theorem]
     #[arg(long)]
     rank_step: Option<u32>,
     /// K: random rank offsets k ∈ 1..=K, K in 1..=1048576. [default: Theorem 2.4's K for

@@ -155,7 +155,9 @@ pub fn read_paths(path: &str, topo: &Topology) -> Result<(Paths, Vec<u64>)> {
         given[l as usize] = Some(user as u32);
     }
     paths
-        .check_links(&topo.links, |l| given[l as usize].unwrap_or(l))
+        .check_links(&topo.links, |l| {
+            given.get(l as usize).copied().flatten().unwrap_or(l)
+        })
         .map_err(|e| Error::parse(path, e))?;
     Ok((paths, releases))
 }
