@@ -139,10 +139,7 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
         &name,
         args.out.as_deref(),
         args.force,
-        &super::args::run_input_files(&args.net, &args.traffic)?
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &super::args::run_input_files(&args.net, &args.traffic)?,
     )?;
     let total = (rates.len() * vcs.len()) as u64;
     let progress =

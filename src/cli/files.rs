@@ -152,7 +152,7 @@ pub fn experiment_dir(
     experiment: &str,
     out: Option<&str>,
     force: bool,
-    inputs: &[&str],
+    inputs: &[String],
 ) -> Result<PathBuf> {
     if out == Some("") {
         return Err(Error::invalid(

@@ -145,10 +145,7 @@ pub fn run(args: &FpgaArgs) -> Result<()> {
         "fpga",
         Some(&args.out),
         args.force,
-        &super::args::run_input_files(&args.net, &args.traffic)?
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &super::args::run_input_files(&args.net, &args.traffic)?,
     )?;
     if args.largest {
         super::args::refuse(

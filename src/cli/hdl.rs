@@ -131,10 +131,7 @@ pub fn rtl(args: &RtlArgs) -> Result<()> {
         "rtl",
         Some(&args.out),
         args.force,
-        &super::args::run_input_files(&args.design.net, &args.design.traffic)?
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &super::args::run_input_files(&args.design.net, &args.design.traffic)?,
     )?;
     for path in bundle.design.write(&dir)? {
         written(&path);
@@ -176,10 +173,7 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
             "cosim",
             Some(d),
             false,
-            &super::args::run_input_files(&args.design.net, &args.design.traffic)?
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
+            &super::args::run_input_files(&args.design.net, &args.design.traffic)?,
         )?),
         None => None,
     };

@@ -103,10 +103,7 @@ pub fn sweep(args: &SimArgs, replay: &mut super::shard::Replay) -> Result<()> {
         "sweep",
         args.sweep.out.as_deref(),
         args.sweep.force,
-        &super::args::run_input_files(&args.net, &args.traffic)?
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+        &super::args::run_input_files(&args.net, &args.traffic)?,
     )?;
     let at_once = flitforge::sweep::loads_at_once(&base, rates);
     let mut jobs =

@@ -187,22 +187,14 @@ pub struct TrafficArgs {
     pub seed: Option<u64>,
 }
 
-/// The files a network's command line reads (its configuration, graph, messages and
-/// paths), for the checks that keep its outputs off them.
-pub fn input_files<'a>(net: &'a NetworkArgs, traffic: &'a TrafficArgs) -> Vec<&'a str> {
-    [&net.config, &net.graph, &traffic.messages, &traffic.paths]
+/// Every file a network's command line reads, for the checks that keep its outputs off
+/// them: those its flags name (its configuration, graph, messages and paths) and those its
+/// `--config` file names (a graph, a message list, paths).
+pub fn run_input_files(net: &NetworkArgs, traffic: &TrafficArgs) -> Result<Vec<String>> {
+    let mut files: Vec<String> = [&net.config, &net.graph, &traffic.messages, &traffic.paths]
         .into_iter()
         .flatten()
-        .map(String::as_str)
-        .collect()
-}
-
-/// Every file a run of these flags reads: those the flags name ([`input_files`]) and those
-/// a `--config` file names (a graph, a message list, paths).
-pub fn run_input_files(net: &NetworkArgs, traffic: &TrafficArgs) -> Result<Vec<String>> {
-    let mut files: Vec<String> = input_files(net, traffic)
-        .into_iter()
-        .map(String::from)
+        .cloned()
         .collect();
     if let Some(path) = &net.config {
         let run = flitforge::run::RunConfig::from_file(path)?;
