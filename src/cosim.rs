@@ -8,6 +8,7 @@
 
 use crate::SimConfig;
 use crate::error::{Error, Result};
+use crate::rtl::build::BuildSize;
 use crate::rtl::stimulus::Stimulus;
 use crate::rtl::{RTL_VCD_FILE, RtlDesign, STIMULUS_FILE};
 use crate::sim::Simulation;
@@ -78,6 +79,8 @@ impl std::fmt::Display for Verdict {
 pub struct Prepared {
     pub model_vcd: Vec<u8>,
     pub design: RtlDesign,
+    /// What the simulators take to build the design.
+    pub build: BuildSize,
     pub stimulus: Stimulus,
 }
 
@@ -90,18 +93,16 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
 /// RTL; with `waveform`, also records the model's waveform (in memory, for a comparison). The
 /// memory both take is checked first ([`crate::limits`]).
 pub fn prepare_with(config: SimConfig, command: &str, waveform: bool) -> Result<Prepared> {
+    // What the configuration alone tells, before the network is built; then the estimate.
+    let floor = waveform.then(|| crate::wave::floor(&config));
+    preparation(&config, 0, crate::rtl::size_floor(&config), floor)
+        .check_memory("inputs", config.inputs)?;
     let mut sim = Simulation::new(config)?;
     crate::rtl::check_supported(&sim)?;
-    let mut memory = crate::limits::Estimate::new()
-        .with("network", sim.config.memory_estimate().0)
-        .with("stimulus", stimulus_bytes(&sim))
-        .with("Verilog", crate::rtl::size_estimate(&sim));
-    if waveform {
-        let w = crate::wave::estimate(&sim, &ScopeFilter::default());
-        memory.add(format!("model waveform ({} signals)", w.signals), w.memory);
-        memory.add("model waveform text", w.bytes);
-    }
-    memory.check_memory("inputs", sim.config.inputs)?;
+    let wave = waveform.then(|| crate::wave::estimate(&sim, &ScopeFilter::default()));
+    let verilog = crate::rtl::size_estimate(&sim);
+    preparation(&sim.config, stimulus_bytes(&sim), verilog, wave)
+        .check_memory("inputs", sim.config.inputs)?;
     let mut model_vcd = Vec::new();
     let mut stimulus = Stimulus::default();
     if waveform {
@@ -121,8 +122,28 @@ pub fn prepare_with(config: SimConfig, command: &str, waveform: bool) -> Result<
     Ok(Prepared {
         model_vcd,
         design,
+        build: BuildSize::of(&sim),
         stimulus,
     })
+}
+
+/// The memory a preparation takes: the network, the `stimulus`, the `verilog` and, where the
+/// model's waveform is recorded, `wave`.
+fn preparation(
+    config: &SimConfig,
+    stimulus: u64,
+    verilog: u64,
+    wave: Option<crate::wave::WaveEstimate>,
+) -> crate::limits::Estimate {
+    let mut memory = crate::limits::Estimate::new()
+        .with("network", config.memory_estimate().0)
+        .with("stimulus", stimulus)
+        .with("Verilog", verilog);
+    if let Some(w) = wave {
+        memory.add(format!("model waveform ({} signals)", w.signals), w.memory);
+        memory.add("model waveform text", w.bytes);
+    }
+    memory
 }
 
 /// Bytes of the stimulus a run records (hex lines, and the file they are joined into): per
@@ -143,11 +164,21 @@ pub struct Bundle {
     pub design: RtlDesign,
     pub stimulus_hex: String,
     pub cycles: u64,
+    /// For a network's RTL, what the simulators take to build it (the sorter's and the
+    /// protocols' circuits are bounded by their own sizes' checks).
+    pub build: Option<BuildSize>,
 }
 
 impl Bundle {
-    /// Runs `simulator` in `dir` and compares (see [`run_files`]).
+    /// Refuses a `simulator` whose build of the design would not fit the memory limit.
+    pub fn check_build(&self, simulator: Simulator) -> Result<()> {
+        self.build.map_or(Ok(()), |b| b.check(simulator))
+    }
+
+    /// Runs `simulator` in `dir` and compares (see [`run_files`]), its build checked first
+    /// ([`Bundle::check_build`]).
     pub fn run(&self, simulator: Simulator, dir: &Path) -> Result<Verdict> {
+        self.check_build(simulator)?;
         run_files(
             &self.model_vcd,
             &self.design,
@@ -166,6 +197,7 @@ impl From<Prepared> for Bundle {
             stimulus_hex: p.stimulus.to_hex(),
             model_vcd: p.model_vcd,
             design: p.design,
+            build: Some(p.build),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! the rising edge at `10 c + 15` ns, where the registers take the values they hold after cycle
 //! `c`; `clk` falls at `10 c + 20` ns.
 
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::flit::FlitBits;
 use crate::sim::Simulation;
@@ -182,6 +183,23 @@ pub fn estimate(sim: &Simulation, filter: &ScopeFilter) -> WaveEstimate {
             .saturating_mul(HEADER_BYTES_PER_SIGNAL)
             .saturating_add(reset)
             .saturating_add(body.min(u64::MAX as f64 / 2.0) as u64),
+    }
+}
+
+/// What [`estimate`] comes to at least for every switch of a run of `config`, from the
+/// configuration alone ([`SimConfig::network_floor`]): in every switch, one input port's VCs
+/// and in each of their buffer slots its valid, head and tail bits and its flit (the layout
+/// declares every input port's), and nothing dumped after the declarations. For a check
+/// before the network is built.
+pub fn floor(config: &SimConfig) -> WaveEstimate {
+    let switches = config.network_floor().0;
+    let slots = u64::from(config.vcs) * u64::from(config.effective_depth());
+    let signals = switches.saturating_mul(4 * slots);
+    WaveEstimate {
+        switches,
+        signals,
+        memory: signals.saturating_mul(MEMORY_PER_SIGNAL),
+        bytes: signals.saturating_mul(HEADER_BYTES_PER_SIGNAL),
     }
 }
 

@@ -11,6 +11,7 @@
 
 use super::{BenchResult, run};
 use crate::config::SimConfig;
+use crate::cosim::Simulator;
 use crate::error::{Error, Result};
 use crate::rtl::stimulus::Stimulus;
 use crate::rtl::{RtlDesign, STIMULUS_FILE};
@@ -189,6 +190,7 @@ pub fn verilator(config: &SimConfig, dir: &Path, repeat: usize, kernel: Kernel) 
     super::check_repeat(repeat)?;
     let mut sim = Simulation::new(config.clone())?;
     crate::rtl::check_supported(&sim)?;
+    crate::rtl::build::BuildSize::of(&sim).check(Simulator::Verilator)?;
     sim.set_check_invariants(false);
     let mut stimulus = Stimulus::default();
     sim.run_observed(|s| {

@@ -87,7 +87,7 @@ fn prepare(args: &DesignArgs, waveform: bool) -> Result<cosim::Bundle> {
     };
     Ok(match flags.resolve(SimConfig::default())? {
         RunConfig::Network(c) => cosim::prepare_with(c, &command, waveform)?.into(),
-        RunConfig::PrunedButterfly(c) => c.prepare(&command)?.into(),
+        RunConfig::PrunedButterfly(c) => c.prepare_with(&command, waveform)?.into(),
         _ => {
             return Err(Error::invalid(
                 "topology",
@@ -168,6 +168,10 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
         "both" => &[Simulator::Icarus, Simulator::Verilator],
         _ => &[Simulator::Icarus],
     };
+    // Every simulator's build checked before the first runs.
+    for &sim in sims {
+        bundle.check_build(sim)?;
+    }
     let kept = match &args.keep {
         Some(d) => Some(super::files::experiment_dir(
             "cosim",

@@ -226,27 +226,49 @@ fn check_outputs(sim: &Simulation, o: &OutputArgs, filter: &ScopeFilter) -> Resu
                 "patterns that match at least one switch (scopes are named l{level}_c{column}, e.g. l0_c3)",
             ));
         }
-        memory.add(format!("waveform writer ({} signals)", w.signals), w.memory);
-        memory.check_memory("vcd", path)?;
-        Estimate::new()
-            .with(
-                format!(
-                    "waveform of {} switches over about {} cycles",
-                    w.switches,
-                    sim.cycle_estimate()
-                ),
-                w.bytes,
-            )
-            .check_output("vcd", std::path::Path::new(path))?;
+        let what = format!(
+            "waveform of {} switches over about {} cycles",
+            w.switches,
+            sim.cycle_estimate()
+        );
+        check_waveform(memory, &w, what, path)?;
     }
     Ok(())
+}
+
+/// Refuses a waveform `w` (its file described as `what`) whose writer does not fit beside
+/// `memory` or whose file at `path` does not fit.
+fn check_waveform(
+    mut memory: flitforge::limits::Estimate,
+    w: &flitforge::wave::WaveEstimate,
+    what: String,
+    path: &str,
+) -> Result<()> {
+    memory.add(format!("waveform writer ({} signals)", w.signals), w.memory);
+    memory.check_memory("vcd", path)?;
+    flitforge::limits::Estimate::new()
+        .with(what, w.bytes)
+        .check_output("vcd", std::path::Path::new(path))
 }
 
 /// A VC network run: the library's summary on standard output (unless the report goes there).
 /// Also returns why the run is incomplete when batch traffic was cut short by --cycles.
 fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<String>)> {
-    let mut sim = Simulation::new(config)?;
     let filter = ScopeFilter::new(o.vcd_scope.as_deref().unwrap_or(""))?;
+    if let Some(path) = &o.vcd
+        && filter.is_all()
+    {
+        // What the configuration alone tells, before the network is built.
+        let w = flitforge::wave::floor(&config);
+        let network =
+            flitforge::limits::Estimate::new().with("network", config.memory_estimate().0);
+        let what = format!(
+            "declarations of at least {} switches' registers",
+            w.switches
+        );
+        check_waveform(network, &w, what, path)?;
+    }
+    let mut sim = Simulation::new(config)?;
     check_outputs(&sim, o, &filter)?;
     sim.set_threads(o.threads)?;
     sim.keep_records(o.per_message);

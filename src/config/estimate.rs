@@ -45,6 +45,26 @@ impl SimConfig {
         }
     }
 
+    /// Switches and links the network has at least, known from the configuration alone (the
+    /// networks built level by level; none for a mesh, a torus or a graph): the estimates
+    /// that need the built network (its Verilog, its waveform) refuse from these before a
+    /// network too large for them is built.
+    pub fn network_floor(&self) -> (u64, u64) {
+        use crate::topology::TopologyKind as T;
+        match self.topology {
+            T::Butterfly
+            | T::Dilated
+            | T::Splitter
+            | T::Benes
+            | T::DoubledButterfly
+            | T::KaryFly => (
+                u64::from(self.levels()) * u64::from(self.columns()),
+                self.link_count(),
+            ),
+            _ => (0, 0),
+        }
+    }
+
     /// Rough bytes a run needs: (links and their VC registers, message records). The network
     /// part grows linearly with n log n. Records are freed once their message finishes, so for
     /// continuous traffic they are those alive at once: n · rate over a window of a few times

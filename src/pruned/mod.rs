@@ -135,6 +135,12 @@ impl PrunedConfig {
 
     /// Runs the cycle engine recording its waveform and inputs, and generates the Verilog.
     pub fn prepare(&self, command: &str) -> Result<Prepared> {
+        self.prepare_with(command, true)
+    }
+
+    /// Runs the cycle engine recording the inputs the testbench replays (and, with
+    /// `waveform`, its waveform, for a comparison), and generates the Verilog.
+    pub fn prepare_with(&self, command: &str, waveform: bool) -> Result<Prepared> {
         let mut config = self.clone();
         config.engine = Engine::Cycle;
         let router = config.router()?;
@@ -142,7 +148,7 @@ impl PrunedConfig {
         let header = format!("{command} | config {hash}");
         let mut model_vcd = Vec::new();
         let mut stimulus = rtl::PrunedStimulus::default();
-        let report = {
+        let report = if waveform {
             let mut w = wave::PrunedVcd::new(
                 &mut model_vcd,
                 &router.net,
@@ -155,6 +161,11 @@ impl PrunedConfig {
             }))?;
             w.finish()?;
             report
+        } else {
+            router.run(Some(&mut |net, inputs| {
+                stimulus.sample(net, inputs);
+                Ok(())
+            }))?
         };
         let graph = crate::topology::pruned::PrunedButterfly::new(config.inputs)?;
         let format = frame::FrameFormat {
@@ -186,6 +197,7 @@ impl From<Prepared> for crate::cosim::Bundle {
             stimulus_hex: p.stimulus.to_hex(),
             model_vcd: p.model_vcd,
             design: p.design,
+            build: None,
         }
     }
 }

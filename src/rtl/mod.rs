@@ -8,6 +8,7 @@
 //! instance with its route table), the network top `ff_net.v`, the testbench `tb.v` replaying
 //! the model's injections from `stimulus.hex`, and a FuseSoC core `flitforge.core`.
 
+pub mod build;
 pub(crate) mod hex;
 mod net;
 pub mod reference;
@@ -127,9 +128,25 @@ pub fn size_estimate(sim: &Simulation) -> u64 {
             30_000 + elements * 100
         })
         .sum();
-    let links = f.topo.links.len() as u64 * 220;
-    let instances = f.topo.node_count() as u64 * (400 + u64::from(f.topo.ports()) * 10 * 14);
-    modules + links + instances + tables
+    let switches = f.topo.node_count() as u64;
+    let ports = switches * u64::from(f.topo.ports()) * 10 * 14;
+    modules + wiring_bytes(switches, f.topo.links.len() as u64) + ports + tables
+}
+
+/// Bytes of the top's wiring: two wire lines a link, an instance's lines a switch (its port
+/// connections aside).
+fn wiring_bytes(switches: u64, links: u64) -> u64 {
+    links
+        .saturating_mul(220)
+        .saturating_add(switches.saturating_mul(400))
+}
+
+/// Bytes of Verilog [`size_estimate`] comes to at least, from the configuration alone
+/// ([`SimConfig::network_floor`](crate::config::SimConfig::network_floor)), for a check before
+/// the network is built.
+pub fn size_floor(config: &crate::config::SimConfig) -> u64 {
+    let (switches, links) = config.network_floor();
+    wiring_bytes(switches, links)
 }
 
 /// The switch kinds of `sim`'s network, one module each, in order of first appearance (a

@@ -110,6 +110,7 @@ pub fn files() -> Result<Vec<(PathBuf, Vec<u8>)>> {
             model_vcd,
             design,
             stimulus,
+            ..
         } = prepare(config, &format!("flitforge reference ({name})"))?;
         let dir = Path::new("rtl").join(name);
         for (file, text) in design.files {

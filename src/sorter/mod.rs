@@ -128,6 +128,7 @@ impl From<Prepared> for crate::cosim::Bundle {
             stimulus_hex: p.stimulus.to_hex(),
             model_vcd: p.model_vcd,
             design: p.design,
+            build: None,
         }
     }
 }

@@ -119,3 +119,50 @@ fn header_flit_bits_carry_the_routing_fields() {
         assert_eq!(sim.header_layout.read(&bits, "id"), Some(id as u64 & 0xff));
     }
 }
+
+/// The sizes known before a network is built (to refuse its Verilog or waveform early) never
+/// exceed the estimates made from the built network, for every kind of network.
+#[test]
+fn floors_from_the_configuration_stay_below_the_estimates_of_the_network() {
+    for &(name, topology) in &TopologyKind::ALL {
+        if matches!(
+            topology,
+            TopologyKind::Graph | TopologyKind::ModifiedSplitter
+        ) {
+            continue; // read from a file; routed by `multibutterfly` only
+        }
+        let config = SimConfig {
+            topology,
+            inputs: 16,
+            vcs: 2,
+            vc_depth: 3,
+            traffic: Traffic::Uniform { q: 2 },
+            ..SimConfig::default()
+        };
+        let level_by_level = !matches!(
+            topology,
+            TopologyKind::Mesh
+                | TopologyKind::Torus
+                | TopologyKind::WrappedButterfly
+                | TopologyKind::RandomGraph
+        );
+        if !level_by_level {
+            assert_eq!(config.network_floor(), (0, 0), "{name}");
+            continue;
+        }
+        let sim = Simulation::new(config.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (switches, links) = config.network_floor();
+        assert!(switches > 0, "{name}");
+        assert!(switches <= sim.fabric.topo.node_count() as u64, "{name}");
+        assert!(links <= sim.fabric.topo.links.len() as u64, "{name}");
+        assert!(
+            flitforge::rtl::size_floor(&config) <= flitforge::rtl::size_estimate(&sim),
+            "{name}"
+        );
+        let floor = flitforge::wave::floor(&config);
+        let estimate = flitforge::wave::estimate(&sim, &Default::default());
+        assert!(floor.signals <= estimate.signals, "{name}");
+        assert!(floor.memory <= estimate.memory, "{name}");
+        assert!(floor.bytes <= estimate.bytes, "{name}");
+    }
+}

@@ -258,6 +258,19 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "sim --inputs 1024 --vcs 16 --vc-depth 64 --flit-bits 256 --vcd /dev/null",
             "vcd",
         ),
+        // Refused from the configuration, before the network is built.
+        ("rtl --inputs 1048576 --out big", "inputs"),
+        ("cosim --inputs 1048576", "inputs"),
+        ("sim --inputs 1048576 --cycles 10 --vcd big.vcd", "vcd"),
+        // A simulator's build that would not fit, refused before it is launched.
+        (
+            "--max-memory 16G cosim --inputs 1024 --simulator verilator",
+            "inputs",
+        ),
+        (
+            "--max-memory 16G bench --against verilator --inputs 1024 --flit-bits 16 --out bv",
+            "inputs",
+        ),
         ("--max-memory 12Q sim", "max-memory"),
         ("--max-output 0 sim", "max-output"),
         ("--max-input=-5 sim", "max-input"),

@@ -469,6 +469,7 @@ pub fn run(
             design: design(&net, widths, command, cycles)?,
             stimulus_hex: hex,
             cycles,
+            build: None,
         },
         delivered,
         slots,

@@ -201,6 +201,7 @@ pub fn run(
             design,
             stimulus_hex,
             cycles,
+            build: None,
         },
     })
 }
