@@ -93,7 +93,9 @@ pub fn prepare(config: SimConfig, command: &str) -> Result<Prepared> {
 /// RTL; with `waveform`, also records the model's waveform (in memory, for a comparison). The
 /// memory both take is checked first ([`crate::limits`]).
 pub fn prepare_with(config: SimConfig, command: &str, waveform: bool) -> Result<Prepared> {
-    // What the configuration alone tells, before the network is built; then the estimate.
+    // What the configuration alone tells, before the network is built (once it is known
+    // valid: the floors multiply its values); then the estimate.
+    config.validate()?;
     let floor = waveform.then(|| crate::wave::floor(&config));
     preparation(&config, 0, crate::rtl::size_floor(&config), floor)
         .check_memory("inputs", config.inputs)?;
@@ -164,8 +166,10 @@ pub struct Bundle {
     pub design: RtlDesign,
     pub stimulus_hex: String,
     pub cycles: u64,
-    /// For a network's RTL, what the simulators take to build it (the sorter's and the
-    /// protocols' circuits are bounded by their own sizes' checks).
+    /// For a VC network's RTL, what the simulators take to build it, checked before they are
+    /// launched. None for the other circuits: the sorter's and the protocols' are bounded by
+    /// their own sizes' checks; the pruned butterfly's builds have not been measured, so
+    /// nothing bounds them.
     pub build: Option<BuildSize>,
 }
 
@@ -202,8 +206,10 @@ impl From<Prepared> for Bundle {
     }
 }
 
-/// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares.
+/// Writes the RTL, stimulus and model waveform into `dir`, runs `simulator` there and compares
+/// (its build checked first, [`BuildSize::check`]).
 pub fn run(prepared: &Prepared, simulator: Simulator, dir: &Path) -> Result<Verdict> {
+    prepared.build.check(simulator)?;
     run_files(
         &prepared.model_vcd,
         &prepared.design,

@@ -134,6 +134,18 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
         Some(v) => vec![v],
         None => VCS.to_vec(),
     };
+    // Every point's configuration, and Verilator's build of each, checked before the first
+    // point runs.
+    for &b in &vcs {
+        let mut config = base.clone();
+        config.vcs = b;
+        config.validate()?;
+        if booksim.is_none()
+            && let Some(size) = flitforge::rtl::build::BuildSize::of_config(&config)
+        {
+            size.check(flitforge::cosim::Simulator::Verilator)?;
+        }
+    }
     let name = format!("bench-{}", against.name());
     let dir = super::files::experiment_dir(
         &name,

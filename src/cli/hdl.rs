@@ -32,8 +32,9 @@ pub struct DesignArgs {
 }
 
 /// Runs the model these flags describe, recording its stimulus (and, with `waveform`, its
-/// waveform), and generates its Verilog.
-fn prepare(args: &DesignArgs, waveform: bool) -> Result<cosim::Bundle> {
+/// waveform), and generates its Verilog. `out`, the directory `rtl` writes into, is first
+/// checked against the Verilog's size known from the configuration alone.
+fn prepare(args: &DesignArgs, waveform: bool, out: Option<&str>) -> Result<cosim::Bundle> {
     let command = command_line();
     let from_file = match &args.net.config {
         Some(path) => Some(RunConfig::from_file(path)?),
@@ -86,7 +87,15 @@ fn prepare(args: &DesignArgs, waveform: bool) -> Result<cosim::Bundle> {
         traffic: &args.traffic,
     };
     Ok(match flags.resolve(SimConfig::default())? {
-        RunConfig::Network(c) => cosim::prepare_with(c, &command, waveform)?.into(),
+        RunConfig::Network(c) => {
+            if let Some(out) = out {
+                c.validate()?;
+                flitforge::limits::Estimate::new()
+                    .with("Verilog, at least", flitforge::rtl::size_floor(&c))
+                    .check_output("out", std::path::Path::new(out))?;
+            }
+            cosim::prepare_with(c, &command, waveform)?.into()
+        }
         RunConfig::PrunedButterfly(c) => c.prepare_with(&command, waveform)?.into(),
         _ => {
             return Err(Error::invalid(
@@ -116,7 +125,7 @@ pub struct RtlArgs {
 
 /// `flitforge rtl`: writes the design and lists the files.
 pub fn rtl(args: &RtlArgs) -> Result<()> {
-    let bundle = prepare(&args.design, false)?;
+    let bundle = prepare(&args.design, false, Some(&args.out))?;
     let size: u64 = bundle
         .design
         .files
@@ -161,7 +170,7 @@ pub struct CosimArgs {
 pub fn cosim(args: &CosimArgs) -> Result<()> {
     let bundle = {
         let _step = Step::start("cosim: running the model and generating the Verilog");
-        prepare(&args.design, true)?
+        prepare(&args.design, true, None)?
     };
     let sims: &[Simulator] = match args.simulator.as_str() {
         "verilator" => &[Simulator::Verilator],

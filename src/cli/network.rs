@@ -258,7 +258,9 @@ fn simulate(config: SimConfig, o: &OutputArgs) -> Result<(RunReport, Option<Stri
     if let Some(path) = &o.vcd
         && filter.is_all()
     {
-        // What the configuration alone tells, before the network is built.
+        // What the configuration alone tells, before the network is built (once it is known
+        // valid: the floor multiplies its values).
+        config.validate()?;
         let w = flitforge::wave::floor(&config);
         let network =
             flitforge::limits::Estimate::new().with("network", config.memory_estimate().0);

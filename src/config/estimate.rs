@@ -46,9 +46,11 @@ impl SimConfig {
     }
 
     /// Switches and links the network has at least, known from the configuration alone (the
-    /// networks built level by level; none for a mesh, a torus or a graph): the estimates
-    /// that need the built network (its Verilog, its waveform) refuse from these before a
-    /// network too large for them is built.
+    /// networks built level by level; none for the graph networks: a mesh, a torus, the
+    /// wrapped butterfly, a random graph, a graph file; none for the modified splitter, which
+    /// only `multibutterfly` routes): the estimates that need the built network (its Verilog,
+    /// its waveform) refuse from these before a network too large for them is built. Call it
+    /// on a valid configuration (its values are multiplied).
     pub fn network_floor(&self) -> (u64, u64) {
         use crate::topology::TopologyKind as T;
         match self.topology {

@@ -5,6 +5,7 @@
 //! itself is [`crate::topology::pruned`]; where flitforge reads the paper one way among several,
 //! docs/interpretations.md says so.
 
+pub mod element;
 pub mod experiment;
 pub mod frame;
 pub mod golden;

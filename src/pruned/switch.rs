@@ -280,34 +280,6 @@ pub fn compression_layout(kind: VertexKind, format: &FrameFormat) -> Vec<Registe
     regs
 }
 
-impl VertexRegs {
-    /// Reads element `index` of `register` (as [`layout`] declares it).
-    pub fn read(&self, register: &Register, index: &[u32]) -> u64 {
-        let i = index.first().copied().unwrap_or(0) as usize;
-        let b = |v: bool| u64::from(v);
-        match register.name {
-            "dir" => b(self.dir),
-            "epos" => u64::from(self.epos),
-            "estate" => u64::from(self.estate),
-            "pres" => b(self.pres[i]),
-            "act" => b(self.act[i]),
-            "cbit" => b(self.cbit),
-            "oa" => b(self.oa[i]),
-            "used" => b(self.used[i]),
-            "sel" => b(self.sel[i]),
-            "d1" => b(self.d1[i]),
-            "dn" => b(self.dn[i]),
-            "tie_err" => b(self.tie_err),
-            "cpos" => u64::from(self.cpos),
-            "cpres" => b(self.cpres[i]),
-            "csel" => b(self.csel[i]),
-            "up" => b(self.up[i]),
-            "conflict" => b(self.conflict),
-            other => unreachable!("undeclared register {other}"),
-        }
-    }
-}
-
 impl PrunedNet {
     /// A network on `graph` with every register at its reset value (direction bits left).
     pub fn new(graph: PrunedButterfly, format: FrameFormat) -> Self {

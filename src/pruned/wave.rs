@@ -5,9 +5,9 @@
 //! `tb.stage`, as in the generated testbench; the comparison with a simulator looks only
 //! under `tb.net`.
 
+use super::element::Element;
 use super::switch::{ESTATE_NAMES, Inputs, PrunedNet, VertexKind, layout};
 use crate::error::Result;
-use crate::switch::layout::Register;
 use crate::topology::pruned::Vertex;
 use crate::wave::{ScopeFilter, ScopedVcd, SignalDecl};
 use std::io::Write;
@@ -20,18 +20,14 @@ pub fn vertex_scope(v: Vertex) -> String {
 /// Writes a pruned-butterfly network's waveform cycle by cycle.
 pub struct PrunedVcd<W: Write> {
     vcd: ScopedVcd<W>,
-    /// Per dumped element: vertex, register, index.
-    elements: Vec<(usize, Register, Vec<u32>)>,
+    /// Per dumped element: vertex and element.
+    elements: Vec<(usize, Element)>,
     values: Vec<u64>,
 }
 
-fn read(net: &PrunedNet, elements: &[(usize, Register, Vec<u32>)], values: &mut Vec<u64>) {
+fn read(net: &PrunedNet, elements: &[(usize, Element)], values: &mut Vec<u64>) {
     values.clear();
-    values.extend(
-        elements
-            .iter()
-            .map(|(v, reg, index)| net.regs[*v].read(reg, index)),
-    );
+    values.extend(elements.iter().map(|&(v, e)| net.regs[v].get(e)));
 }
 
 impl<W: Write> PrunedVcd<W> {
@@ -56,7 +52,7 @@ impl<W: Write> PrunedVcd<W> {
                         width: register.width,
                         encoding: register.encoding.map(|_| ESTATE_NAMES),
                     });
-                    elements.push((id, register.clone(), index));
+                    elements.push((id, Element::of(&register, &index)));
                 }
             }
             scopes.push((scope, decls));

@@ -2,8 +2,9 @@
 //! simulators elaborate every switch instance apart, and their memory grows with the switches
 //! and with each switch's input VCs and buffer slots, far beyond the Verilog's size (the
 //! switch modules are parameterised; a 64-input butterfly's RTL is 0.45 MB of text whichever
-//! its B, but Verilator takes 1.1 GB to build it at B = 1 and 6.5 GB at B = 4).
+//! its B, but Verilator takes 1.1 GiB to build it at B = 1 and 6.2 GiB at B = 4).
 
+use crate::config::SimConfig;
 use crate::cosim::Simulator;
 use crate::error::Result;
 use crate::sim::Simulation;
@@ -11,10 +12,11 @@ use crate::sim::Simulation;
 /// The size of a network's RTL as a simulator's build sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BuildSize {
-    /// The network's inputs (the flag a refusal names).
-    pub inputs: u32,
+    /// The network's inputs, which a refusal names (none for a graph read from a file, which
+    /// is sized by its file).
+    pub inputs: Option<u32>,
     pub switches: u64,
-    /// Input VCs of the widest switch (ports × B) and their buffer depth.
+    /// Input VCs of the switch with the most input ports (its ports × B), and their depth.
     pub vcs_per_switch: u64,
     pub depth: u64,
 }
@@ -32,7 +34,7 @@ pub struct BuildSize {
 /// | 64 inputs, B = 2, depth 8 | 448 | 7 991 | 1 032 |
 /// | 64 inputs, dilation 2, B = 2 | 448 | 14 099 | – |
 /// | 256 inputs, B = 1 | 2 304 | 2 631 | 597 |
-/// | 1024 inputs, B = 1 | 11 264 | 2 164 (24.4 GB, 345 s) | 604 (6.8 GB) |
+/// | 1024 inputs, B = 1 | 11 264 | 2 164 (23.3 GiB, 345 s) | 604 (6.5 GiB) |
 ///
 /// (The flit's width changed nothing: B = 2 at 64 bits took what it took at 8.)
 const VERILATOR: ([u64; 4], u64) = ([1024, 768, 133, 102], 128 << 10);
@@ -42,12 +44,31 @@ impl BuildSize {
     /// The build size of `sim`'s network.
     pub fn of(sim: &Simulation) -> Self {
         let topo = &sim.fabric.topo;
+        let in_ports = match &topo.graph {
+            Some(g) => (0..g.switches).map(|s| g.in_ports(s)).max().unwrap_or(0),
+            None => topo.ports(),
+        };
         BuildSize {
-            inputs: sim.config.inputs,
+            inputs: (sim.config.topology != crate::topology::TopologyKind::Graph)
+                .then_some(sim.config.inputs),
             switches: topo.node_count() as u64,
-            vcs_per_switch: u64::from(topo.ports()) * u64::from(sim.config.vcs),
+            vcs_per_switch: u64::from(in_ports) * u64::from(sim.config.vcs),
             depth: u64::from(sim.config.effective_depth()),
         }
+    }
+
+    /// The build size of a valid `config`'s network, where the configuration alone tells it
+    /// (a level-by-level network, [`SimConfig::network_floor`]).
+    pub fn of_config(config: &SimConfig) -> Option<Self> {
+        let (switches, _) = config.network_floor();
+        (switches > 0).then(|| BuildSize {
+            inputs: Some(config.inputs),
+            switches,
+            vcs_per_switch: u64::from(config.switch_radix())
+                * u64::from(config.multiplicity())
+                * u64::from(config.vcs),
+            depth: u64::from(config.effective_depth()),
+        })
     }
 
     /// Bytes of memory `simulator` takes at most to build the RTL (a bound from measured
@@ -77,9 +98,11 @@ impl BuildSize {
             self.switches,
             self.vcs_per_switch
         );
-        crate::limits::Estimate::new()
-            .with(what, self.memory(simulator))
-            .check_memory("inputs", self.inputs)
+        let estimate = crate::limits::Estimate::new().with(what, self.memory(simulator));
+        match self.inputs {
+            Some(n) => estimate.check_memory("inputs", n),
+            None => estimate.check_memory("graph", format!("{} switches", self.switches)),
+        }
     }
 }
 
@@ -102,7 +125,7 @@ mod tests {
         ];
         for (switches, vcs_per_switch, depth, verilator, icarus) in measured {
             let size = BuildSize {
-                inputs: 0,
+                inputs: None,
                 switches,
                 vcs_per_switch,
                 depth,

@@ -3,7 +3,8 @@
 //! model's state. The waveform writer and the Verilog back end walk this same layout.
 
 use flitforge::Simulation;
-use flitforge::config::{LaneChoice, LinkBandwidth, SimConfig};
+use flitforge::config::{FlowControl, LaneChoice, LinkBandwidth, SimConfig};
+use flitforge::rtl::build::BuildSize;
 use flitforge::switch::VcState;
 use flitforge::switch::layout::SwitchKind;
 use flitforge::topology::TopologyKind;
@@ -121,26 +122,53 @@ fn header_flit_bits_carry_the_routing_fields() {
 }
 
 /// The sizes known before a network is built (to refuse its Verilog or waveform early) never
-/// exceed the estimates made from the built network, for every kind of network.
+/// exceed the estimates made from the built network, for every kind of network, and a
+/// simulator's build is sized alike from either.
 #[test]
 fn floors_from_the_configuration_stay_below_the_estimates_of_the_network() {
-    for &(name, topology) in &TopologyKind::ALL {
-        if matches!(
+    let base = SimConfig {
+        inputs: 16,
+        vcs: 2,
+        vc_depth: 3,
+        traffic: Traffic::Uniform { q: 2 },
+        ..SimConfig::default()
+    };
+    let mut configs: Vec<SimConfig> = TopologyKind::ALL
+        .iter()
+        // (A graph is read from a file; the modified splitter is routed by `multibutterfly`.)
+        .filter(|(_, t)| !matches!(t, TopologyKind::Graph | TopologyKind::ModifiedSplitter))
+        .map(|&(_, topology)| SimConfig {
             topology,
-            TopologyKind::Graph | TopologyKind::ModifiedSplitter
-        ) {
-            continue; // read from a file; routed by `multibutterfly` only
-        }
-        let config = SimConfig {
-            topology,
-            inputs: 16,
-            vcs: 2,
-            vc_depth: 3,
-            traffic: Traffic::Uniform { q: 2 },
-            ..SimConfig::default()
-        };
+            ..base.clone()
+        })
+        .collect();
+    configs.extend([
+        SimConfig {
+            topology: TopologyKind::KaryFly,
+            radix: 4,
+            ..base.clone()
+        },
+        SimConfig {
+            topology: TopologyKind::Dilated,
+            dilation: 8,
+            ..base.clone()
+        },
+        SimConfig {
+            topology: TopologyKind::Splitter,
+            dilation: 4,
+            ..base.clone()
+        },
+        SimConfig {
+            mode: FlowControl::StoreForward,
+            flits: 4,
+            vc_depth: 1,
+            ..base.clone()
+        },
+    ]);
+    for config in configs {
+        let name = format!("{:?}", config.topology);
         let level_by_level = !matches!(
-            topology,
+            config.topology,
             TopologyKind::Mesh
                 | TopologyKind::Torus
                 | TopologyKind::WrappedButterfly
@@ -148,6 +176,7 @@ fn floors_from_the_configuration_stay_below_the_estimates_of_the_network() {
         );
         if !level_by_level {
             assert_eq!(config.network_floor(), (0, 0), "{name}");
+            assert_eq!(BuildSize::of_config(&config), None, "{name}");
             continue;
         }
         let sim = Simulation::new(config.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -164,5 +193,10 @@ fn floors_from_the_configuration_stay_below_the_estimates_of_the_network() {
         assert!(floor.signals <= estimate.signals, "{name}");
         assert!(floor.memory <= estimate.memory, "{name}");
         assert!(floor.bytes <= estimate.bytes, "{name}");
+        assert_eq!(
+            BuildSize::of_config(&config),
+            Some(BuildSize::of(&sim)),
+            "{name}"
+        );
     }
 }

@@ -259,7 +259,7 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "vcd",
         ),
         // Refused from the configuration, before the network is built.
-        ("rtl --inputs 1048576 --out big", "inputs"),
+        ("rtl --inputs 1048576 --out big", "out"),
         ("cosim --inputs 1048576", "inputs"),
         ("sim --inputs 1048576 --cycles 10 --vcd big.vcd", "vcd"),
         // A simulator's build that would not fit, refused before it is launched.
