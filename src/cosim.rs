@@ -166,10 +166,9 @@ pub struct Bundle {
     pub design: RtlDesign,
     pub stimulus_hex: String,
     pub cycles: u64,
-    /// For a VC network's RTL, what the simulators take to build it, checked before they are
-    /// launched. None for the other circuits: the sorter's and the protocols' are bounded by
-    /// their own sizes' checks; the pruned butterfly's builds have not been measured, so
-    /// nothing bounds them.
+    /// For a network's RTL (a VC network's, the pruned butterfly's), what the simulators take
+    /// to build it, checked before they are launched. None for the sorter's and the
+    /// protocols' circuits, bounded by their own sizes' checks.
     pub build: Option<BuildSize>,
 }
 

@@ -8,8 +8,10 @@ use super::progress::Step;
 use clap::Args;
 use flitforge::config::SimConfig;
 use flitforge::cosim::{self, Simulator};
+use flitforge::rtl::build::BuildSize;
 use flitforge::run::RunConfig;
 use flitforge::sorter::SortConfig;
+use flitforge::topology::pruned::PrunedButterfly;
 use flitforge::{Error, Result};
 
 /// The design flags of `rtl` and `cosim`: a network, or the flexible sorter circuit.
@@ -32,9 +34,15 @@ pub struct DesignArgs {
 }
 
 /// Runs the model these flags describe, recording its stimulus (and, with `waveform`, its
-/// waveform), and generates its Verilog. `out`, the directory `rtl` writes into, is first
-/// checked against the Verilog's size known from the configuration alone.
-fn prepare(args: &DesignArgs, waveform: bool, out: Option<&str>) -> Result<cosim::Bundle> {
+/// waveform), and generates its Verilog. What the configuration alone tells is checked
+/// first: the Verilog's size against `out`, the directory `rtl` writes into, and the build
+/// of each of `simulators`.
+fn prepare(
+    args: &DesignArgs,
+    waveform: bool,
+    out: Option<&str>,
+    simulators: &[Simulator],
+) -> Result<cosim::Bundle> {
     let command = command_line();
     let from_file = match &args.net.config {
         Some(path) => Some(RunConfig::from_file(path)?),
@@ -88,15 +96,23 @@ fn prepare(args: &DesignArgs, waveform: bool, out: Option<&str>) -> Result<cosim
     };
     Ok(match flags.resolve(SimConfig::default())? {
         RunConfig::Network(c) => {
+            c.validate()?;
             if let Some(out) = out {
-                c.validate()?;
                 flitforge::limits::Estimate::new()
                     .with("Verilog, at least", flitforge::rtl::size_floor(&c))
                     .check_output("out", std::path::Path::new(out))?;
             }
+            if let Some(build) = BuildSize::of_config(&c) {
+                simulators.iter().try_for_each(|&s| build.check(s))?;
+            }
             cosim::prepare_with(c, &command, waveform)?.into()
         }
-        RunConfig::PrunedButterfly(c) => c.prepare_with(&command, waveform)?.into(),
+        RunConfig::PrunedButterfly(c) => {
+            let vertices = PrunedButterfly::new(c.inputs)?.vertex_count() as u64;
+            let build = BuildSize::pruned(c.inputs, vertices);
+            simulators.iter().try_for_each(|&s| build.check(s))?;
+            c.prepare_with(&command, waveform)?.into()
+        }
         _ => {
             return Err(Error::invalid(
                 "topology",
@@ -125,7 +141,7 @@ pub struct RtlArgs {
 
 /// `flitforge rtl`: writes the design and lists the files.
 pub fn rtl(args: &RtlArgs) -> Result<()> {
-    let bundle = prepare(&args.design, false, Some(&args.out))?;
+    let bundle = prepare(&args.design, false, Some(&args.out), &[])?;
     let size: u64 = bundle
         .design
         .files
@@ -168,16 +184,16 @@ pub struct CosimArgs {
 
 /// `flitforge cosim`: exit 0 when identical, 1 at the first divergence.
 pub fn cosim(args: &CosimArgs) -> Result<()> {
-    let bundle = {
-        let _step = Step::start("cosim: running the model and generating the Verilog");
-        prepare(&args.design, true, None)?
-    };
     let sims: &[Simulator] = match args.simulator.as_str() {
         "verilator" => &[Simulator::Verilator],
         "both" => &[Simulator::Icarus, Simulator::Verilator],
         _ => &[Simulator::Icarus],
     };
-    // Every simulator's build checked before the first runs.
+    let bundle = {
+        let _step = Step::start("cosim: running the model and generating the Verilog");
+        prepare(&args.design, true, None, sims)?
+    };
+    // Every simulator's build checked before the first runs (a graph's only now).
     for &sim in sims {
         bundle.check_build(sim)?;
     }

@@ -19,6 +19,7 @@ pub use stage::{Costs, Engine, Message, RouteReport, Router};
 
 use crate::error::{Error, Result};
 use crate::rtl::RtlDesign;
+use crate::rtl::build::BuildSize;
 use crate::traffic::Traffic;
 use crate::wave::ScopeFilter;
 use serde::{Deserialize, Serialize};
@@ -174,9 +175,11 @@ impl PrunedConfig {
             body_bits: config.body_bits(),
         };
         let design = rtl::design(&graph, &format, command, &hash, stimulus.cycles())?;
+        let build = BuildSize::pruned(config.inputs, graph.vertex_count() as u64);
         Ok(Prepared {
             model_vcd,
             design,
+            build,
             stimulus,
             report,
         })
@@ -187,6 +190,8 @@ impl PrunedConfig {
 pub struct Prepared {
     pub model_vcd: Vec<u8>,
     pub design: RtlDesign,
+    /// What the simulators take to build the design.
+    pub build: BuildSize,
     pub stimulus: rtl::PrunedStimulus,
     pub report: RouteReport,
 }
@@ -198,7 +203,7 @@ impl From<Prepared> for crate::cosim::Bundle {
             stimulus_hex: p.stimulus.to_hex(),
             model_vcd: p.model_vcd,
             design: p.design,
-            build: None,
+            build: Some(p.build),
         }
     }
 }

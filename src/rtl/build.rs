@@ -16,13 +16,21 @@ pub struct BuildSize {
     /// is sized by its file).
     pub inputs: Option<u32>,
     pub switches: u64,
-    /// Input VCs of the switch with the most input ports (its ports × B), and their depth.
-    pub vcs_per_switch: u64,
-    pub depth: u64,
+    pub kind: SwitchBuild,
 }
 
-/// KiB a simulator's build takes per switch, fixed, per input VC, per input VC squared, and
-/// per input VC and buffer slot past the first; and its fixed KiB. Upper bounds of builds
+/// What each switch of a [`BuildSize`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchBuild {
+    /// A VC switch: the input VCs of the switch with the most input ports (its ports × B),
+    /// and their depth.
+    Vc { vcs: u64, depth: u64 },
+    /// A vertex of the pruned butterfly, its direction-bit switch bit-serial ([BB] §3).
+    Pruned,
+}
+
+/// KiB a simulator's build takes per VC switch, fixed, per input VC, per input VC squared,
+/// and per input VC and buffer slot past the first; and its fixed KiB. Upper bounds of builds
 /// measured on 30 November (Verilator 5.006 `--binary --timing -O3 -j 2`, Icarus Verilog 11.0
 /// `iverilog -g2012`), in KiB of peak resident memory per switch:
 ///
@@ -40,6 +48,12 @@ pub struct BuildSize {
 const VERILATOR: ([u64; 4], u64) = ([1024, 768, 133, 102], 128 << 10);
 const ICARUS: ([u64; 4], u64) = ([512, 72, 0, 12], 64 << 10);
 
+/// KiB per pruned-butterfly vertex, and fixed, likewise: the 64-, 256- and 1024-input
+/// networks (232, 976 and 4 000 vertices) took Verilator 253 920, 329 412 and 1 328 672 KiB,
+/// Icarus 39 528, 146 096 and 582 380.
+const PRUNED_VERILATOR: (u64, u64) = (340, 192 << 10);
+const PRUNED_ICARUS: (u64, u64) = (160, 16 << 10);
+
 impl BuildSize {
     /// The build size of `sim`'s network.
     pub fn of(sim: &Simulation) -> Self {
@@ -52,8 +66,10 @@ impl BuildSize {
             inputs: (sim.config.topology != crate::topology::TopologyKind::Graph)
                 .then_some(sim.config.inputs),
             switches: topo.node_count() as u64,
-            vcs_per_switch: u64::from(in_ports) * u64::from(sim.config.vcs),
-            depth: u64::from(sim.config.effective_depth()),
+            kind: SwitchBuild::Vc {
+                vcs: u64::from(in_ports) * u64::from(sim.config.vcs),
+                depth: u64::from(sim.config.effective_depth()),
+            },
         }
     }
 
@@ -64,25 +80,45 @@ impl BuildSize {
         (switches > 0).then(|| BuildSize {
             inputs: Some(config.inputs),
             switches,
-            vcs_per_switch: u64::from(config.switch_radix())
-                * u64::from(config.multiplicity())
-                * u64::from(config.vcs),
-            depth: u64::from(config.effective_depth()),
+            kind: SwitchBuild::Vc {
+                vcs: u64::from(config.switch_radix())
+                    * u64::from(config.multiplicity())
+                    * u64::from(config.vcs),
+                depth: u64::from(config.effective_depth()),
+            },
         })
+    }
+
+    /// The build size of a pruned butterfly of `inputs` inputs and `vertices` vertices.
+    pub fn pruned(inputs: u32, vertices: u64) -> Self {
+        BuildSize {
+            inputs: Some(inputs),
+            switches: vertices,
+            kind: SwitchBuild::Pruned,
+        }
     }
 
     /// Bytes of memory `simulator` takes at most to build the RTL (a bound from measured
     /// builds, above).
     pub fn memory(&self, simulator: Simulator) -> u64 {
-        let ([fixed, per_vc, per_vc_squared, per_slot], base) = match simulator {
-            Simulator::Verilator => VERILATOR,
-            Simulator::Icarus => ICARUS,
+        let (per_switch, base) = match (self.kind, simulator) {
+            (SwitchBuild::Vc { vcs, depth }, simulator) => {
+                let ([fixed, per_vc, per_vc_squared, per_slot], base) = match simulator {
+                    Simulator::Verilator => VERILATOR,
+                    Simulator::Icarus => ICARUS,
+                };
+                let v = vcs;
+                let per_switch = fixed
+                    .saturating_add(per_vc.saturating_mul(v))
+                    .saturating_add(per_vc_squared.saturating_mul(v.saturating_mul(v)))
+                    .saturating_add(
+                        per_slot.saturating_mul(v.saturating_mul(depth.saturating_sub(1))),
+                    );
+                (per_switch, base)
+            }
+            (SwitchBuild::Pruned, Simulator::Verilator) => PRUNED_VERILATOR,
+            (SwitchBuild::Pruned, Simulator::Icarus) => PRUNED_ICARUS,
         };
-        let v = self.vcs_per_switch;
-        let per_switch = fixed
-            + per_vc * v
-            + per_vc_squared * v * v
-            + per_slot * v * self.depth.saturating_sub(1);
         self.switches
             .saturating_mul(per_switch)
             .saturating_add(base)
@@ -92,12 +128,16 @@ impl BuildSize {
     /// Refuses to launch `simulator` on an RTL whose build would not fit the memory limit
     /// ([`crate::limits`]).
     pub fn check(&self, simulator: Simulator) -> Result<()> {
-        let what = format!(
-            "{}'s build of {} switches of {} input VCs",
-            simulator.name(),
-            self.switches,
-            self.vcs_per_switch
-        );
+        let what = match self.kind {
+            SwitchBuild::Vc { vcs, .. } => format!(
+                "{}'s build of {} switches of {vcs} input VCs",
+                simulator.name(),
+                self.switches
+            ),
+            SwitchBuild::Pruned => {
+                format!("{}'s build of {} vertices", simulator.name(), self.switches)
+            }
+        };
         let estimate = crate::limits::Estimate::new().with(what, self.memory(simulator));
         match self.inputs {
             Some(n) => estimate.check_memory("inputs", n),
@@ -123,12 +163,20 @@ mod tests {
             (2_304, 2, 1, 6_062_520, 1_376_264),
             (11_264, 2, 1, 24_379_596, 6_799_456),
         ];
-        for (switches, vcs_per_switch, depth, verilator, icarus) in measured {
+        let vc = measured.map(|(switches, vcs, depth, verilator, icarus)| {
+            let kind = SwitchBuild::Vc { vcs, depth };
+            (switches, kind, verilator, icarus)
+        });
+        let pruned = [
+            (232, SwitchBuild::Pruned, 253_920, 39_528),
+            (976, SwitchBuild::Pruned, 329_412, 146_096),
+            (4_000, SwitchBuild::Pruned, 1_328_672, 582_380),
+        ];
+        for (switches, kind, verilator, icarus) in vc.into_iter().chain(pruned) {
             let size = BuildSize {
                 inputs: None,
                 switches,
-                vcs_per_switch,
-                depth,
+                kind,
             };
             for (simulator, kib) in [
                 (Simulator::Verilator, verilator),

@@ -271,6 +271,10 @@ fn table() -> Vec<(Vec<&'static str>, &'static str)> {
             "--max-memory 16G bench --against verilator --inputs 1024 --flit-bits 16 --out bv",
             "inputs",
         ),
+        (
+            "--max-memory 16G cosim --topology pruned-butterfly --inputs 65536",
+            "inputs",
+        ),
         ("--max-memory 12Q sim", "max-memory"),
         ("--max-output 0 sim", "max-output"),
         ("--max-input=-5 sim", "max-input"),
