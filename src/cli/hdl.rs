@@ -11,7 +11,6 @@ use flitforge::cosim::{self, Simulator};
 use flitforge::rtl::build::BuildSize;
 use flitforge::run::RunConfig;
 use flitforge::sorter::SortConfig;
-use flitforge::topology::pruned::PrunedButterfly;
 use flitforge::{Error, Result};
 
 /// The design flags of `rtl` and `cosim`: a network, or the flexible sorter circuit.
@@ -35,8 +34,8 @@ pub struct DesignArgs {
 
 /// Runs the model these flags describe, recording its stimulus (and, with `waveform`, its
 /// waveform), and generates its Verilog. What the configuration alone tells is checked
-/// first: the Verilog's size against `out`, the directory `rtl` writes into, and the build
-/// of each of `simulators`.
+/// first: the build of each of `simulators`, and for a VC network the Verilog's size against
+/// `out`, the directory `rtl` writes into.
 fn prepare(
     args: &DesignArgs,
     waveform: bool,
@@ -108,7 +107,7 @@ fn prepare(
             cosim::prepare_with(c, &command, waveform)?.into()
         }
         RunConfig::PrunedButterfly(c) => {
-            let vertices = PrunedButterfly::new(c.inputs)?.vertex_count() as u64;
+            let vertices = c.validate()?.vertex_count() as u64;
             let build = BuildSize::pruned(c.inputs, vertices);
             simulators.iter().try_for_each(|&s| build.check(s))?;
             c.prepare_with(&command, waveform)?.into()

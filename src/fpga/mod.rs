@@ -218,6 +218,7 @@ pub fn cosim(
     let mut model_vcd = Vec::new();
     let (sim, prediction) = {
         let probe = Simulation::new(config.clone())?;
+        crate::rtl::build::BuildSize::of(&probe).check(simulator)?;
         let mut vcd = VcdWriter::new(&mut model_vcd, &probe, &ScopeFilter::default(), command)?;
         let out = run_to_completion(config, |s| vcd.sample(s))?;
         vcd.finish()?;

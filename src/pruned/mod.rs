@@ -65,8 +65,9 @@ impl PrunedConfig {
             .unwrap_or(2 * self.inputs.max(2).trailing_zeros())
     }
 
-    /// The message set (sources and destinations only: the pruned butterfly routes a batch).
-    pub fn messages(&self) -> Result<Vec<Message>> {
+    /// Refuses what the pruned butterfly cannot route: a stream of messages, an input count
+    /// it is not built for. Returns the graph.
+    pub fn validate(&self) -> Result<crate::topology::pruned::PrunedButterfly> {
         if self.traffic.is_continuous() {
             return Err(Error::invalid(
                 "traffic",
@@ -74,7 +75,12 @@ impl PrunedConfig {
                 "a batch pattern for the pruned butterfly (it routes message sets, not streams)",
             ));
         }
-        crate::topology::pruned::PrunedButterfly::new(self.inputs)?;
+        crate::topology::pruned::PrunedButterfly::new(self.inputs)
+    }
+
+    /// The message set (sources and destinations only: the pruned butterfly routes a batch).
+    pub fn messages(&self) -> Result<Vec<Message>> {
+        self.validate()?;
         Ok(self
             .traffic
             .messages(self.inputs, 0, self.seed)?
