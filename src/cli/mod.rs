@@ -42,6 +42,7 @@ mod shard;
 mod silicon;
 mod sorter;
 mod sweep;
+mod topology;
 mod universal;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -128,7 +129,7 @@ enum Command {
     ///
     /// Expansion is exact by enumeration for splitters of at most 20 inputs, an upper bound
     /// from sampled and greedily grown sets above that.
-    Topology(network::TopologyArgs),
+    Topology(topology::TopologyArgs),
     /// Generate the Verilog of a network or circuit (one module per switch kind, the top, a
     /// testbench replaying the model's injections, a FuseSoC core) and list the files.
     Rtl(hdl::RtlArgs),
@@ -287,7 +288,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sim(args) => network::sim(&args),
         Command::Demo { json, vcd } => network::demo(json, vcd),
-        Command::Topology(args) => network::topology(&args),
+        Command::Topology(args) => topology::topology(&args),
         Command::Rtl(args) => hdl::rtl(&args),
         Command::Cosim(args) => hdl::cosim(&args),
         Command::Reference { root } => hdl::reference(&root),
