@@ -140,6 +140,14 @@ pub struct RtlArgs {
 
 /// `flitforge rtl`: writes the design and lists the files.
 pub fn rtl(args: &RtlArgs) -> Result<()> {
+    // The directory first (a refused run removes it again): a non-empty one is refused
+    // before the model runs.
+    let dir = super::files::experiment_dir(
+        "rtl",
+        Some(&args.out),
+        args.force,
+        &super::args::run_input_files(&args.design.net, &args.design.traffic)?,
+    )?;
     let bundle = prepare(&args.design, false, Some(&args.out), &[])?;
     let size: u64 = bundle
         .design
@@ -151,12 +159,6 @@ pub fn rtl(args: &RtlArgs) -> Result<()> {
     flitforge::limits::Estimate::new()
         .with("Verilog and stimulus", size)
         .check_output("out", std::path::Path::new(&args.out))?;
-    let dir = super::files::experiment_dir(
-        "rtl",
-        Some(&args.out),
-        args.force,
-        &super::args::run_input_files(&args.design.net, &args.design.traffic)?,
-    )?;
     for path in bundle.design.write(&dir)? {
         written(&path);
     }
@@ -188,14 +190,7 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
         "both" => &[Simulator::Icarus, Simulator::Verilator],
         _ => &[Simulator::Icarus],
     };
-    let bundle = {
-        let _step = Step::start("cosim: running the model and generating the Verilog");
-        prepare(&args.design, true, None, sims)?
-    };
-    // Every simulator's build checked before the first runs (a graph's only now).
-    for &sim in sims {
-        bundle.check_build(sim)?;
-    }
+    // The kept directory first (a refused run removes it again).
     let kept = match &args.keep {
         Some(d) => Some(super::files::experiment_dir(
             "cosim",
@@ -205,6 +200,14 @@ pub fn cosim(args: &CosimArgs) -> Result<()> {
         )?),
         None => None,
     };
+    let bundle = {
+        let _step = Step::start("cosim: running the model and generating the Verilog");
+        prepare(&args.design, true, None, sims)?
+    };
+    // Every simulator's build checked before the first runs (a graph's only now).
+    for &sim in sims {
+        bundle.check_build(sim)?;
+    }
     let mut identical = true;
     for &sim in sims {
         // Removed when it goes out of scope, also when an error or interrupt unwinds.
