@@ -136,14 +136,21 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
     };
     // Every point's configuration, and Verilator's build of each, checked before the first
     // point runs.
+    let mut points = Vec::with_capacity(vcs.len() * rates.len());
     for &b in &vcs {
-        let mut config = base.clone();
-        config.vcs = b;
-        config.validate()?;
-        if booksim.is_none()
-            && let Some(size) = flitforge::rtl::build::BuildSize::of_config(&config)
-        {
-            size.check(flitforge::cosim::Simulator::Verilator)?;
+        for &rate in &rates {
+            let mut config = base.clone();
+            config.vcs = b;
+            if !rate.is_nan() {
+                config.traffic = Traffic::Bernoulli { rate };
+            }
+            config.validate()?;
+            if booksim.is_none()
+                && let Some(size) = flitforge::rtl::build::BuildSize::of_config(&config)
+            {
+                size.check(flitforge::cosim::Simulator::Verilator)?;
+            }
+            points.push(config);
         }
     }
     let name = format!("bench-{}", against.name());
@@ -153,29 +160,24 @@ fn bench_against(args: &BenchArgs, against: &str, kernel: Kernel) -> Result<()> 
         args.force,
         &super::args::run_input_files(&args.net, &args.traffic)?,
     )?;
-    let total = (rates.len() * vcs.len()) as u64;
     let progress =
         super::progress::Progress::new(&format!("bench --against {}", against.name()), "points");
     let mut rows = Vec::new();
-    for &b in &vcs {
-        for &rate in &rates {
-            let mut config = base.clone();
-            config.vcs = b;
-            if !rate.is_nan() {
-                config.traffic = Traffic::Bernoulli { rate };
+    for config in &points {
+        let work = dir.join(format!(
+            "b{}-rate{}",
+            config.vcs,
+            against::rate_label(config)
+        ));
+        let row = match &booksim {
+            Some(path) => {
+                let binary = std::path::Path::new(path);
+                against::booksim(config, binary, &work, args.repeat, kernel)?
             }
-            config.validate()?;
-            let work = dir.join(format!("b{b}-rate{}", against::rate_label(&config)));
-            let row = match &booksim {
-                Some(path) => {
-                    let binary = std::path::Path::new(path);
-                    against::booksim(&config, binary, &work, args.repeat, kernel)?
-                }
-                None => against::verilator(&config, &work, args.repeat, kernel)?,
-            };
-            rows.push(row);
-            progress.update(rows.len() as u64, total);
-        }
+            None => against::verilator(config, &work, args.repeat, kernel)?,
+        };
+        rows.push(row);
+        progress.update(rows.len() as u64, points.len() as u64);
     }
     progress.finish();
     let md = against::markdown(against, &rows);
